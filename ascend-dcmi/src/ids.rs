@@ -1,0 +1,126 @@
+//! Typed identifiers for the four id spaces of an Ascend host.
+//!
+//! DCMI addresses a chip by `(card, device)`; the driver enumerates chips by **logic id** (also the id in fault
+//! events); `/dev/davinci<N>`, Kubernetes device names and `ASCEND_VISIBLE_DEVICES` use the **physical id**. Inside a
+//! container the CANN runtime renumbers the visible chips `0..n` (the "visible" ordinal, not modelled here). Mixing them
+//! up is the most common integration bug, so each is its own type.
+
+use std::fmt;
+use std::num::ParseIntError;
+use std::str::FromStr;
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident($inner:ty)) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+        pub struct $name(pub $inner);
+
+        impl $name {
+            /// The raw value passed to or returned by DCMI.
+            pub const fn get(self) -> $inner {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = ParseIntError;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                s.trim().parse::<$inner>().map($name)
+            }
+        }
+
+        impl From<$inner> for $name {
+            fn from(raw: $inner) -> Self {
+                $name(raw)
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A card (NPU management unit) as returned by `dcmi_get_card_list`; not contiguous.
+    CardId(i32)
+);
+id_type!(
+    /// A chip's index on its card (0..=3): one per card on 910/910B, two on 310P Duo and A3 cards.
+    DeviceId(i32)
+);
+id_type!(
+    /// The driver's enumeration index of a chip (0..=255); also the chip id carried by fault events.
+    LogicId(u32)
+);
+id_type!(
+    /// The physical chip id: `/dev/davinci<phy>`, Kubernetes device names and `ASCEND_VISIBLE_DEVICES`.
+    PhyId(u32)
+);
+
+/// Where a chip sits: the `(card, device)` pair every per-chip DCMI call takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct ChipLocator {
+    /// The card.
+    pub card: CardId,
+    /// The chip's index on the card.
+    pub device: DeviceId,
+}
+
+impl fmt::Display for ChipLocator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "card {} device {}", self.card, self.device)
+    }
+}
+
+/// Every id of one chip, as found by enumeration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct ChipIds {
+    /// The driver's enumeration index.
+    pub logic: LogicId,
+    /// The physical id (`/dev/davinci<phy>`).
+    pub phy: PhyId,
+    /// The `(card, device)` pair.
+    pub locator: ChipLocator,
+}
+
+impl fmt::Display for ChipIds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "chip phy {} (logic {}, {})",
+            self.phy, self.logic, self.locator
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_parse_and_display_round_trip() {
+        let phy: PhyId = " 7 ".parse().expect("valid id");
+        assert_eq!(phy, PhyId(7));
+        assert_eq!(phy.to_string(), "7");
+        assert!("x".parse::<LogicId>().is_err());
+        assert!("-1".parse::<LogicId>().is_err());
+        assert_eq!("-1".parse::<CardId>(), Ok(CardId(-1)));
+    }
+
+    #[test]
+    fn chip_ids_display_names_every_space() {
+        let ids = ChipIds {
+            logic: LogicId(1),
+            phy: PhyId(4),
+            locator: ChipLocator { card: CardId(2), device: DeviceId(1) },
+        };
+        assert_eq!(ids.to_string(), "chip phy 4 (logic 1, card 2 device 1)");
+    }
+}

@@ -1,0 +1,161 @@
+//! The mockable seam: everything the model offers, as a trait that returns owned data.
+//!
+//! [`crate::Dcmi`] implements it over the real (or simulated) library. Downstream crates take a
+//! `Arc<dyn DeviceManager>` and use `MockDeviceManager` (feature `mock`) in their tests.
+
+use std::time::Duration;
+
+use crate::error::Result;
+use crate::event::FaultEventStream;
+use crate::health::HealthReport;
+use crate::identity::ChipIdentity;
+use crate::ids::{ChipIds, LogicId};
+use crate::reset::BootStatus;
+use crate::telemetry::{
+    DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth, PcieBandwidth,
+    Power, ProcessList, UtilizationKind,
+};
+use crate::units::{Celsius, MegaHertz, Percent, Volts};
+use crate::vnpu::{VnpuId, VnpuInventory};
+
+/// Management of the NPUs of one host. Chips are addressed by [`LogicId`], as the driver enumerates them.
+///
+/// Every method may block on the driver (seconds, on a dropped card): call it from a thread, never from an async
+/// executor. [`crate::Sampler`] runs these calls on worker threads with deadlines.
+#[cfg_attr(feature = "mock", mockall::automock)]
+pub trait DeviceManager: Send + Sync {
+    /// Every chip with all its ids, in logic-id order.
+    ///
+    /// # Errors
+    /// Any DCMI error of the card list, chip count, logic id or physical id calls.
+    fn chips(&self) -> Result<Vec<ChipIds>>;
+
+    /// The driver (DCMI) version string.
+    ///
+    /// # Errors
+    /// Any DCMI error of `dcmi_get_dcmi_version`.
+    fn driver_version(&self) -> Result<String>;
+
+    /// What the chip is. Parts the chip type cannot report are `None`.
+    ///
+    /// # Errors
+    /// [`crate::Error::NoSuchChip`], or the DCMI error of the chip info call (the only one that must work).
+    fn identity(&self, chip: LogicId) -> Result<ChipIdentity>;
+
+    /// Health word plus active fault codes, graded by the fault policy. A dropped card is reported as such, not as an
+    /// error.
+    ///
+    /// # Errors
+    /// DCMI errors other than a card drop.
+    fn health(&self, chip: LogicId) -> Result<HealthReport>;
+
+    /// Chip temperature.
+    ///
+    /// # Errors
+    /// Any DCMI error; values below absolute zero are [`crate::Error::InvalidValue`].
+    fn temperature(&self, chip: LogicId) -> Result<Celsius>;
+
+    /// Power draw: the chip's, or the card's on 310P.
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    fn power(&self, chip: LogicId) -> Result<Power>;
+
+    /// Chip voltage.
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    fn voltage(&self, chip: LogicId) -> Result<Volts>;
+
+    /// One clock.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotSupported`] for kinds the chip lacks, or any DCMI error.
+    fn frequency(&self, chip: LogicId, kind: FrequencyKind) -> Result<MegaHertz>;
+
+    /// One utilisation kind. The implementation remembers which DCMI call works and which kinds a chip lacks.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotSupported`] for kinds the chip lacks, or any DCMI error.
+    fn utilization(&self, chip: LogicId, kind: UtilizationKind) -> Result<Percent>;
+
+    /// DDR memory (310 family, 910A).
+    ///
+    /// # Errors
+    /// [`crate::Error::NotSupported`] on chips without DDR info, or any DCMI error.
+    fn ddr_memory(&self, chip: LogicId) -> Result<DdrMemory>;
+
+    /// HBM (910 family, 950).
+    ///
+    /// # Errors
+    /// [`crate::Error::NotSupported`] on chips without HBM, or any DCMI error.
+    fn hbm_memory(&self, chip: LogicId) -> Result<HbmMemory>;
+
+    /// ECC counters of one memory component.
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    fn ecc(&self, chip: LogicId, component: EccComponent) -> Result<EccCounters>;
+
+    /// Processes using the chip and their device memory.
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    fn processes(&self, chip: LogicId) -> Result<ProcessList>;
+
+    /// PCIe bandwidth averaged over `profiling` (1..=2000 ms).
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    fn pcie_bandwidth(&self, chip: LogicId, profiling: Duration) -> Result<PcieBandwidth>;
+
+    /// HCCS bandwidth averaged over `profiling` (1..=1000 ms).
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    fn hccs_bandwidth(&self, chip: LogicId, profiling: Duration) -> Result<HccsBandwidth>;
+
+    /// RoCE network health (training cards).
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    fn network_health(&self, chip: LogicId) -> Result<NetworkHealth>;
+
+    /// vNPU resources and the vNPUs that exist.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotSupported`] on chips without vNPU support, or any DCMI error.
+    fn vnpus(&self, chip: LogicId) -> Result<VnpuInventory>;
+
+    /// Creates a vNPU from a template (by driver name, for example `"vir02"`).
+    ///
+    /// # Errors
+    /// [`crate::Error::VnpuTemplateNotAllowed`] for a template the chip type does not allow, or any DCMI error (for
+    /// example [`crate::Error::ResourceOccupied`] when the chip lacks the resources).
+    fn create_vnpu(&self, chip: LogicId, template: &str) -> Result<VnpuId>;
+
+    /// Destroys a vNPU.
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    fn destroy_vnpu(&self, chip: LogicId, vnpu: VnpuId) -> Result<()>;
+
+    /// The chip's boot status.
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    fn boot_status(&self, chip: LogicId) -> Result<BootStatus>;
+
+    /// Hot-resets the chip (in-band, falling back to out-of-band) and waits until it has booted or `timeout` passed.
+    ///
+    /// # Errors
+    /// [`crate::Error::Timeout`] if it did not boot in time, or the DCMI error of the reset calls.
+    fn reset(&self, chip: LogicId, timeout: Duration) -> Result<()>;
+
+    /// Fault events of every chip: by driver subscription where the chips support it, else by polling the fault
+    /// codes every `poll_interval`.
+    ///
+    /// # Errors
+    /// The DCMI error of subscribing, when polling is not possible either.
+    fn fault_events(&self, poll_interval: Duration) -> Result<FaultEventStream>;
+}
