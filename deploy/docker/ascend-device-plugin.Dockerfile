@@ -1,0 +1,26 @@
+# syntax=docker/dockerfile:1
+# The ascend-device-plugin image. Build from the repository root (the workspace is the build context):
+#   docker build -f deploy/docker/ascend-device-plugin.Dockerfile -t ascend-device-plugin:0.1.0 .
+# ascend-device-plugin.Dockerfile.dockerignore keeps target/ and .git out of the context.
+
+# Build stage: Rust 1.95, the toolchain the workspace is built and tested with; Debian 12, as the runtime stage, so
+# the binary needs no newer glibc than the runtime has.
+FROM rust:1.95-bookworm AS builder
+WORKDIR /src
+COPY . .
+# Generated gRPC and DCMI bindings are committed, so the build needs neither protoc nor libclang.
+RUN --mount=type=cache,target=/usr/local/cargo/registry \
+    --mount=type=cache,target=/src/target \
+    cargo build --release --locked -p ascend-tools --bin ascend-device-plugin \
+    && install -D -m 0755 target/release/ascend-device-plugin /out/ascend-device-plugin
+
+# Runtime stage: slim glibc, not static musl: the daemon dlopen()s the host's libdcmi.so, a glibc shared library,
+# which a static binary cannot load. The driver's libraries come from the host mounts; bookworm-slim also carries
+# libstdc++ for vendor libraries that link it.
+FROM debian:bookworm-slim AS runtime
+COPY --from=builder /out/ascend-device-plugin /usr/local/bin/ascend-device-plugin
+# Root, deliberately: the plugin creates its socket in the kubelet's /var/lib/kubelet/device-plugins and connects to
+# kubelet.sock there, both root-owned and closed to other users, and it opens the chips' device nodes via libdcmi.
+USER 0:0
+EXPOSE 11251
+ENTRYPOINT ["/usr/local/bin/ascend-device-plugin"]
