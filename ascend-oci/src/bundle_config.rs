@@ -1,0 +1,64 @@
+//! A bundle's `config.json`: read as JSON (so fields this crate does not model survive) and as
+//! a typed [`Spec`], written back atomically.
+
+use std::path::{Path, PathBuf};
+
+use oci_spec::runtime::Spec;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// The largest `config.json` read.
+const MAX_SPEC_BYTES: u64 = 16 * 1024 * 1024;
+
+/// `config.json` as read: the JSON (kept for editing) and its typed view.
+#[derive(Debug, Clone)]
+pub struct BundleConfig {
+    /// The file.
+    pub path: PathBuf,
+    /// The JSON, unknown fields and key order included.
+    pub json: Value,
+    /// The typed spec.
+    pub spec: Spec,
+}
+
+/// Loads `config.json` (at most 16 MiB) both as JSON and as a typed [`Spec`].
+///
+/// # Errors
+/// [`Error::Io`], [`Error::TooLarge`] or [`Error::Json`] naming the file.
+pub fn load_bundle_config(path: &Path) -> Result<BundleConfig> {
+    let bytes = crate::hook::read_limited_file(path, MAX_SPEC_BYTES, "config.json")?;
+    let parse_error = |source| Error::Json { what: format!("parse {}", path.display()), source };
+    let json: Value = serde_json::from_slice(&bytes).map_err(parse_error)?;
+    let spec: Spec = serde_json::from_value(json.clone()).map_err(parse_error)?;
+    Ok(BundleConfig { path: path.to_path_buf(), json, spec })
+}
+
+/// Loads the typed spec of `config.json`.
+///
+/// # Errors
+/// As [`load_bundle_config`].
+pub fn load_spec(path: &Path) -> Result<Spec> {
+    Ok(load_bundle_config(path)?.spec)
+}
+
+/// Writes `config.json` atomically (temporary file in the same directory, then rename),
+/// keeping the original's permissions.
+///
+/// # Errors
+/// [`Error::Io`] or [`Error::Json`] naming the file.
+pub fn save_json(path: &Path, config: &Value) -> Result<()> {
+    let bytes = serde_json::to_vec(config)
+        .map_err(|source| Error::Json { what: format!("serialise {}", path.display()), source })?;
+    crate::atomic_file::write_atomically(path, &bytes, 0o600)
+}
+
+/// [`save_json`] for a typed spec.
+///
+/// # Errors
+/// As [`save_json`].
+pub fn save_spec(path: &Path, spec: &Spec) -> Result<()> {
+    let json = serde_json::to_value(spec)
+        .map_err(|source| Error::Json { what: format!("serialise {}", path.display()), source })?;
+    save_json(path, &json)
+}

@@ -1,0 +1,267 @@
+//! The OCI hook (`createRuntime` or `prestart`): reads the container state from stdin, loads the
+//! bundle's `config.json`, enters the container's mount namespace and bind-mounts the driver
+//! files read-only under the container's root filesystem.
+//!
+//! Runc runs these hooks after it has set up the new mount namespace and the root filesystem
+//! but before `pivot_root`, so inside the namespace both the host's paths and the rootfs are
+//! visible. Every path is resolved through descriptors: sources beneath the host root without
+//! symlinks, destinations beneath the rootfs with `RESOLVE_IN_ROOT` so an image's symlinks cannot
+//! point a mount outside it. The hook takes its settings from its arguments only; the inherited
+//! environment (including `LD_PRELOAD`, which the container image could have chosen) is ignored.
+
+use std::io::Read;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use oci_spec::runtime::{ContainerState, State};
+use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+use rustix::mount::{MountFlags, MoveMountFlags, OpenTreeFlags};
+
+use crate::bundle_config::load_spec;
+use crate::error::{Error, Result};
+use crate::inject::{request_from_spec, DEFAULT_CDI_KIND};
+use crate::mount_list::{resolve_sources, MountList, DEFAULT_MOUNT_LIST_DIR};
+use crate::secure_path::{checked_relative, HostRoot, TrustedSource};
+
+/// The largest container state accepted on stdin.
+pub const MAX_STATE_BYTES: u64 = 1024 * 1024;
+
+/// Settings of the hook, all from its command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookConfig {
+    /// The host root (as seen inside the container's mount namespace before `pivot_root`,
+    /// which is the host's view).
+    pub host_root: PathBuf,
+    /// The directory of `.list` files beneath the host root.
+    pub mount_list_dir: PathBuf,
+    /// The CDI kind whose names in annotations also count as requests.
+    pub cdi_kind: String,
+}
+
+impl Default for HookConfig {
+    fn default() -> Self {
+        HookConfig {
+            host_root: PathBuf::from("/"),
+            mount_list_dir: PathBuf::from(DEFAULT_MOUNT_LIST_DIR),
+            cdi_kind: DEFAULT_CDI_KIND.to_owned(),
+        }
+    }
+}
+
+/// What the hook did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HookOutcome {
+    /// The container paths mounted.
+    pub mounted: Vec<PathBuf>,
+}
+
+/// Reads at most `limit` bytes; more is an error, not a truncation.
+///
+/// # Errors
+/// [`Error::Io`] or [`Error::TooLarge`].
+pub fn read_limited(reader: impl Read, limit: u64, what: &'static str) -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    reader.take(limit + 1).read_to_end(&mut bytes).map_err(|e| Error::io("read", what, e))?;
+    if bytes.len() as u64 > limit {
+        return Err(Error::TooLarge { what, limit });
+    }
+    Ok(bytes)
+}
+
+/// [`read_limited`] on a file.
+///
+/// # Errors
+/// As [`read_limited`], plus [`Error::Io`] naming the file when it cannot be opened.
+pub fn read_limited_file(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+    read_limited(file, limit, what)
+}
+
+/// Parses the container state that runc writes to a hook's stdin.
+///
+/// # Errors
+/// [`Error::TooLarge`] beyond [`MAX_STATE_BYTES`], [`Error::Json`] for malformed state.
+pub fn read_state(reader: impl Read) -> Result<State> {
+    let bytes = read_limited(reader, MAX_STATE_BYTES, "container state on stdin")?;
+    serde_json::from_slice(&bytes).map_err(|source| Error::Json { what: "container state on stdin".to_owned(), source })
+}
+
+/// Runs the hook for one container.
+///
+/// # Errors
+/// [`Error::InvalidConfig`] for a state at the wrong stage or without a pid, and every error of
+/// loading the spec, parsing the request, checking sources and mounting. An error makes runc
+/// abort container creation, which is the point: no half-equipped container starts.
+pub fn run_hook(state: &State, config: &HookConfig) -> Result<HookOutcome> {
+    let state_path = PathBuf::from("-");
+    if !matches!(state.status(), ContainerState::Creating | ContainerState::Created) {
+        return Err(Error::InvalidConfig {
+            path: state_path,
+            reason: format!("status is {}; the hook runs at createRuntime/prestart", state.status()),
+        });
+    }
+    let pid = state.pid().filter(|pid| *pid > 0).ok_or_else(|| Error::InvalidConfig {
+        path: state_path.clone(),
+        reason: "no container pid in the state".to_owned(),
+    })?;
+    let bundle = state.bundle();
+    if !bundle.is_absolute() {
+        return Err(Error::unsafe_path(bundle, "bundle path in the state is not absolute"));
+    }
+    let spec = load_spec(&bundle.join("config.json"))?;
+    let request = request_from_spec(&spec, &config.cdi_kind)?;
+    if request.devices.is_nothing() || request.options.no_driver {
+        return Ok(HookOutcome::default());
+    }
+    let rootfs = spec.root().as_ref().map(|root| root.path().clone()).ok_or_else(|| Error::InvalidConfig {
+        path: bundle.join("config.json"),
+        reason: "root.path is missing".to_owned(),
+    })?;
+    let rootfs = if rootfs.is_absolute() { rootfs } else { bundle.join(rootfs) };
+
+    enter_mount_namespace(pid)?;
+    let root = HostRoot::open(&config.host_root)?;
+    let mut lists = Vec::new();
+    for name in &request.mount_lists {
+        lists.push(MountList::load(&root, &config.mount_list_dir, name)?);
+    }
+    let sources = resolve_sources(&root, &lists, request.allow_link)?;
+    let rootfs_fd = rustix::fs::open(&rootfs, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|e| Error::errno("open rootfs", &rootfs, e))?;
+    let mut outcome = HookOutcome::default();
+    for source in &sources {
+        mount_read_only(&rootfs_fd, &rootfs, source)?;
+        outcome.mounted.push(source.container_path.clone());
+    }
+    Ok(outcome)
+}
+
+/// Moves this (single-threaded) process into the mount namespace of `pid`.
+fn enter_mount_namespace(pid: i32) -> Result<()> {
+    let pid_max_path = Path::new("/proc/sys/kernel/pid_max");
+    let pid_max: i64 =
+        std::fs::read_to_string(pid_max_path).map_err(|e| Error::io("read", pid_max_path, e))?.trim().parse().map_err(
+            |_| Error::InvalidConfig { path: pid_max_path.to_path_buf(), reason: "not a number".to_owned() },
+        )?;
+    if i64::from(pid) >= pid_max {
+        return Err(Error::InvalidConfig {
+            path: PathBuf::from("-"),
+            reason: format!("container pid {pid} is not below pid_max {pid_max}"),
+        });
+    }
+    let ns_path = PathBuf::from(format!("/proc/{pid}/ns/mnt"));
+    let ns = rustix::fs::open(&ns_path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|e| Error::errno("open", &ns_path, e))?;
+    rustix::thread::move_into_link_name_space(ns.as_fd(), Some(rustix::thread::LinkNameSpaceType::Mount))
+        .map_err(|e| Error::errno("setns", &ns_path, e))
+}
+
+/// Creates the mount point under the rootfs (directories 0755, files 0644) and moves a
+/// read-only, nosuid, nodev clone of the source onto it.
+fn mount_read_only(rootfs_fd: &OwnedFd, rootfs: &Path, source: &TrustedSource) -> Result<()> {
+    let relative = checked_relative(&source.container_path)?;
+    let shown = rootfs.join(&relative);
+    let target = ensure_mount_point(rootfs_fd, &relative, source.is_dir, &shown)?;
+    let tree = rustix::mount::open_tree(
+        &source.fd,
+        "",
+        OpenTreeFlags::OPEN_TREE_CLONE
+            | OpenTreeFlags::OPEN_TREE_CLOEXEC
+            | OpenTreeFlags::AT_EMPTY_PATH
+            | OpenTreeFlags::AT_RECURSIVE,
+    )
+    .map_err(|e| Error::errno("open_tree", &source.host_path, e))?;
+    rustix::mount::move_mount(
+        &tree,
+        "",
+        &target,
+        "",
+        MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH,
+    )
+    .map_err(|e| Error::errno("move_mount", &shown, e))?;
+    // The moved tree's descriptor names the new mount; remounting through its /proc link changes
+    // only that mount's flags, not the source filesystem.
+    let tree_link = format!("/proc/self/fd/{}", tree.as_raw_fd());
+    rustix::mount::mount_remount(
+        tree_link.as_str(),
+        MountFlags::BIND | MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV,
+        "",
+    )
+    .map_err(|e| Error::errno("remount read-only", &shown, e))
+}
+
+fn open_in_root(rootfs_fd: &OwnedFd, relative: &Path) -> rustix::io::Result<OwnedFd> {
+    rustix::fs::openat2(
+        rootfs_fd,
+        if relative.as_os_str().is_empty() { Path::new(".") } else { relative },
+        OFlags::PATH | OFlags::CLOEXEC,
+        Mode::empty(),
+        ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS,
+    )
+}
+
+fn ensure_mount_point(rootfs_fd: &OwnedFd, relative: &Path, is_dir: bool, shown: &Path) -> Result<OwnedFd> {
+    let mut prefix = PathBuf::new();
+    let components: Vec<_> = relative.components().collect();
+    for (index, component) in components.iter().enumerate() {
+        let parent = open_in_root(rootfs_fd, &prefix).map_err(|e| Error::errno("open", shown, e))?;
+        prefix.push(component);
+        match open_in_root(rootfs_fd, &prefix) {
+            Ok(_) => continue,
+            Err(rustix::io::Errno::NOENT) => {}
+            Err(other) => return Err(Error::errno("open", shown, other)),
+        }
+        let name = component.as_os_str();
+        let last = index + 1 == components.len();
+        let parent_dir =
+            rustix::fs::openat(&parent, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+                .map_err(|e| Error::errno("open directory", shown, e))?;
+        if last && !is_dir {
+            rustix::fs::openat(
+                &parent_dir,
+                name,
+                OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o644),
+            )
+            .map_err(|e| Error::errno("create mount point", shown, e))?;
+        } else {
+            rustix::fs::mkdirat(&parent_dir, name, Mode::from_raw_mode(0o755))
+                .map_err(|e| Error::errno("mkdir", shown, e))?;
+        }
+    }
+    let target = open_in_root(rootfs_fd, relative).map_err(|e| Error::errno("open", shown, e))?;
+    let stat = rustix::fs::fstat(&target).map_err(|e| Error::errno("stat", shown, e))?;
+    let target_is_dir = FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
+    if target_is_dir != is_dir {
+        return Err(Error::WrongFileType {
+            path: shown.to_path_buf(),
+            reason: format!(
+                "the image has a {} where the driver has a {}",
+                if target_is_dir { "directory" } else { "file" },
+                if is_dir { "directory" } else { "file" }
+            ),
+        });
+    }
+    Ok(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oversized_state_is_refused() {
+        let big = vec![b' '; (MAX_STATE_BYTES + 1) as usize];
+        assert!(matches!(read_state(&big[..]), Err(Error::TooLarge { .. })));
+    }
+
+    #[test]
+    fn state_from_runc_parses_and_wrong_stage_is_refused() -> Result<()> {
+        let text = r#"{"ociVersion":"1.0.2-dev","id":"c1","status":"running","pid":42,"bundle":"/b"}"#;
+        let state = read_state(text.as_bytes())?;
+        assert_eq!(state.pid(), &Some(42));
+        let err = run_hook(&state, &HookConfig::default()).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("status is running"), "{err}");
+        Ok(())
+    }
+}

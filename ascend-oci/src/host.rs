@@ -1,0 +1,229 @@
+//! The host side: which chips exist and the device nodes that give access to them.
+
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{FileType, Mode, OFlags};
+
+use crate::error::{Error, Result};
+use crate::request::{format_id_runs, DeviceSelection, RuntimeOptions, VISIBLE_DEVICES_ENV};
+use crate::secure_path::HostRoot;
+
+/// One physical chip of the host.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct HostChip {
+    /// The physical id: the `N` of `/dev/davinciN`.
+    pub phy_id: u32,
+}
+
+/// The chips of a host and their type.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HostChips {
+    /// The chip type (`910B`, `310P`, `310B`, `950` ...) when known; it selects the shared
+    /// device nodes. `None` means the common 910/310P layout.
+    pub chip_type: Option<String>,
+    /// The chips, sorted by physical id.
+    pub chips: Vec<HostChip>,
+}
+
+impl HostChips {
+    /// Finds the chips by listing `<host root>/dev/davinci<N>` character devices. This works on
+    /// real hosts (the driver creates one node per chip) and on fake hosts.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if `<host root>/dev` cannot be read.
+    pub fn scan(root: &HostRoot, chip_type: Option<String>) -> Result<Self> {
+        let dev_path = root.host_path(Path::new("/dev"));
+        let dev = root.open_no_symlinks(Path::new("/dev"))?;
+        let readable =
+            rustix::fs::openat(&dev, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+                .map_err(|e| Error::errno("open directory", &dev_path, e))?;
+        let entries =
+            rustix::fs::Dir::read_from(&readable).map_err(|e| Error::errno("read directory", &dev_path, e))?;
+        let mut ids = BTreeSet::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::errno("read directory", &dev_path, e))?;
+            let name = OsStr::from_bytes(entry.file_name().to_bytes());
+            let Some(id) = name.to_str().and_then(parse_davinci_name) else {
+                continue;
+            };
+            if entry.file_type() == FileType::CharacterDevice {
+                ids.insert(id);
+            }
+        }
+        Ok(HostChips { chip_type, chips: ids.into_iter().map(|phy_id| HostChip { phy_id }).collect() })
+    }
+
+    /// The physical ids.
+    pub fn phy_ids(&self) -> BTreeSet<u32> {
+        self.chips.iter().map(|chip| chip.phy_id).collect()
+    }
+
+    /// The chips a selection stands for, checked against this host.
+    ///
+    /// # Errors
+    /// [`Error::ChipAbsent`] for the first requested id the host does not have (not checked with
+    /// `VIRTUAL`, where ids are vNPU ids; the device-node lookup fails instead).
+    pub fn select(&self, selection: &DeviceSelection, options: RuntimeOptions, root: &HostRoot) -> Result<Vec<u32>> {
+        let present = self.phy_ids();
+        match selection {
+            DeviceSelection::Nothing => Ok(Vec::new()),
+            DeviceSelection::All => Ok(present.into_iter().collect()),
+            DeviceSelection::Chips(ids) => {
+                if !options.virtual_devices {
+                    if let Some(&missing) = ids.iter().find(|id| !present.contains(id)) {
+                        return Err(Error::ChipAbsent {
+                            variable: VISIBLE_DEVICES_ENV,
+                            phy_id: missing,
+                            path: root.host_path(&chip_device_path(missing)),
+                            available: if present.is_empty() { "none".to_owned() } else { format_id_runs(&present) },
+                        });
+                    }
+                }
+                Ok(ids.iter().copied().collect())
+            }
+        }
+    }
+}
+
+fn parse_davinci_name(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix("davinci")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// `/dev/davinci<phy_id>`.
+pub fn chip_device_path(phy_id: u32) -> PathBuf {
+    PathBuf::from(format!("/dev/davinci{phy_id}"))
+}
+
+/// A character device to create in the container, with the host's numbers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceNode {
+    /// Path inside the container (`/dev/davinci0`).
+    pub container_path: PathBuf,
+    /// Path on the host, including the host root.
+    pub host_path: PathBuf,
+    /// Major number.
+    pub major: u32,
+    /// Minor number.
+    pub minor: u32,
+    /// Permission bits of the host node.
+    pub file_mode: u32,
+    /// Owner of the host node.
+    pub uid: u32,
+    /// Group of the host node.
+    pub gid: u32,
+}
+
+impl DeviceNode {
+    /// Reads the host node `host_path` (an absolute path under the host root, no symlinks) to
+    /// be shown as `container_path`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] (kind `NotFound` when absent), [`Error::UnsafePath`] for symlinks,
+    /// [`Error::WrongFileType`] if it is not a character device.
+    pub fn from_host(root: &HostRoot, host_path: &Path, container_path: &Path) -> Result<Self> {
+        let stat = root.stat_no_symlinks(host_path)?;
+        let full_host_path = root.host_path(host_path);
+        if FileType::from_raw_mode(stat.st_mode) != FileType::CharacterDevice {
+            return Err(Error::WrongFileType {
+                path: full_host_path,
+                reason: "expected a character device".to_owned(),
+            });
+        }
+        Ok(DeviceNode {
+            container_path: container_path.to_path_buf(),
+            host_path: full_host_path,
+            major: rustix::fs::major(stat.st_rdev),
+            minor: rustix::fs::minor(stat.st_rdev),
+            file_mode: stat.st_mode & 0o7777,
+            uid: stat.st_uid,
+            gid: stat.st_gid,
+        })
+    }
+}
+
+/// A shared node: (host name under `/dev`, container name under `/dev`, required).
+type SharedNode = (&'static str, &'static str, bool);
+
+/// The shared (manager) nodes every container with a chip needs, by chip type (§4.3 step 5 of
+/// Huawei's runtime).
+fn shared_node_names(chip_type: Option<&str>) -> Vec<SharedNode> {
+    const ATLAS_310B: [&str; 14] = [
+        "svm0", "ts_aisle", "upgrade", "sys", "vdec", "vpc", "pngd", "venc", "log_drv", "acodec", "ai", "ao", "vo",
+        "hdmi",
+    ];
+    match chip_type {
+        Some(t) if t.contains("310B") => {
+            let mut nodes: Vec<SharedNode> = vec![("dvpp_cmdlist", "dvpp_cmdlist", false)];
+            nodes.extend(ATLAS_310B.iter().map(|name| (*name, *name, false)));
+            nodes.push(("davinci_manager_docker", "davinci_manager", true));
+            nodes
+        }
+        Some(t) if t.contains("950") => {
+            vec![("davinci_manager", "davinci_manager", true), ("hisi_hdc", "hisi_hdc", true)]
+        }
+        _ => vec![
+            ("dvpp_cmdlist", "dvpp_cmdlist", false),
+            ("davinci_manager", "davinci_manager", true),
+            ("devmm_svm", "devmm_svm", true),
+            ("hisi_hdc", "hisi_hdc", true),
+        ],
+    }
+}
+
+/// The shared device nodes for a chip type, read from the host. Optional ones that are absent
+/// are left out.
+///
+/// # Errors
+/// As [`DeviceNode::from_host`] for a required node, or an optional one that exists but is bad.
+pub fn shared_device_nodes(root: &HostRoot, chip_type: Option<&str>) -> Result<Vec<DeviceNode>> {
+    let mut nodes = Vec::new();
+    for (host_name, container_name, required) in shared_node_names(chip_type) {
+        let host_path = Path::new("/dev").join(host_name);
+        match DeviceNode::from_host(root, &host_path, &Path::new("/dev").join(container_name)) {
+            Ok(node) => nodes.push(node),
+            Err(Error::Io { source, .. }) if !required && source.kind() == std::io::ErrorKind::NotFound => {}
+            Err(other) => return Err(other),
+        }
+    }
+    Ok(nodes)
+}
+
+/// The device node of one chip: `/dev/davinciN`, or with `VIRTUAL` the host's `/dev/vdavinciN`
+/// shown as `/dev/davinciN`.
+///
+/// # Errors
+/// As [`DeviceNode::from_host`].
+pub fn chip_device_node(root: &HostRoot, phy_id: u32, options: RuntimeOptions) -> Result<DeviceNode> {
+    let container_path = chip_device_path(phy_id);
+    let host_path =
+        if options.virtual_devices { PathBuf::from(format!("/dev/vdavinci{phy_id}")) } else { container_path.clone() };
+    DeviceNode::from_host(root, &host_path, &container_path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn davinci_names() {
+        assert_eq!(parse_davinci_name("davinci12"), Some(12));
+        assert_eq!(parse_davinci_name("davinci_manager"), None);
+        assert_eq!(parse_davinci_name("davinci"), None);
+    }
+
+    #[test]
+    fn shared_nodes_by_type() {
+        let default: Vec<&str> = shared_node_names(None).iter().map(|n| n.1).collect();
+        assert_eq!(default, ["dvpp_cmdlist", "davinci_manager", "devmm_svm", "hisi_hdc"]);
+        let soc = shared_node_names(Some("310B"));
+        assert!(soc.contains(&("davinci_manager_docker", "davinci_manager", true)));
+        assert!(!soc.iter().any(|n| n.0 == "devmm_svm"));
+    }
+}

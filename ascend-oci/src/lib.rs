@@ -1,0 +1,44 @@
+//! Ascend NPUs in OCI containers: device requests, spec injection, runtime hook, CDI specs,
+//! runtime configuration.
+//!
+//! The pieces, in the order a container meets them:
+//!
+//! * [`request`]: what a container asks for (`ASCEND_VISIBLE_DEVICES` and friends, or CDI names).
+//! * [`host`] and [`secure_path`]: the host's chips and device nodes, and descriptor-based
+//!   resolution of every host path with ownership and mode checks.
+//! * [`mount_list`]: the vendor's `.list` files naming driver files to mount.
+//! * [`inject`]: the plan for one container and its idempotent application to `config.json`.
+//! * [`runtime_shim`] (edit the bundle, then run runc) and [`hook`] (mount inside the container's
+//!   mount namespace at `createRuntime`).
+//! * [`cdi`]: CDI specs for CDI-aware engines.
+//! * [`runtime_config`]: registering the runtime with Docker, containerd and CRI-O.
+//!
+//! ```no_run
+//! use ascend_oci::{host::HostChips, inject::{InjectionConfig, InjectionPlan}, request::DeviceRequest,
+//!                  secure_path::HostRoot};
+//! # fn main() -> Result<(), ascend_oci::Error> {
+//! let root = HostRoot::open("/")?;
+//! let chips = HostChips::scan(&root, None)?;
+//! let request = DeviceRequest::from_env(["ASCEND_VISIBLE_DEVICES=0-1"])?;
+//! let plan = InjectionPlan::build(&root, &chips, &request, &InjectionConfig::default())?;
+//! println!("{} device nodes, {} mounts", plan.device_nodes.len(), plan.mounts.len());
+//! # Ok(())
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod atomic_file;
+pub mod bundle_config;
+pub mod cdi;
+mod error;
+pub mod hook;
+pub mod host;
+pub mod inject;
+pub mod mount_list;
+pub mod request;
+pub mod runtime_config;
+pub mod runtime_shim;
+pub mod secure_path;
+
+pub use error::{Error, Result};

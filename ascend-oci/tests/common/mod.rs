@@ -1,0 +1,4 @@
+//! Shared test fixtures.
+
+pub mod fake_host;
+pub mod golden;

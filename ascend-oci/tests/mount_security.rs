@@ -1,0 +1,123 @@
+//! Malicious or careless mount lists and host trees: symlink escapes, `..`, relative paths,
+//! world-writable or non-root-owned directories, all refused with the path named.
+
+mod common;
+
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::Path;
+
+use ascend_oci::mount_list::{resolve_mounts, MountList};
+use ascend_oci::secure_path::HostRoot;
+use ascend_oci::Error;
+use common::fake_host::FakeHost;
+use common::golden::read_fixture;
+
+fn resolve(host: &FakeHost, list_text: &str, allow_link: bool) -> Result<Vec<String>, Error> {
+    let root = HostRoot::open(host.root())?;
+    let list = MountList::parse("test", list_text)?;
+    Ok(resolve_mounts(&root, &[list], allow_link)?
+        .into_iter()
+        .map(|m| m.container_path.to_string_lossy().into_owned())
+        .collect())
+}
+
+#[test]
+fn vendor_base_list_resolves_on_a_clean_host() {
+    let host = FakeHost::new(&[0]);
+    let mounts = resolve(&host, &read_fixture("mount-lists/base.list"), false).expect("clean host");
+    assert_eq!(
+        mounts,
+        [
+            "/usr/local/Ascend/driver/lib64",
+            "/usr/local/Ascend/driver/include",
+            "/usr/local/dcmi",
+            "/usr/local/bin/npu-smi",
+            "/var/queue_schedule"
+        ]
+    );
+}
+
+#[test]
+fn lists_with_dotdot_relative_paths_or_inner_wildcards_do_not_parse() {
+    for fixture in ["mount-lists/escape-dotdot.list", "mount-lists/relative.list", "mount-lists/wildcard-dir.list"] {
+        let err = MountList::parse("bad", &read_fixture(fixture)).expect_err(fixture);
+        assert!(err.to_string().contains("line 1"), "{fixture}: {err}");
+    }
+}
+
+#[test]
+fn wildcards_expand_within_their_directory_and_missing_entries_are_skipped() {
+    let host = FakeHost::new(&[0]);
+    host.write("/usr/lib64/libummu.so.1", "x");
+    host.write("/usr/lib64/liburma.so", "x");
+    host.mkdir("/usr/lib64/urma");
+    let mounts = resolve(&host, &read_fixture("mount-lists/ub_driver.list"), false).expect("ub list");
+    assert_eq!(mounts, ["/usr/lib64/libummu.so.1", "/usr/lib64/liburma.so", "/usr/lib64/urma"]);
+}
+
+#[test]
+fn symlink_out_of_the_host_root_is_refused() {
+    let host = FakeHost::new(&[0]);
+    host.mkdir("/usr/local/Ascend/driver");
+    symlink("/etc", host.path("/usr/local/Ascend/driver/tools")).expect("symlink");
+    let err = resolve(&host, "/usr/local/Ascend/driver/tools\n", false).expect_err("symlink");
+    assert!(matches!(err, Error::UnsafePath { .. }), "{err}");
+    assert!(err.to_string().contains("driver/tools"), "{err}");
+    // With links allowed, the absolute target is taken inside the host root, where /etc does
+    // not exist: the entry is skipped rather than mounting the real /etc.
+    let mounts = resolve(&host, "/usr/local/Ascend/driver/tools\n", true).expect("confined");
+    assert!(mounts.is_empty(), "{mounts:?}");
+}
+
+#[test]
+fn symlinked_parent_directory_is_refused() {
+    let host = FakeHost::new(&[0]);
+    std::fs::rename(host.path("/usr/local/dcmi"), host.path("/usr/local/dcmi-real")).expect("rename");
+    symlink("dcmi-real", host.path("/usr/local/dcmi")).expect("symlink");
+    let err = resolve(&host, "/usr/local/dcmi/dcmi_interface_api.h\n", false).expect_err("parent symlink");
+    assert!(err.to_string().contains("/usr/local/dcmi") && err.to_string().contains("symlink"), "{err}");
+    let allowed = resolve(&host, "/usr/local/dcmi/dcmi_interface_api.h\n", true).expect("allowed link inside root");
+    assert_eq!(allowed, ["/usr/local/dcmi/dcmi_interface_api.h"]);
+}
+
+#[test]
+fn world_writable_directory_is_refused_with_owner_and_mode() {
+    let host = FakeHost::new(&[0]);
+    std::fs::set_permissions(host.path("/usr/local"), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let err = resolve(&host, "/usr/local/bin/npu-smi\n", false).expect_err("world-writable parent");
+    let message = err.to_string();
+    assert!(matches!(err, Error::InsecurePermissions { uid: 0, mode: 0o777, .. }), "{message}");
+    assert!(message.contains(&host.path("/usr/local").display().to_string()), "{message}");
+}
+
+#[test]
+fn group_writable_file_inside_a_mounted_directory_is_refused() {
+    let host = FakeHost::new(&[0]);
+    let file = host.path("/usr/local/Ascend/driver/lib64/common/libc_sec.so");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o664)).expect("chmod");
+    let err = resolve(&host, "/usr/local/Ascend/driver/lib64\n", false).expect_err("group-writable child");
+    assert!(err.to_string().contains("libc_sec.so") && err.to_string().contains("0664"), "{err}");
+}
+
+#[test]
+fn file_not_owned_by_root_is_refused() {
+    let host = FakeHost::new(&[0]);
+    let file = host.path("/usr/local/bin/npu-smi");
+    rustix::fs::chown(&file, Some(rustix::fs::Uid::from_raw(1000)), None).expect("chown");
+    let err = resolve(&host, "/usr/local/bin/npu-smi\n", false).expect_err("owned by 1000");
+    assert!(matches!(err, Error::InsecurePermissions { uid: 1000, .. }), "{err}");
+    assert!(err.to_string().contains("not owned by root"), "{err}");
+}
+
+#[test]
+fn list_names_cannot_leave_the_list_directory() {
+    let host = FakeHost::new(&[0]);
+    host.write("/etc/ascend-docker-runtime.d/extra.list", "/usr/local/dcmi\n");
+    let root = HostRoot::open(host.root()).expect("root");
+    let dir = Path::new("/etc/ascend-docker-runtime.d");
+    let list = MountList::load(&root, dir, "extra").expect("load extra");
+    assert_eq!(list.entries.len(), 1);
+    assert!(ascend_oci::request::parse_mount_list_names("../../etc/passwd").is_err());
+    let missing = MountList::load(&root, dir, "nope").expect_err("missing list");
+    assert!(missing.to_string().contains("nope.list"), "{missing}");
+}
