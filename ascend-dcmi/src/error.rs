@@ -181,6 +181,14 @@ pub enum Error {
         /// What was wrong with the value.
         detail: String,
     },
+    /// An argument was rejected before calling the driver (for example a profiling window out of range).
+    #[error("{context}: invalid argument: {detail}")]
+    InvalidArgument {
+        /// The call that was not made.
+        context: CallContext,
+        /// What is wrong with the argument.
+        detail: String,
+    },
     /// A chip with this id is not present.
     #[error("no chip with {0}")]
     NoSuchChip(String),
@@ -299,7 +307,8 @@ impl Error {
             | Error::NotSupported(c) => Some(c),
             Error::Unknown { context, .. }
             | Error::Timeout { context, .. }
-            | Error::InvalidValue { context, .. } => Some(context),
+            | Error::InvalidValue { context, .. }
+            | Error::InvalidArgument { context, .. } => Some(context),
             _ => None,
         }
     }

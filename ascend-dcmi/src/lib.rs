@@ -1,10 +1,163 @@
 //! Safe, mockable Rust API over Huawei Ascend NPU management (DCMI, `libdcmi.so`).
 //!
-//! The crate guide (loading, ids, health, telemetry, events, the sampler, mocking) is filled in as the
-//! implementation lands.
+//! `libdcmi.so` is loaded at run time, as the vendor's own tools load it: nothing links against the driver, and a
+//! binary built here runs on any Atlas server whose driver is new enough for the calls it makes. There is no NPU in
+//! CI: the tests load `dcmi-sim`, a simulated `libdcmi.so` with the same ABI.
+//!
+//! # Loading
+//!
+//! [`Dcmi::init`] finds, checks and loads the library and calls `dcmi_init`; [`Dcmi::builder`] sets the rest:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use ascend_dcmi::{Dcmi, FaultPolicy};
+//!
+//! let dcmi = Dcmi::builder()
+//!     .host_root("/host")                       // the host's / inside a container
+//!     .call_deadline(Duration::from_secs(1))    // for calls run on worker threads
+//!     .worker_concurrency(4)
+//!     .fault_policy(FaultPolicy::from_file("/usr/local/faultCode.json")?)
+//!     .init()?;
+//! println!("driver {} from {}", dcmi.driver_version()?, dcmi.library_path().display());
+//! # Ok::<(), ascend_dcmi::Error>(())
+//! ```
+//!
+//! The library is searched in this order: [`DcmiBuilder::library_path`]; the file named by `ASCEND_DCMI_LIBRARY`
+//! (either of these is then the only candidate); `libdcmi.so` in each directory of `LD_LIBRARY_PATH`; the `ldconfig`
+//! cache; [`STANDARD_DIRECTORIES`]. The host root is put in front of the cache and the standard directories.
+//!
+//! Before loading, the file, the symlink naming it and every directory above it must be owned by root and not
+//! writable by group or others, as the vendor's tools require; [`Error::UnsafeLibrary`] names the offending path,
+//! its owner and mode, and the fix. [`DcmiBuilder::verify_library_ownership`]`(false)` turns the check off.
+//!
+//! A load failure ([`Error::LibraryLoad`]), a failing `dcmi_init` ([`Error::InitFailed`]) and each DCMI return code
+//! ([`Error::NotReady`] for -8012, [`Error::NotSupported`] for -8255, ... [`Error::Unknown`] for others) are distinct
+//! variants, and DCMI errors carry a [`CallContext`]: the C function and the chip. A function missing from an older
+//! driver fails only the calls that need it, with [`Error::FunctionMissing`].
+//!
+//! [`Dcmi`] is `Send + Sync` and cheap to clone; [`Chip`] handles own a clone and have no lifetimes.
+//! [`Dcmi::shutdown`] unloads the library once the last handle goes and reports `dlclose` errors; dropping never
+//! panics.
+//!
+//! # Ids
+//!
+//! A chip has four ids, each its own type: [`CardId`] and [`DeviceId`] (the `(card, device)` pair every C call takes,
+//! a [`ChipLocator`]), [`LogicId`] (the driver's enumeration order, also the id in fault events) and [`PhyId`]
+//! (`/dev/davinci<phy>`, Kubernetes device names). [`Dcmi::chips`] enumerates them all; conversions are cached.
+//!
+//! ```no_run
+//! use ascend_dcmi::{Dcmi, PhyId};
+//!
+//! let dcmi = Dcmi::init()?;
+//! for ids in dcmi.chips()? {
+//!     println!("{ids}"); // chip phy 4 (logic 0, card 0 device 0)
+//! }
+//! let chip = dcmi.chip_by_phy(PhyId(4))?;
+//! let identity = chip.identity()?;
+//! println!("{:?} {} die {:?} NUMA {:?}", identity.chip_type, identity.info.model_name(), identity.die_id,
+//!     identity.numa_node);
+//! # Ok::<(), ascend_dcmi::Error>(())
+//! ```
+//!
+//! # Telemetry
+//!
+//! [`Chip`] methods are named after the quantity (`temperature()`, `power()`, `hbm_memory()` ...; search the docs by
+//! C name, every method has a `doc(alias)`) and return base units with the unit in the type: [`Celsius`],
+//! [`Watts`], [`Volts`], [`MegaHertz`], [`Percent`], bytes. On 310P, power is the card's MCU reading,
+//! [`Power::Card`], not divided among the chips. Utilisation probes `dcmi_get_device_multi_utilization_rate_period`,
+//! then the multi call, then single calls, remembers what works ([`Dcmi::utilization_method`]), and never asks a
+//! chip again for a kind it answered -8255 for.
+//!
+//! # Health and fault events
+//!
+//! [`Chip::health`] reads the health word and the active fault codes and grades them with the handle's
+//! [`FaultPolicy`] into a [`FaultLevel`]: the built-in policy, or a file in the vendor's `faultCode.json` format. A
+//! dropped card (-8012) is a [`HealthReport`] with `card_dropped` and [`FaultCode::CARD_DROP`], not an error; health
+//! recovers by itself when the faults clear.
+//!
+//! [`Dcmi::fault_events`] returns a [`FaultEventStream`]: the driver's subscription on the 910 family (the C callback
+//! copies each event and never lets a panic cross into C), and on the 310 family, or whenever subscribing fails,
+//! polling that diffs fault codes into the same [`FaultEvent`]s.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use ascend_dcmi::{Assertion, Dcmi};
+//!
+//! let dcmi = Dcmi::init()?;
+//! let events = dcmi.fault_events(Duration::from_secs(5))?;
+//! std::thread::spawn(move || {
+//!     while let Some(event) = events.recv() {
+//!         if event.assertion == Assertion::Occur {
+//!             eprintln!("chip {} raised {} ({:?})", event.logic, event.code, event.source);
+//!         }
+//!     }
+//! });
+//! # Ok::<(), ascend_dcmi::Error>(())
+//! ```
+//!
+//! # vNPU and reset
+//!
+//! [`Chip::vnpus`], [`Chip::create_vnpu`] (checked against the chip type's [`VnpuTemplate`]s:
+//! [`Error::VnpuTemplateNotAllowed`]) and [`Chip::destroy_vnpu`]; [`Chip::reset`] resets in-band, falls back to
+//! out-of-band, and waits for boot status "finished" (16, or the header's 3).
+//!
+//! # Blocking calls and deadlines
+//!
+//! DCMI calls block, for seconds on a dropped card, and cannot be cancelled. Call them from threads, never from an
+//! async executor. [`Dcmi::call_with_deadline`] runs one call on a worker thread and gives up after
+//! [`Dcmi::call_deadline`] ([`Error::Timeout`]); at most [`Dcmi::worker_concurrency`] such calls are in flight.
+//! [`Chip::network_health`], which the vendor documents as blocking after a card drop, always runs that way. For
+//! polling many chips, [`Sampler`] runs the calls on worker threads with deadlines and serves the last values.
+//!
+//! # Testing downstream code
+//!
+//! Everything above is also the [`DeviceManager`] trait (owned return values), which [`Dcmi`] implements. Take an
+//! `Arc<dyn DeviceManager>` and, in tests, pass `MockDeviceManager` (a mockall mock, feature `mock`):
+//!
+//! ```
+//! use ascend_dcmi::{DeviceManager, Result};
+//!
+//! /// Downstream code: how many chips may take work.
+//! fn healthy_chips(manager: &dyn DeviceManager) -> Result<usize> {
+//!     let mut healthy = 0;
+//!     for ids in manager.chips()? {
+//!         healthy += usize::from(manager.health(ids.logic)?.is_healthy());
+//!     }
+//!     Ok(healthy)
+//! }
+//!
+//! # #[cfg(feature = "mock")]
+//! # {
+//! use ascend_dcmi::{CardId, ChipIds, ChipLocator, DeviceId, HealthReport, LogicId, MockDeviceManager, PhyId};
+//!
+//! let mut mock = MockDeviceManager::new();
+//! mock.expect_chips().returning(|| {
+//!     let locator = ChipLocator { card: CardId(0), device: DeviceId(0) };
+//!     Ok(vec![ChipIds { logic: LogicId(0), phy: PhyId(4), locator }])
+//! });
+//! mock.expect_health().returning(|_| Ok(HealthReport::healthy()));
+//! assert_eq!(healthy_chips(&mock)?, 1);
+//! # }
+//! # Ok::<(), ascend_dcmi::Error>(())
+//! ```
+//!
+//! In `Cargo.toml`: `[dev-dependencies] ascend-dcmi = { version = "0.1", features = ["mock"] }`.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+mod builder;
+mod chip;
+mod dcmi;
+mod dcmi_manager;
+mod discovery;
+mod events;
+mod fault_policy;
+mod ffi;
+mod library_check;
+mod numa;
+mod reset_ops;
+mod utilization;
+mod vnpu_ops;
 mod chip_type;
 mod error;
 mod event;
@@ -13,11 +166,19 @@ mod identity;
 mod ids;
 mod manager;
 mod reset;
+pub mod sampler;
 mod telemetry;
 mod units;
 mod vnpu;
 
+pub use builder::{DcmiBuilder, DEFAULT_CALL_DEADLINE, DEFAULT_WORKER_CONCURRENCY};
+pub use chip::Chip;
 pub use chip_type::{ChipType, ParseChipTypeError};
+pub use dcmi::Dcmi;
+pub use discovery::{parse_ldconfig_cache, LIBRARY_ENV, LIBRARY_FILE_NAME, STANDARD_DIRECTORIES};
+pub use events::EVENT_QUEUE_CAPACITY;
+pub use fault_policy::{FaultPolicy, FAULT_CODE_KEYS};
+pub use library_check::check_library;
 pub use error::{code_meaning, CallContext, Error, Result};
 pub use event::{Assertion, EventSource, FaultEvent, FaultEventStream, Severity};
 pub use health::{DcmiHealth, FaultCode, FaultCodes, FaultLevel, HealthReport, ParseFaultCodeError, MAX_FAULT_CODES};
@@ -27,9 +188,14 @@ pub use ids::{CardId, ChipIds, ChipLocator, DeviceId, LogicId, PhyId};
 pub use manager::MockDeviceManager;
 pub use manager::DeviceManager;
 pub use reset::BootStatus;
+pub use sampler::{
+    ChipSample, ChipStateSample, GroupSet, GroupStatus, MemorySample, Metric, MetricGroup, MetricSet, ParseMetricError,
+    PollSummary, SampleState, Sampled, Sampler, SamplerConfig, UtilizationSample,
+};
 pub use telemetry::{
     BandwidthStats, ChipProcess, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth,
     NetworkHealth, PcieBandwidth, Power, ProcessList, UtilizationKind, HCCS_LINKS, MAX_PROCESSES,
 };
+pub use utilization::UtilizationMethod;
 pub use units::{Celsius, MegaHertz, Percent, Volts, Watts, BYTES_PER_MB};
 pub use vnpu::{Vnpu, VnpuId, VnpuInventory, VnpuTemplate, TEMPLATES as VNPU_TEMPLATES};

@@ -1,0 +1,498 @@
+//! [`Chip`]: an owned handle to one chip, with methods named after the quantities they read.
+
+use std::time::Duration;
+
+use crate::chip_type::ChipType;
+use crate::dcmi::Dcmi;
+use crate::error::{CallContext, Error, Result};
+use crate::ffi::Target;
+use crate::health::{DcmiHealth, FaultCode, FaultCodes, HealthReport};
+use crate::identity::{BoardInfo, ChipIdentity, ChipInfo, DieId, Elabel, PcieAddress};
+use crate::ids::{ChipIds, ChipLocator, LogicId, PhyId};
+use crate::numa;
+use crate::telemetry::{
+    BandwidthStats, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth,
+    PcieBandwidth, Power, ProcessList, UtilizationKind, HCCS_LINKS,
+};
+use crate::units::{Celsius, MegaHertz, Percent, Volts, Watts, BYTES_PER_MB};
+
+/// Temperatures below this are not readings (the vendor rejects them too).
+const MIN_TEMPERATURE: i32 = -275;
+
+/// Board ids of 0xFFFFFFFF mean "not available".
+const INVALID_ID: u32 = u32::MAX;
+
+/// Accepted PCIe profiling windows.
+const PCIE_PROFILING_MS: std::ops::RangeInclusive<u64> = 1..=2000;
+/// Accepted HCCS profiling windows.
+const HCCS_PROFILING_MS: std::ops::RangeInclusive<u64> = 1..=1000;
+
+/// One chip. Owns a [`Dcmi`] clone: no lifetimes, `Send + Sync`, cheap to clone.
+///
+/// Each method makes the DCMI call named in its `doc(alias)` (search the docs by C name) and returns the value in
+/// its base unit. Every method may block on the driver: call it from a thread, not an async executor.
+#[derive(Debug, Clone)]
+pub struct Chip {
+    dcmi: Dcmi,
+    ids: ChipIds,
+}
+
+impl Chip {
+    pub(crate) fn new(dcmi: Dcmi, ids: ChipIds) -> Chip {
+        Chip { dcmi, ids }
+    }
+
+    pub(crate) fn dcmi(&self) -> &Dcmi {
+        &self.dcmi
+    }
+
+    pub(crate) fn target(&self) -> Target {
+        self.dcmi.target(self.ids)
+    }
+
+    pub(crate) fn context(&self, call: &'static str) -> CallContext {
+        CallContext::chip(call, self.ids.locator, Some(self.ids.logic))
+    }
+
+    /// Every id of the chip.
+    pub fn ids(&self) -> ChipIds {
+        self.ids
+    }
+
+    /// The logic id.
+    pub fn logic(&self) -> LogicId {
+        self.ids.logic
+    }
+
+    /// The physical id (`/dev/davinci<phy>`).
+    pub fn phy(&self) -> PhyId {
+        self.ids.phy
+    }
+
+    /// The `(card, device)` pair.
+    pub fn locator(&self) -> ChipLocator {
+        self.ids.locator
+    }
+
+    /// Name strings and AI-core count (`_v2` first, the older call on old drivers).
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    #[doc(alias = "dcmi_get_device_chip_info_v2")]
+    #[doc(alias = "dcmi_get_device_chip_info")]
+    pub fn chip_info(&self) -> Result<ChipInfo> {
+        let raw = self.dcmi.library().chip_info(self.target())?;
+        Ok(ChipInfo {
+            chip_type: raw.chip_type,
+            chip_name: raw.chip_name,
+            chip_version: raw.chip_version,
+            aicore_count: raw.aicore_count,
+            npu_name: raw.npu_name,
+        })
+    }
+
+    /// Board ids; fields the driver marks invalid (0xFFFFFFFF) are `None`.
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    #[doc(alias = "dcmi_get_device_board_info")]
+    pub fn board(&self) -> Result<BoardInfo> {
+        let raw = self.dcmi.library().board_info(self.target())?;
+        let valid = |id: u32| (id != INVALID_ID).then_some(id);
+        Ok(BoardInfo {
+            board_id: valid(raw.board_id),
+            pcb_id: valid(raw.pcb_id),
+            bom_id: valid(raw.bom_id),
+            slot_id: valid(raw.slot_id),
+        })
+    }
+
+    /// The chip generation, classified from the chip name and board id as the vendor does (cached); `None` for
+    /// chips this stack does not support.
+    ///
+    /// # Errors
+    /// The DCMI error of the chip info call.
+    pub fn chip_type(&self) -> Result<Option<ChipType>> {
+        if let Some(known) = self.dcmi.cached_chip_type(self.ids.logic) {
+            return Ok(known);
+        }
+        let info = self.chip_info()?;
+        let board_id = self.board().ok().and_then(|board| board.board_id);
+        let chip_type = ChipType::classify(&info.chip_name, board_id);
+        self.dcmi.cache_chip_type(self.ids.logic, chip_type);
+        Ok(chip_type)
+    }
+
+    /// The mainboard id.
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    #[doc(alias = "dcmi_get_mainboard_id")]
+    pub fn mainboard_id(&self) -> Result<u32> {
+        self.dcmi.library().mainboard_id(self.target())
+    }
+
+    /// The product type, for example `"Atlas 300I Duo"`.
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    #[doc(alias = "dcmi_get_product_type")]
+    pub fn product_type(&self) -> Result<String> {
+        self.dcmi.library().product_type(self.target())
+    }
+
+    /// The PCIe address.
+    ///
+    /// # Errors
+    /// Any DCMI error; [`Error::InvalidValue`] when a part does not fit its field.
+    #[doc(alias = "dcmi_get_device_pcie_info_v2")]
+    pub fn pcie_address(&self) -> Result<PcieAddress> {
+        let raw = self.dcmi.library().pcie_info(self.target())?;
+        let invalid = || Error::InvalidValue {
+            context: self.context("dcmi_get_device_pcie_info_v2"),
+            detail: format!(
+                "domain {} bus {} device {} function {}",
+                raw.domain, raw.bdf_busid, raw.bdf_deviceid, raw.bdf_funcid
+            ),
+        };
+        Ok(PcieAddress {
+            domain: u32::try_from(raw.domain).map_err(|_| invalid())?,
+            bus: u8::try_from(raw.bdf_busid).map_err(|_| invalid())?,
+            device: u8::try_from(raw.bdf_deviceid).map_err(|_| invalid())?,
+            function: u8::try_from(raw.bdf_funcid).map_err(|_| invalid())?,
+        })
+    }
+
+    /// The NUMA-affine CPUs as a Linux cpulist, for example `"0-23"`.
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    #[doc(alias = "dcmi_get_affinity_cpu_info_by_device_id")]
+    pub fn affinity_cpus(&self) -> Result<String> {
+        self.dcmi.library().affinity_cpus(self.target())
+    }
+
+    /// The NUMA node: the node sharing most CPUs with [`Self::affinity_cpus`], else the PCIe device's `numa_node`
+    /// (both read under the host root). `None` when neither says.
+    pub fn numa_node(&self) -> Option<u32> {
+        let affinity = self.affinity_cpus().ok();
+        numa::numa_node(self.dcmi.host_root(), affinity.as_deref(), self.pcie_address().ok())
+    }
+
+    /// The VDIE id: the chip's stable UUID.
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    #[doc(alias = "dcmi_get_device_die_v2")]
+    pub fn die_id(&self) -> Result<DieId> {
+        self.dcmi.library().die_id(self.target()).map(DieId)
+    }
+
+    /// The card's electronic label (serial number and so on).
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    #[doc(alias = "dcmi_get_card_elabel_v2")]
+    pub fn elabel(&self) -> Result<Elabel> {
+        let raw = self.dcmi.library().elabel(self.target())?;
+        Ok(Elabel {
+            product_name: raw.product_name,
+            model: raw.model,
+            manufacturer: raw.manufacturer,
+            manufacturer_date: raw.manufacturer_date,
+            serial_number: raw.serial_number,
+        })
+    }
+
+    /// Everything that identifies the chip. Only the chip info call must work; parts the chip cannot report are
+    /// `None`.
+    ///
+    /// # Errors
+    /// The DCMI error of the chip info call.
+    pub fn identity(&self) -> Result<ChipIdentity> {
+        let info = self.chip_info()?;
+        let board = self.board().ok();
+        let board_id = board.and_then(|b| b.board_id);
+        let chip_type = ChipType::classify(&info.chip_name, board_id);
+        self.dcmi.cache_chip_type(self.ids.logic, chip_type);
+        let pcie_address = self.pcie_address().ok();
+        let affinity_cpus = self.affinity_cpus().ok().filter(|cpus| !cpus.is_empty());
+        let numa_node = numa::numa_node(self.dcmi.host_root(), affinity_cpus.as_deref(), pcie_address);
+        Ok(ChipIdentity {
+            ids: self.ids,
+            chip_type,
+            info,
+            product_type: self.product_type().ok().filter(|p| !p.is_empty()),
+            board,
+            mainboard_id: self.mainboard_id().ok(),
+            pcie_address,
+            numa_node,
+            affinity_cpus,
+            die_id: self.die_id().ok(),
+            elabel: self.elabel().ok(),
+        })
+    }
+
+    /// The active fault codes (`dcmi_get_device_errorcode_v2`, zeros skipped).
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    #[doc(alias = "dcmi_get_device_errorcode_v2")]
+    pub fn fault_codes(&self) -> Result<FaultCodes> {
+        self.dcmi.library().error_codes(self.target())
+    }
+
+    /// Health word plus active fault codes, graded by the handle's [`crate::FaultPolicy`].
+    ///
+    /// A card that dropped off the bus (-8012) is not an error: the report says `card_dropped`, carries the
+    /// synthetic [`FaultCode::CARD_DROP`] and the level the policy gives it. The health word alone raises the level
+    /// only when no fault code is active (see [`crate::FaultPolicy::grade_health_word`]).
+    ///
+    /// # Errors
+    /// DCMI errors other than -8012.
+    #[doc(alias = "dcmi_get_device_health")]
+    pub fn health(&self) -> Result<HealthReport> {
+        let policy = self.dcmi.fault_policy();
+        let word = match self.dcmi.library().health(self.target()) {
+            Ok(word) => DcmiHealth::from_raw(word),
+            Err(error) if error.is_card_drop() => return Ok(card_dropped_report(policy)),
+            Err(error) => return Err(error),
+        };
+        let faults = match self.fault_codes() {
+            Ok(codes) => codes,
+            Err(error) if error.is_card_drop() => return Ok(card_dropped_report(policy)),
+            Err(error) if error.is_unsupported() => FaultCodes::default(),
+            Err(error) => return Err(error),
+        };
+        let level = if faults.is_empty() || word == DcmiHealth::Absent {
+            policy.grade_all(faults.as_slice()).max(policy.grade_health_word(word))
+        } else {
+            policy.grade_all(faults.as_slice())
+        };
+        Ok(HealthReport { dcmi: Some(word), faults, level, card_dropped: false })
+    }
+
+    /// Chip temperature.
+    ///
+    /// # Errors
+    /// Any DCMI error; [`Error::InvalidValue`] below absolute zero.
+    #[doc(alias = "dcmi_get_device_temperature")]
+    pub fn temperature(&self) -> Result<Celsius> {
+        let value = self.dcmi.library().temperature(self.target())?;
+        if value < MIN_TEMPERATURE {
+            return Err(self.invalid("dcmi_get_device_temperature", format!("temperature {value} °C")));
+        }
+        Ok(Celsius(value))
+    }
+
+    /// Power draw. On 310P, which has no chip sensor, this is the card's MCU power as [`Power::Card`]: the whole
+    /// card's draw, not divided among its chips.
+    ///
+    /// # Errors
+    /// Any DCMI error; [`Error::InvalidValue`] for a negative reading.
+    #[doc(alias = "dcmi_get_device_power_info")]
+    #[doc(alias = "dcmi_mcu_get_power_info")]
+    pub fn power(&self) -> Result<Power> {
+        let card_level = self.chip_type()?.is_some_and(ChipType::has_card_level_power);
+        let (call, value) = if card_level {
+            ("dcmi_mcu_get_power_info", self.dcmi.library().card_power(self.target())?)
+        } else {
+            ("dcmi_get_device_power_info", self.dcmi.library().power(self.target())?)
+        };
+        if value < 0 {
+            return Err(self.invalid(call, format!("negative power {value} (0.1 W)")));
+        }
+        let watts = Watts::from_deciwatts(value);
+        Ok(if card_level { Power::Card(watts) } else { Power::Chip(watts) })
+    }
+
+    /// Chip voltage.
+    ///
+    /// # Errors
+    /// Any DCMI error; [`Error::InvalidValue`] for readings of `i32::MAX` hundredths or more.
+    #[doc(alias = "dcmi_get_device_voltage")]
+    pub fn voltage(&self) -> Result<Volts> {
+        let value = self.dcmi.library().voltage(self.target())?;
+        if value >= i32::MAX.unsigned_abs() {
+            return Err(self.invalid("dcmi_get_device_voltage", format!("voltage {value} (0.01 V)")));
+        }
+        Ok(Volts::from_centivolts(value))
+    }
+
+    /// One clock.
+    ///
+    /// # Errors
+    /// [`Error::NotSupported`] for kinds the chip lacks, or any DCMI error.
+    #[doc(alias = "dcmi_get_device_frequency")]
+    pub fn frequency(&self, kind: FrequencyKind) -> Result<MegaHertz> {
+        self.dcmi.library().frequency(self.target(), kind.raw()).map(MegaHertz)
+    }
+
+    /// One utilisation kind; see the crate guide for how the call is chosen and what is remembered.
+    ///
+    /// # Errors
+    /// [`Error::NotSupported`] for kinds the chip lacks (remembered), [`Error::InvalidValue`] above 100 %, or any
+    /// DCMI error.
+    #[doc(alias = "dcmi_get_device_utilization_rate")]
+    #[doc(alias = "dcmi_get_device_multi_utilization_rate")]
+    #[doc(alias = "dcmi_get_device_multi_utilization_rate_period")]
+    pub fn utilization(&self, kind: UtilizationKind) -> Result<Percent> {
+        self.dcmi.inner.utilization.read(self.dcmi.library(), self.target(), self.ids.logic, kind)
+    }
+
+    /// DDR memory. Chips with HBM instead (910B, A3, 950) answer [`Error::NotSupported`] without a call.
+    ///
+    /// # Errors
+    /// [`Error::NotSupported`], any DCMI error, or [`Error::InvalidValue`] when more is available than exists.
+    #[doc(alias = "dcmi_get_device_memory_info_v3")]
+    pub fn ddr_memory(&self) -> Result<DdrMemory> {
+        const CALL: &str = "dcmi_get_device_memory_info_v3";
+        let hbm_only =
+            matches!(self.chip_type()?, Some(ChipType::Ascend910B | ChipType::Ascend910A3 | ChipType::Ascend950));
+        if hbm_only {
+            return Err(Error::NotSupported(self.context(CALL)));
+        }
+        let raw = self.dcmi.library().memory_info(self.target())?;
+        if raw.memory_size < raw.memory_available {
+            return Err(self.invalid(CALL, format!("{} MB available of {} MB", raw.memory_available, raw.memory_size)));
+        }
+        let utilization = Percent::new(raw.utiliza)
+            .ok_or_else(|| self.invalid(CALL, format!("utilisation {} is not a percentage", raw.utiliza)))?;
+        Ok(DdrMemory {
+            total_bytes: raw.memory_size.saturating_mul(BYTES_PER_MB),
+            available_bytes: raw.memory_available.saturating_mul(BYTES_PER_MB),
+            frequency: MegaHertz(raw.freq),
+            hugepage_size_bytes: raw.hugepagesize.saturating_mul(1024),
+            hugepages_total: raw.hugepages_total,
+            hugepages_free: raw.hugepages_free,
+            utilization,
+        })
+    }
+
+    /// HBM. Chips without HBM (310 family) answer [`Error::NotSupported`] without a call.
+    ///
+    /// # Errors
+    /// [`Error::NotSupported`], any DCMI error, or [`Error::InvalidValue`] for a negative temperature or a
+    /// bandwidth utilisation above 100 %.
+    #[doc(alias = "dcmi_get_device_hbm_info")]
+    pub fn hbm_memory(&self) -> Result<HbmMemory> {
+        const CALL: &str = "dcmi_get_device_hbm_info";
+        if !self.chip_type()?.is_some_and(ChipType::has_hbm) {
+            return Err(Error::NotSupported(self.context(CALL)));
+        }
+        let raw = self.dcmi.library().hbm_info(self.target())?;
+        if raw.temp < 0 {
+            return Err(self.invalid(CALL, format!("HBM temperature {} °C", raw.temp)));
+        }
+        let bandwidth_utilization = Percent::new(raw.bandwith_util_rate).ok_or_else(|| {
+            self.invalid(CALL, format!("bandwidth utilisation {} is not a percentage", raw.bandwith_util_rate))
+        })?;
+        Ok(HbmMemory {
+            total_bytes: raw.memory_size.saturating_mul(BYTES_PER_MB),
+            used_bytes: raw.memory_usage.saturating_mul(BYTES_PER_MB),
+            frequency: MegaHertz(raw.freq),
+            temperature: Celsius(raw.temp),
+            bandwidth_utilization,
+        })
+    }
+
+    /// ECC state and counters of one memory component.
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    #[doc(alias = "dcmi_get_device_ecc_info")]
+    pub fn ecc(&self, component: EccComponent) -> Result<EccCounters> {
+        let raw = self.dcmi.library().ecc_info(self.target(), component.raw())?;
+        Ok(EccCounters {
+            enabled: raw.enable_flag != 0,
+            single_bit_errors: raw.single_bit_error_cnt,
+            double_bit_errors: raw.double_bit_error_cnt,
+            total_single_bit_errors: raw.total_single_bit_error_cnt,
+            total_double_bit_errors: raw.total_double_bit_error_cnt,
+            single_bit_isolated_pages: raw.single_bit_isolated_pages_cnt,
+            double_bit_isolated_pages: raw.double_bit_isolated_pages_cnt,
+            single_bit_next_isolated_pages: raw.single_bit_next_isolated_pages_cnt,
+            double_bit_next_isolated_pages: raw.double_bit_next_isolated_pages_cnt,
+        })
+    }
+
+    /// Processes using the chip and the device memory each holds (at most [`crate::MAX_PROCESSES`]).
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    #[doc(alias = "dcmi_get_device_resource_info")]
+    pub fn processes(&self) -> Result<ProcessList> {
+        self.dcmi.library().processes(self.target())
+    }
+
+    /// PCIe bandwidth averaged over `profiling` (1..=2000 ms), in the driver's MB/ms.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a window outside the range, or any DCMI error.
+    #[doc(alias = "dcmi_get_pcie_link_bandwidth_info")]
+    pub fn pcie_bandwidth(&self, profiling: Duration) -> Result<PcieBandwidth> {
+        let window = self.window("dcmi_get_pcie_link_bandwidth_info", profiling, PCIE_PROFILING_MS)?;
+        let raw = self.dcmi.library().pcie_bandwidth(self.target(), window)?;
+        let stats = |values: [u32; 3]| BandwidthStats { min: values[0], max: values[1], avg: values[2] };
+        Ok(PcieBandwidth {
+            profiling,
+            tx_posted: stats(raw.tx_p_bw),
+            tx_non_posted: stats(raw.tx_np_bw),
+            tx_completion: stats(raw.tx_cpl_bw),
+            tx_non_posted_latency: stats(raw.tx_np_lantency),
+            rx_posted: stats(raw.rx_p_bw),
+            rx_non_posted: stats(raw.rx_np_bw),
+            rx_completion: stats(raw.rx_cpl_bw),
+        })
+    }
+
+    /// HCCS bandwidth averaged over `profiling` (1..=1000 ms).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a window outside the range, or any DCMI error.
+    #[doc(alias = "dcmi_get_hccs_link_bandwidth_info")]
+    pub fn hccs_bandwidth(&self, profiling: Duration) -> Result<HccsBandwidth> {
+        let window = self.window("dcmi_get_hccs_link_bandwidth_info", profiling, HCCS_PROFILING_MS)?;
+        let raw = self.dcmi.library().hccs_bandwidth(self.target(), window)?;
+        let mut tx_per_link = [0.0; HCCS_LINKS];
+        let mut rx_per_link = [0.0; HCCS_LINKS];
+        tx_per_link.copy_from_slice(&raw.tx_bandwidth[..HCCS_LINKS]);
+        rx_per_link.copy_from_slice(&raw.rx_bandwidth[..HCCS_LINKS]);
+        Ok(HccsBandwidth { profiling, total_tx: raw.total_txbw, total_rx: raw.total_rxbw, tx_per_link, rx_per_link })
+    }
+
+    /// RoCE network health. The call can block for a long time after a card drop, so it always runs on a worker
+    /// thread with the handle's deadline.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] when the driver does not answer in time, or any DCMI error.
+    #[doc(alias = "dcmi_get_device_network_health")]
+    pub fn network_health(&self) -> Result<NetworkHealth> {
+        let target = self.target();
+        let context = self.context("dcmi_get_device_network_health");
+        let raw = self.dcmi.call_with_deadline(context, move |dcmi| dcmi.library().network_health(target))?;
+        Ok(NetworkHealth::from_raw(raw))
+    }
+
+    fn invalid(&self, call: &'static str, detail: String) -> Error {
+        Error::InvalidValue { context: self.context(call), detail }
+    }
+
+    fn window(&self, call: &'static str, profiling: Duration, range: std::ops::RangeInclusive<u64>) -> Result<i32> {
+        let millis = u64::try_from(profiling.as_millis()).unwrap_or(u64::MAX);
+        let invalid = || Error::InvalidArgument {
+            context: self.context(call),
+            detail: format!("profiling window {profiling:?} outside {}..={} ms", range.start(), range.end()),
+        };
+        if !range.contains(&millis) {
+            return Err(invalid());
+        }
+        i32::try_from(millis).map_err(|_| invalid())
+    }
+}
+
+fn card_dropped_report(policy: &crate::fault_policy::FaultPolicy) -> HealthReport {
+    let faults = FaultCodes::from_codes([FaultCode::CARD_DROP]);
+    let level = policy.grade_all(faults.as_slice());
+    HealthReport { dcmi: None, faults, level, card_dropped: true }
+}

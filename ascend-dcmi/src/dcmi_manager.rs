@@ -1,0 +1,108 @@
+//! `impl DeviceManager for Dcmi`: the trait's methods are the [`Chip`] methods of the chip with that logic id.
+
+use std::time::Duration;
+
+use crate::dcmi::Dcmi;
+use crate::error::Result;
+use crate::event::FaultEventStream;
+use crate::health::HealthReport;
+use crate::identity::ChipIdentity;
+use crate::ids::{ChipIds, LogicId};
+use crate::manager::DeviceManager;
+use crate::reset::BootStatus;
+use crate::telemetry::{
+    DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth, PcieBandwidth, Power,
+    ProcessList, UtilizationKind,
+};
+use crate::units::{Celsius, MegaHertz, Percent, Volts};
+use crate::vnpu::{VnpuId, VnpuInventory};
+
+impl DeviceManager for Dcmi {
+    fn chips(&self) -> Result<Vec<ChipIds>> {
+        Dcmi::chips(self)
+    }
+
+    fn driver_version(&self) -> Result<String> {
+        Dcmi::driver_version(self)
+    }
+
+    fn identity(&self, chip: LogicId) -> Result<ChipIdentity> {
+        self.chip(chip)?.identity()
+    }
+
+    fn health(&self, chip: LogicId) -> Result<HealthReport> {
+        self.chip(chip)?.health()
+    }
+
+    fn temperature(&self, chip: LogicId) -> Result<Celsius> {
+        self.chip(chip)?.temperature()
+    }
+
+    fn power(&self, chip: LogicId) -> Result<Power> {
+        self.chip(chip)?.power()
+    }
+
+    fn voltage(&self, chip: LogicId) -> Result<Volts> {
+        self.chip(chip)?.voltage()
+    }
+
+    fn frequency(&self, chip: LogicId, kind: FrequencyKind) -> Result<MegaHertz> {
+        self.chip(chip)?.frequency(kind)
+    }
+
+    fn utilization(&self, chip: LogicId, kind: UtilizationKind) -> Result<Percent> {
+        self.chip(chip)?.utilization(kind)
+    }
+
+    fn ddr_memory(&self, chip: LogicId) -> Result<DdrMemory> {
+        self.chip(chip)?.ddr_memory()
+    }
+
+    fn hbm_memory(&self, chip: LogicId) -> Result<HbmMemory> {
+        self.chip(chip)?.hbm_memory()
+    }
+
+    fn ecc(&self, chip: LogicId, component: EccComponent) -> Result<EccCounters> {
+        self.chip(chip)?.ecc(component)
+    }
+
+    fn processes(&self, chip: LogicId) -> Result<ProcessList> {
+        self.chip(chip)?.processes()
+    }
+
+    fn pcie_bandwidth(&self, chip: LogicId, profiling: Duration) -> Result<PcieBandwidth> {
+        self.chip(chip)?.pcie_bandwidth(profiling)
+    }
+
+    fn hccs_bandwidth(&self, chip: LogicId, profiling: Duration) -> Result<HccsBandwidth> {
+        self.chip(chip)?.hccs_bandwidth(profiling)
+    }
+
+    fn network_health(&self, chip: LogicId) -> Result<NetworkHealth> {
+        self.chip(chip)?.network_health()
+    }
+
+    fn vnpus(&self, chip: LogicId) -> Result<VnpuInventory> {
+        self.chip(chip)?.vnpus()
+    }
+
+    fn create_vnpu(&self, chip: LogicId, template: &str) -> Result<VnpuId> {
+        self.chip(chip)?.create_vnpu(template)
+    }
+
+    fn destroy_vnpu(&self, chip: LogicId, vnpu: VnpuId) -> Result<()> {
+        self.chip(chip)?.destroy_vnpu(vnpu)
+    }
+
+    fn boot_status(&self, chip: LogicId) -> Result<BootStatus> {
+        self.chip(chip)?.boot_status()
+    }
+
+    fn reset(&self, chip: LogicId, timeout: Duration) -> Result<()> {
+        self.chip(chip)?.reset(timeout)
+    }
+
+    fn fault_events(&self, poll_interval: Duration) -> Result<FaultEventStream> {
+        Dcmi::fault_events(self, poll_interval)
+    }
+}

@@ -1,0 +1,767 @@
+//! The only module with `unsafe`: small safe functions, one per DCMI call, over `dcmi-sys`'s function table.
+//!
+//! Every function here resolves its symbol (a missing one is [`Error::FunctionMissing`]), passes buffers that are at
+//! least as large as the ABI needs (usually larger), maps the return code through [`Error::from_code`] with the call
+//! and chip as context, and never trusts a count the driver returns beyond the buffer it was given. Strings are cut
+//! at the first NUL (the driver's fixed buffers need not be terminated).
+#![allow(unsafe_code)]
+
+use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::mem::ManuallyDrop;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use dcmi_sys as sys;
+use libloading::os::unix::{Library as UnixLibrary, RTLD_GLOBAL, RTLD_LAZY};
+
+use crate::error::{code_meaning, CallContext, Error, Result};
+use crate::health::{FaultCode, FaultCodes, MAX_FAULT_CODES};
+use crate::ids::{CardId, ChipLocator, DeviceId, LogicId, PhyId};
+use crate::telemetry::{ChipProcess, ProcessList, MAX_PROCESSES};
+
+/// The most cards DCMI reports (`HiAIMaxCardNum`).
+pub(crate) const MAX_CARDS: usize = 64;
+/// The most chips on one card (`HiAIMaxDeviceNum`).
+pub(crate) const MAX_CHIPS_PER_CARD: i32 = 4;
+/// Slots for fault codes (`MaxErrorCodeCount`).
+const ERROR_CODE_SLOTS: usize = MAX_FAULT_CODES;
+/// Slots for processes: four times the documented 32, because the call takes no capacity argument.
+const PROCESS_SLOTS: usize = 4 * MAX_PROCESSES;
+/// Bytes for strings whose size the caller passes (product type, version): the vendor uses 65 and 33.
+const STRING_BUFFER: usize = 256;
+/// Bytes for the affinity CPU list, which has no size argument at all (the vendor's 33 bytes can overflow).
+const AFFINITY_BUFFER: usize = 4096;
+
+/// The chip a call is about, for error context.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Target {
+    /// `(card, device)`, which the C call takes.
+    pub locator: ChipLocator,
+    /// The logic id, for messages.
+    pub logic: Option<LogicId>,
+}
+
+impl Target {
+    fn context(self, call: &'static str) -> CallContext {
+        CallContext::chip(call, self.locator, self.logic)
+    }
+
+    fn card(self) -> c_int {
+        self.locator.card.0
+    }
+
+    fn device(self) -> c_int {
+        self.locator.device.0
+    }
+}
+
+/// Turns a return code into a result.
+fn check(code: c_int, context: CallContext) -> Result<()> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(Error::from_code(code, context))
+    }
+}
+
+/// Resolves one function pointer of the table, or names the missing symbol.
+macro_rules! function {
+    ($self:ident . $name:ident) => {
+        *$self.functions.$name.as_ref().map_err(|_| Error::FunctionMissing(stringify!($name)))?
+    };
+}
+
+/// Cuts a fixed C buffer at its first NUL and decodes it (invalid UTF-8 is replaced, never an error).
+pub(crate) fn c_string<T: ByteLike + Copy>(buffer: &[T]) -> String {
+    let bytes: Vec<u8> = buffer.iter().map(|b| b.byte()).take_while(|b| *b != 0).collect();
+    String::from_utf8_lossy(&bytes).trim().to_owned()
+}
+
+/// `c_char` (signed) and `c_uchar` buffers alike.
+pub(crate) trait ByteLike {
+    /// The raw byte.
+    fn byte(self) -> u8;
+}
+
+impl ByteLike for u8 {
+    fn byte(self) -> u8 {
+        self
+    }
+}
+
+impl ByteLike for i8 {
+    fn byte(self) -> u8 {
+        self.to_ne_bytes()[0]
+    }
+}
+
+/// The loaded library: the function table, plus our own handle so that unloading can report its error.
+///
+/// The library is opened twice with the same flags; the dynamic loader counts references, so both handles name the
+/// one mapping. `dcmi-sys`'s table closes its handle silently when dropped; ours is closed by [`Self::close`], which
+/// reports what `dlclose` said.
+pub(crate) struct LoadedLibrary {
+    functions: ManuallyDrop<sys::DcmiLib>,
+    handle: ManuallyDrop<UnixLibrary>,
+    path: PathBuf,
+    /// Set once the driver holds a pointer into this process (fault subscription): the library then must never be
+    /// unloaded, because the driver's thread keeps calling the callback.
+    pinned: AtomicBool,
+    released: bool,
+}
+
+impl std::fmt::Debug for LoadedLibrary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedLibrary").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl LoadedLibrary {
+    /// Opens the library at `path` with `RTLD_LAZY | RTLD_GLOBAL`, as the vendor's tools do, and resolves every
+    /// symbol (missing ones only fail the calls that need them).
+    pub fn open(path: &Path) -> Result<Self> {
+        let load_error = |source| Error::LibraryLoad { path: path.to_path_buf(), source };
+        // SAFETY: loading runs the library's initialisers. The path passed the caller's trust decision (ownership
+        // check or an explicit opt-out) and names the vendor's library (or the simulator), whose initialisers have
+        // no preconditions on this process.
+        let handle = unsafe { UnixLibrary::open(Some(path), RTLD_LAZY | RTLD_GLOBAL) }.map_err(load_error)?;
+        // SAFETY: as above; this second open only increments the loader's reference count of the same mapping.
+        let second = unsafe { UnixLibrary::open(Some(path), RTLD_LAZY | RTLD_GLOBAL) }.map_err(load_error)?;
+        // SAFETY: the symbols are trusted to have the signatures of the DCMI header the table was generated from;
+        // that is the contract of libdcmi.so.
+        let functions = unsafe { sys::DcmiLib::from_library(second) }.map_err(load_error)?;
+        Ok(Self {
+            functions: ManuallyDrop::new(functions),
+            handle: ManuallyDrop::new(handle),
+            path: path.to_path_buf(),
+            pinned: AtomicBool::new(false),
+            released: false,
+        })
+    }
+
+    /// The file that was loaded.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Keeps the library mapped for the rest of the process (see the `pinned` field).
+    pub fn pin(&self) {
+        self.pinned.store(true, Ordering::SeqCst);
+    }
+
+    /// Unloads the library and reports `dlclose`'s error. A pinned library stays mapped and this returns `Ok`.
+    pub fn close(mut self) -> Result<()> {
+        self.release().map_err(Error::ShutdownFailed)
+    }
+
+    fn release(&mut self) -> std::result::Result<(), libloading::Error> {
+        if self.released {
+            return Ok(());
+        }
+        self.released = true;
+        if self.pinned.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        // SAFETY: `released` guarantees this runs once; neither field is used afterwards (close consumes self and
+        // Drop is the end of its life).
+        let functions = unsafe { ManuallyDrop::take(&mut self.functions) };
+        drop(functions);
+        // SAFETY: as above.
+        let handle = unsafe { ManuallyDrop::take(&mut self.handle) };
+        handle.close()
+    }
+
+    /// `dcmi_init`.
+    pub fn init(&self) -> Result<()> {
+        let init = function!(self.dcmi_init);
+        // SAFETY: dcmi_init takes no arguments.
+        let code = unsafe { init() };
+        if code == 0 {
+            Ok(())
+        } else {
+            Err(Error::InitFailed { code, meaning: code_meaning(code) })
+        }
+    }
+
+    /// `dcmi_get_card_list`: card ids, negative ones skipped, at most [`MAX_CARDS`].
+    pub fn card_list(&self) -> Result<Vec<CardId>> {
+        let call = function!(self.dcmi_get_card_list);
+        let mut count: c_int = 0;
+        let mut cards = [0 as c_int; MAX_CARDS];
+        // SAFETY: both pointers are valid for writes; list_len is the array's length.
+        let code = unsafe { call(&mut count, cards.as_mut_ptr(), MAX_CARDS as c_int) };
+        check(code, CallContext::global("dcmi_get_card_list"))?;
+        let count = usize::try_from(count).unwrap_or(0).min(MAX_CARDS);
+        Ok(cards[..count].iter().filter(|id| **id >= 0).map(|id| CardId(*id)).collect())
+    }
+
+    /// `dcmi_get_device_num_in_card`: chips on a card (0..=4).
+    pub fn device_count(&self, card: CardId) -> Result<i32> {
+        let call = function!(self.dcmi_get_device_num_in_card);
+        let mut count: c_int = 0;
+        // SAFETY: the out pointer is valid for writes.
+        let code = unsafe { call(card.0, &mut count) };
+        let context = CallContext::global("dcmi_get_device_num_in_card");
+        check(code, context)?;
+        if !(0..=MAX_CHIPS_PER_CARD).contains(&count) {
+            return Err(Error::InvalidValue {
+                context,
+                detail: format!("card {card} reports {count} chips; expected 0..={MAX_CHIPS_PER_CARD}"),
+            });
+        }
+        Ok(count)
+    }
+
+    /// `dcmi_get_device_logic_id`.
+    pub fn logic_id(&self, locator: ChipLocator) -> Result<LogicId> {
+        let call = function!(self.dcmi_get_device_logic_id);
+        let mut logic: c_int = -1;
+        // SAFETY: the out pointer is valid for writes.
+        let code = unsafe { call(&mut logic, locator.card.0, locator.device.0) };
+        let context = CallContext::chip("dcmi_get_device_logic_id", locator, None);
+        check(code, context)?;
+        u32::try_from(logic)
+            .map(LogicId)
+            .map_err(|_| Error::InvalidValue { context, detail: format!("negative logic id {logic}") })
+    }
+
+    /// `dcmi_get_device_phyid_from_logicid`.
+    pub fn phy_from_logic(&self, logic: LogicId) -> Result<PhyId> {
+        let call = function!(self.dcmi_get_device_phyid_from_logicid);
+        let mut phy: c_uint = 0;
+        // SAFETY: the out pointer is valid for writes.
+        let code = unsafe { call(logic.0, &mut phy) };
+        let context = CallContext { call: "dcmi_get_device_phyid_from_logicid", chip: None, logic: Some(logic) };
+        check(code, context)?;
+        Ok(PhyId(phy))
+    }
+
+    /// `dcmi_get_device_logicid_from_phyid`.
+    pub fn logic_from_phy(&self, phy: PhyId) -> Result<LogicId> {
+        let call = function!(self.dcmi_get_device_logicid_from_phyid);
+        let mut logic: c_uint = 0;
+        // SAFETY: the out pointer is valid for writes.
+        let code = unsafe { call(phy.0, &mut logic) };
+        check(code, CallContext::global("dcmi_get_device_logicid_from_phyid"))?;
+        Ok(LogicId(logic))
+    }
+
+    /// `dcmi_get_card_id_device_id_from_logicid`.
+    pub fn locator_from_logic(&self, logic: LogicId) -> Result<ChipLocator> {
+        let call = function!(self.dcmi_get_card_id_device_id_from_logicid);
+        let (mut card, mut device): (c_int, c_int) = (-1, -1);
+        // SAFETY: both out pointers are valid for writes.
+        let code = unsafe { call(&mut card, &mut device, logic.0) };
+        let context = CallContext { call: "dcmi_get_card_id_device_id_from_logicid", chip: None, logic: Some(logic) };
+        check(code, context)?;
+        if card < 0 || !(0..MAX_CHIPS_PER_CARD).contains(&device) {
+            return Err(Error::InvalidValue { context, detail: format!("card {card} device {device}") });
+        }
+        Ok(ChipLocator { card: CardId(card), device: DeviceId(device) })
+    }
+
+    /// `dcmi_get_dcmi_version`.
+    pub fn dcmi_version(&self) -> Result<String> {
+        let call = function!(self.dcmi_get_dcmi_version);
+        let mut buffer = [0 as c_char; STRING_BUFFER];
+        // SAFETY: the buffer is valid for `STRING_BUFFER` bytes, which is the size passed.
+        let code = unsafe { call(buffer.as_mut_ptr(), STRING_BUFFER as c_int) };
+        check(code, CallContext::global("dcmi_get_dcmi_version"))?;
+        Ok(c_string(&buffer))
+    }
+
+    /// `dcmi_get_device_chip_info_v2`, falling back to `dcmi_get_device_chip_info` on older drivers.
+    pub fn chip_info(&self, target: Target) -> Result<RawChipInfo> {
+        match self.chip_info_v2(target) {
+            Err(error) if error.is_unsupported() => self.chip_info_v1(target),
+            other => other,
+        }
+    }
+
+    fn chip_info_v2(&self, target: Target) -> Result<RawChipInfo> {
+        let call = function!(self.dcmi_get_device_chip_info_v2);
+        let mut info = sys::dcmi_chip_info_v2::default();
+        // SAFETY: the struct matches the ABI layout (checked by dcmi-sys's layout assertions) and is writable.
+        let code = unsafe { call(target.card(), target.device(), &mut info) };
+        check(code, target.context("dcmi_get_device_chip_info_v2"))?;
+        Ok(RawChipInfo {
+            chip_type: c_string(&info.chip_type),
+            chip_name: c_string(&info.chip_name),
+            chip_version: c_string(&info.chip_ver),
+            aicore_count: info.aicore_cnt,
+            npu_name: Some(c_string(&info.npu_name)).filter(|name| !name.is_empty()),
+        })
+    }
+
+    fn chip_info_v1(&self, target: Target) -> Result<RawChipInfo> {
+        let call = function!(self.dcmi_get_device_chip_info);
+        let mut info = sys::dcmi_chip_info::default();
+        // SAFETY: the struct matches the ABI layout and is writable.
+        let code = unsafe { call(target.card(), target.device(), &mut info) };
+        check(code, target.context("dcmi_get_device_chip_info"))?;
+        Ok(RawChipInfo {
+            chip_type: c_string(&info.chip_type),
+            chip_name: c_string(&info.chip_name),
+            chip_version: c_string(&info.chip_ver),
+            aicore_count: info.aicore_cnt,
+            npu_name: None,
+        })
+    }
+
+    /// `dcmi_get_device_board_info`.
+    pub fn board_info(&self, target: Target) -> Result<sys::dcmi_board_info> {
+        let call = function!(self.dcmi_get_device_board_info);
+        let mut info = sys::dcmi_board_info::default();
+        // SAFETY: the struct matches the ABI layout and is writable.
+        let code = unsafe { call(target.card(), target.device(), &mut info) };
+        check(code, target.context("dcmi_get_device_board_info"))?;
+        Ok(info)
+    }
+
+    /// `dcmi_get_mainboard_id`.
+    pub fn mainboard_id(&self, target: Target) -> Result<u32> {
+        let call = function!(self.dcmi_get_mainboard_id);
+        let mut id: c_uint = 0;
+        // SAFETY: the out pointer is valid for writes.
+        let code = unsafe { call(target.card(), target.device(), &mut id) };
+        check(code, target.context("dcmi_get_mainboard_id"))?;
+        Ok(id)
+    }
+
+    /// `dcmi_get_product_type`.
+    pub fn product_type(&self, target: Target) -> Result<String> {
+        let call = function!(self.dcmi_get_product_type);
+        let mut buffer = [0 as c_char; STRING_BUFFER];
+        // SAFETY: the buffer is valid for `STRING_BUFFER` bytes, which is the size passed.
+        let code = unsafe { call(target.card(), target.device(), buffer.as_mut_ptr(), STRING_BUFFER as c_int) };
+        check(code, target.context("dcmi_get_product_type"))?;
+        Ok(c_string(&buffer))
+    }
+
+    /// `dcmi_get_device_pcie_info_v2`.
+    pub fn pcie_info(&self, target: Target) -> Result<sys::dcmi_pcie_info_all> {
+        let call = function!(self.dcmi_get_device_pcie_info_v2);
+        let mut info = sys::dcmi_pcie_info_all::default();
+        // SAFETY: the struct matches the ABI layout and is writable.
+        let code = unsafe { call(target.card(), target.device(), &mut info) };
+        check(code, target.context("dcmi_get_device_pcie_info_v2"))?;
+        Ok(info)
+    }
+
+    /// `dcmi_get_affinity_cpu_info_by_device_id`: the affine CPU list.
+    pub fn affinity_cpus(&self, target: Target) -> Result<String> {
+        let call = function!(self.dcmi_get_affinity_cpu_info_by_device_id);
+        let mut buffer = vec![0 as c_char; AFFINITY_BUFFER];
+        let mut length: c_int = 0;
+        // SAFETY: the call takes no buffer size; the buffer is far larger than any CPU list the driver writes (the
+        // vendor's own is 33 bytes), and the length pointer is valid for writes.
+        let code = unsafe { call(target.card(), target.device(), buffer.as_mut_ptr(), &mut length) };
+        check(code, target.context("dcmi_get_affinity_cpu_info_by_device_id"))?;
+        let length = usize::try_from(length).unwrap_or(0).min(AFFINITY_BUFFER);
+        let used = if length == 0 { &buffer[..] } else { &buffer[..length] };
+        Ok(c_string(used))
+    }
+
+    /// `dcmi_get_device_die_v2` (VDIE: the chip's UUID).
+    pub fn die_id(&self, target: Target) -> Result<[u32; 5]> {
+        let call = function!(self.dcmi_get_device_die_v2);
+        let mut die = sys::dcmi_die_id::default();
+        // SAFETY: the struct matches the ABI layout and is writable.
+        let code = unsafe { call(target.card(), target.device(), sys::dcmi_die_type::VDIE, &mut die) };
+        check(code, target.context("dcmi_get_device_die_v2"))?;
+        Ok(die.soc_die)
+    }
+
+    /// `dcmi_get_card_elabel_v2`.
+    pub fn elabel(&self, target: Target) -> Result<RawElabel> {
+        let call = function!(self.dcmi_get_card_elabel_v2);
+        let mut label = sys::dcmi_elabel_info::default();
+        // SAFETY: the struct matches the ABI layout and is writable.
+        let code = unsafe { call(target.card(), &mut label) };
+        check(code, target.context("dcmi_get_card_elabel_v2"))?;
+        Ok(RawElabel {
+            product_name: c_string(&label.product_name),
+            model: c_string(&label.model),
+            manufacturer: c_string(&label.manufacturer),
+            manufacturer_date: c_string(&label.manufacturer_date),
+            serial_number: c_string(&label.serial_number),
+        })
+    }
+
+    /// `dcmi_get_device_health`.
+    pub fn health(&self, target: Target) -> Result<u32> {
+        let call = function!(self.dcmi_get_device_health);
+        let mut health: c_uint = 0;
+        // SAFETY: the out pointer is valid for writes.
+        let code = unsafe { call(target.card(), target.device(), &mut health) };
+        check(code, target.context("dcmi_get_device_health"))?;
+        Ok(health)
+    }
+
+    /// `dcmi_get_device_errorcode_v2`: the raised fault codes, zeros skipped, without heap allocation (the polling
+    /// hot path reads it every few seconds per chip).
+    pub fn error_codes(&self, target: Target) -> Result<FaultCodes> {
+        let call = function!(self.dcmi_get_device_errorcode_v2);
+        let mut count: c_int = 0;
+        let mut codes = [0 as c_uint; ERROR_CODE_SLOTS];
+        // SAFETY: the list is valid for `ERROR_CODE_SLOTS` entries, which is the length passed.
+        let code =
+            unsafe { call(target.card(), target.device(), &mut count, codes.as_mut_ptr(), ERROR_CODE_SLOTS as c_uint) };
+        check(code, target.context("dcmi_get_device_errorcode_v2"))?;
+        let count = usize::try_from(count).unwrap_or(0).min(ERROR_CODE_SLOTS);
+        Ok(FaultCodes::from_codes(codes[..count].iter().map(|code| FaultCode(u64::from(*code)))))
+    }
+
+    /// `dcmi_get_device_temperature` in °C.
+    pub fn temperature(&self, target: Target) -> Result<i32> {
+        let call = function!(self.dcmi_get_device_temperature);
+        let mut value: c_int = 0;
+        // SAFETY: the out pointer is valid for writes.
+        let code = unsafe { call(target.card(), target.device(), &mut value) };
+        check(code, target.context("dcmi_get_device_temperature"))?;
+        Ok(value)
+    }
+
+    /// `dcmi_get_device_power_info` in 0.1 W.
+    pub fn power(&self, target: Target) -> Result<i32> {
+        let call = function!(self.dcmi_get_device_power_info);
+        let mut value: c_int = 0;
+        // SAFETY: the out pointer is valid for writes.
+        let code = unsafe { call(target.card(), target.device(), &mut value) };
+        check(code, target.context("dcmi_get_device_power_info"))?;
+        Ok(value)
+    }
+
+    /// `dcmi_mcu_get_power_info`: the card's power in 0.1 W.
+    pub fn card_power(&self, target: Target) -> Result<i32> {
+        let call = function!(self.dcmi_mcu_get_power_info);
+        let mut value: c_int = 0;
+        // SAFETY: the out pointer is valid for writes.
+        let code = unsafe { call(target.card(), &mut value) };
+        check(code, target.context("dcmi_mcu_get_power_info"))?;
+        Ok(value)
+    }
+
+    /// `dcmi_get_device_voltage` in 0.01 V.
+    pub fn voltage(&self, target: Target) -> Result<u32> {
+        let call = function!(self.dcmi_get_device_voltage);
+        let mut value: c_uint = 0;
+        // SAFETY: the out pointer is valid for writes.
+        let code = unsafe { call(target.card(), target.device(), &mut value) };
+        check(code, target.context("dcmi_get_device_voltage"))?;
+        Ok(value)
+    }
+
+    /// `dcmi_get_device_frequency` in MHz.
+    pub fn frequency(&self, target: Target, kind: i32) -> Result<u32> {
+        let call = function!(self.dcmi_get_device_frequency);
+        let mut value: c_uint = 0;
+        let kind = sys::dcmi_freq_type(kind.unsigned_abs());
+        // SAFETY: the out pointer is valid for writes; the enum is passed by value as a C int.
+        let code = unsafe { call(target.card(), target.device(), kind, &mut value) };
+        check(code, target.context("dcmi_get_device_frequency"))?;
+        Ok(value)
+    }
+
+    /// `dcmi_get_device_utilization_rate` for one input type.
+    pub fn utilization(&self, target: Target, kind: i32) -> Result<u32> {
+        let call = function!(self.dcmi_get_device_utilization_rate);
+        let mut value: c_uint = 0;
+        // SAFETY: the out pointer is valid for writes.
+        let code = unsafe { call(target.card(), target.device(), kind, &mut value) };
+        check(code, target.context("dcmi_get_device_utilization_rate"))?;
+        Ok(value)
+    }
+
+    /// `dcmi_get_device_multi_utilization_rate_period`.
+    pub fn multi_utilization_period(&self, target: Target, period: i32) -> Result<sys::dcmi_multi_utilization_info> {
+        let call = function!(self.dcmi_get_device_multi_utilization_rate_period);
+        let mut info = sys::dcmi_multi_utilization_info::default();
+        // SAFETY: the struct matches the ABI layout and is writable.
+        let code = unsafe { call(target.card(), target.device(), &mut info, period) };
+        check(code, target.context("dcmi_get_device_multi_utilization_rate_period"))?;
+        Ok(info)
+    }
+
+    /// `dcmi_get_device_multi_utilization_rate`.
+    pub fn multi_utilization(&self, target: Target) -> Result<sys::dcmi_multi_utilization_info> {
+        let call = function!(self.dcmi_get_device_multi_utilization_rate);
+        let mut info = sys::dcmi_multi_utilization_info::default();
+        // SAFETY: the struct matches the ABI layout and is writable.
+        let code = unsafe { call(target.card(), target.device(), &mut info) };
+        check(code, target.context("dcmi_get_device_multi_utilization_rate"))?;
+        Ok(info)
+    }
+
+    /// `dcmi_get_device_hbm_info`.
+    pub fn hbm_info(&self, target: Target) -> Result<sys::dcmi_hbm_info> {
+        let call = function!(self.dcmi_get_device_hbm_info);
+        let mut info = sys::dcmi_hbm_info::default();
+        // SAFETY: the struct matches the ABI layout and is writable.
+        let code = unsafe { call(target.card(), target.device(), &mut info) };
+        check(code, target.context("dcmi_get_device_hbm_info"))?;
+        Ok(info)
+    }
+
+    /// `dcmi_get_device_memory_info_v3`.
+    pub fn memory_info(&self, target: Target) -> Result<sys::dcmi_get_memory_info_stru> {
+        let call = function!(self.dcmi_get_device_memory_info_v3);
+        let mut info = sys::dcmi_get_memory_info_stru::default();
+        // SAFETY: the struct has the real LP64 layout (112 bytes, not the header comment's 96) and is writable.
+        let code = unsafe { call(target.card(), target.device(), &mut info) };
+        check(code, target.context("dcmi_get_device_memory_info_v3"))?;
+        Ok(info)
+    }
+
+    /// `dcmi_get_device_ecc_info`.
+    pub fn ecc_info(&self, target: Target, component: i32) -> Result<sys::dcmi_ecc_info> {
+        let call = function!(self.dcmi_get_device_ecc_info);
+        let mut info = sys::dcmi_ecc_info::default();
+        let component = sys::dcmi_device_type(component.unsigned_abs());
+        // SAFETY: the struct matches the ABI layout and is writable.
+        let code = unsafe { call(target.card(), target.device(), component, &mut info) };
+        check(code, target.context("dcmi_get_device_ecc_info"))?;
+        Ok(info)
+    }
+
+    /// `dcmi_get_device_resource_info`: the processes and their device memory (at most [`MAX_PROCESSES`] kept),
+    /// without heap allocation.
+    pub fn processes(&self, target: Target) -> Result<ProcessList> {
+        let call = function!(self.dcmi_get_device_resource_info);
+        let mut entries = [sys::dcmi_proc_mem_info::default(); PROCESS_SLOTS];
+        let mut count: c_int = 0;
+        // SAFETY: the call takes no capacity; the array has four times the documented maximum of 32 entries, and the
+        // count pointer is valid for writes.
+        let code = unsafe { call(target.card(), target.device(), entries.as_mut_ptr(), &mut count) };
+        check(code, target.context("dcmi_get_device_resource_info"))?;
+        let count = usize::try_from(count).unwrap_or(0).min(MAX_PROCESSES);
+        let mut processes = [ChipProcess::default(); MAX_PROCESSES];
+        for (process, entry) in processes.iter_mut().zip(&entries[..count]) {
+            *process = ChipProcess { pid: entry.proc_id, memory_bytes: entry.proc_mem_usage };
+        }
+        Ok(ProcessList::from_slice(&processes[..count]))
+    }
+
+    /// `dcmi_get_pcie_link_bandwidth_info` over `profiling_ms`.
+    pub fn pcie_bandwidth(&self, target: Target, profiling_ms: i32) -> Result<sys::dcmi_pcie_link_bandwidth_info> {
+        let call = function!(self.dcmi_get_pcie_link_bandwidth_info);
+        let mut info = sys::dcmi_pcie_link_bandwidth_info { profiling_time: profiling_ms, ..Default::default() };
+        // SAFETY: the struct matches the ABI layout and is writable; profiling_time is its input field.
+        let code = unsafe { call(target.card(), target.device(), &mut info) };
+        check(code, target.context("dcmi_get_pcie_link_bandwidth_info"))?;
+        Ok(info)
+    }
+
+    /// `dcmi_get_hccs_link_bandwidth_info` over `profiling_ms`.
+    pub fn hccs_bandwidth(&self, target: Target, profiling_ms: i32) -> Result<sys::dcmi_hccs_bandwidth_info> {
+        let call = function!(self.dcmi_get_hccs_link_bandwidth_info);
+        let mut info = sys::dcmi_hccs_bandwidth_info { profiling_time: profiling_ms, ..Default::default() };
+        // SAFETY: the struct matches the ABI layout and is writable; profiling_time is its input field.
+        let code = unsafe { call(target.card(), target.device(), &mut info) };
+        check(code, target.context("dcmi_get_hccs_link_bandwidth_info"))?;
+        Ok(info)
+    }
+
+    /// `dcmi_get_device_network_health`.
+    pub fn network_health(&self, target: Target) -> Result<u32> {
+        let call = function!(self.dcmi_get_device_network_health);
+        let mut result = sys::dcmi_rdfx_detect_result(0);
+        // SAFETY: the out pointer is valid for writes; the enum is a transparent c_uint, so any value is valid.
+        let code = unsafe { call(target.card(), target.device(), &mut result) };
+        check(code, target.context("dcmi_get_device_network_health"))?;
+        Ok(result.0)
+    }
+
+    /// `dcmi_get_device_info(main_cmd, sub_cmd)` into a `T` prepared by the caller (some queries read input fields).
+    pub fn device_info<T: Copy + DeviceInfoBuffer>(
+        &self,
+        target: Target,
+        main_cmd: u32,
+        sub_cmd: u32,
+        mut buffer: T,
+    ) -> Result<T> {
+        let call = function!(self.dcmi_get_device_info);
+        let capacity = std::mem::size_of::<T>();
+        let mut size = c_uint::try_from(capacity).unwrap_or(c_uint::MAX);
+        let pointer = (&mut buffer as *mut T).cast::<c_void>();
+        // SAFETY: `T` is one of the plain ABI structs named by `DeviceInfoBuffer`, valid for `size` bytes of writes;
+        // the driver writes at most `size` bytes.
+        let code =
+            unsafe { call(target.card(), target.device(), sys::dcmi_main_cmd(main_cmd), sub_cmd, pointer, &mut size) };
+        check(code, target.context("dcmi_get_device_info"))?;
+        Ok(buffer)
+    }
+
+    /// `dcmi_create_vdevice` from a template, letting the driver choose the ids.
+    pub fn create_vdevice(&self, target: Target, template: &str) -> Result<sys::dcmi_create_vdev_out> {
+        let call = function!(self.dcmi_create_vdevice);
+        let mut request = sys::dcmi_create_vdev_res_stru { vdev_id: u32::MAX, vfg_id: u32::MAX, ..Default::default() };
+        let capacity = request.template_name.len() - 1;
+        for (slot, byte) in request.template_name.iter_mut().zip(template.bytes().take(capacity)) {
+            *slot = c_char::from_ne_bytes([byte]);
+        }
+        let mut out = sys::dcmi_create_vdev_out::default();
+        // SAFETY: both structs match the ABI layout; the template name is NUL-terminated within its 32 bytes.
+        let code = unsafe { call(target.card(), target.device(), &mut request, &mut out) };
+        check(code, target.context("dcmi_create_vdevice"))?;
+        Ok(out)
+    }
+
+    /// `dcmi_set_destroy_vdevice`.
+    pub fn destroy_vdevice(&self, target: Target, vdev_id: u32) -> Result<()> {
+        let call = function!(self.dcmi_set_destroy_vdevice);
+        // SAFETY: plain integer arguments.
+        let code = unsafe { call(target.card(), target.device(), vdev_id) };
+        check(code, target.context("dcmi_set_destroy_vdevice"))
+    }
+
+    /// `dcmi_set_device_reset` on a channel (1 in-band, 0 out-of-band).
+    pub fn reset(&self, target: Target, in_band: bool) -> Result<()> {
+        let call = function!(self.dcmi_set_device_reset);
+        let channel =
+            if in_band { sys::dcmi_reset_channel::INBAND_CHANNEL } else { sys::dcmi_reset_channel::OUTBAND_CHANNEL };
+        // SAFETY: plain arguments.
+        let code = unsafe { call(target.card(), target.device(), channel) };
+        check(code, target.context("dcmi_set_device_reset"))
+    }
+
+    /// `dcmi_get_device_outband_channel_state`: whether out-of-band reset is possible.
+    pub fn outband_channel_ready(&self, target: Target) -> Result<bool> {
+        let call = function!(self.dcmi_get_device_outband_channel_state);
+        let mut state: c_int = 0;
+        // SAFETY: the out pointer is valid for writes.
+        let code = unsafe { call(target.card(), target.device(), &mut state) };
+        check(code, target.context("dcmi_get_device_outband_channel_state"))?;
+        Ok(state == 1)
+    }
+
+    /// `dcmi_pre_reset_soc`.
+    pub fn pre_reset(&self, target: Target) -> Result<()> {
+        let call = function!(self.dcmi_pre_reset_soc);
+        // SAFETY: plain arguments.
+        let code = unsafe { call(target.card(), target.device()) };
+        check(code, target.context("dcmi_pre_reset_soc"))
+    }
+
+    /// `dcmi_rescan_soc`.
+    pub fn rescan(&self, target: Target) -> Result<()> {
+        let call = function!(self.dcmi_rescan_soc);
+        // SAFETY: plain arguments.
+        let code = unsafe { call(target.card(), target.device()) };
+        check(code, target.context("dcmi_rescan_soc"))
+    }
+
+    /// `dcmi_get_device_boot_status`, raw (3 and 16 both mean finished).
+    pub fn boot_status(&self, target: Target) -> Result<u32> {
+        let call = function!(self.dcmi_get_device_boot_status);
+        let mut status = sys::dcmi_boot_status(0);
+        // SAFETY: the enum is a transparent c_uint, so the driver's 16 is a valid value.
+        let code = unsafe { call(target.card(), target.device(), &mut status) };
+        check(code, target.context("dcmi_get_device_boot_status"))?;
+        Ok(status.0)
+    }
+
+    /// `dcmi_subscribe_fault_event(-1, -1, zeroed filter, callback)`: every chip, no filter. The callback copies each
+    /// event and hands it to [`crate::events::deliver`]; on success the library is pinned (never unloaded).
+    pub fn subscribe_fault_events(&self) -> Result<()> {
+        let call = function!(self.dcmi_subscribe_fault_event);
+        let filter = sys::dcmi_event_filter::default();
+        // SAFETY: the filter is passed by value as the ABI requires; the callback is an `extern "C"` function that
+        // never unwinds and stays valid for the whole process (it is a plain function, and the library is pinned so
+        // that the driver's thread never outlives the code it calls).
+        let code = unsafe { call(-1, -1, filter, Some(fault_event_callback)) };
+        check(code, CallContext::global("dcmi_subscribe_fault_event"))?;
+        self.pin();
+        Ok(())
+    }
+}
+
+impl Drop for LoadedLibrary {
+    fn drop(&mut self) {
+        // Errors of dlclose cannot be reported from Drop; `Dcmi::shutdown` reports them.
+        let _ = self.release();
+    }
+}
+
+/// Marker for the structs `dcmi_get_device_info` may write into.
+pub(crate) trait DeviceInfoBuffer {}
+impl DeviceInfoBuffer for sys::dcmi_soc_total_resource {}
+impl DeviceInfoBuffer for sys::dcmi_soc_free_resource {}
+impl DeviceInfoBuffer for sys::dcmi_vdev_query_stru {}
+
+/// Chip info strings, cut and decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RawChipInfo {
+    pub chip_type: String,
+    pub chip_name: String,
+    pub chip_version: String,
+    pub aicore_count: u32,
+    pub npu_name: Option<String>,
+}
+
+/// Electronic label strings, cut and decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RawElabel {
+    pub product_name: String,
+    pub model: String,
+    pub manufacturer: String,
+    pub manufacturer_date: String,
+    pub serial_number: String,
+}
+
+/// A fault event copied out of the driver's memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RawFaultEvent {
+    pub event_id: u32,
+    pub logic: u16,
+    pub severity: u8,
+    pub assertion: u8,
+    pub name: String,
+}
+
+/// The callback handed to the driver. Runs on a driver thread; must never unwind into C.
+extern "C" fn fault_event_callback(event: *mut sys::dcmi_event) {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        if event.is_null() {
+            return;
+        }
+        // SAFETY: the driver passes a pointer to an event that is valid for the duration of the call (checked
+        // non-null above); we only read it, and copy what we keep.
+        let event = unsafe { &*event };
+        if event.type_ != sys::dcmi_event_type::DCMI_DMS_FAULT_EVENT {
+            return;
+        }
+        // SAFETY: the type tag says the union holds a `dcmi_dms_fault_event`, a plain-data struct.
+        let fault = unsafe { event.event_t.dms_event };
+        crate::events::deliver(RawFaultEvent {
+            event_id: fault.event_id,
+            logic: fault.deviceid,
+            severity: fault.severity,
+            assertion: fault.assertion,
+            name: c_string(&fault.event_name),
+        });
+    }));
+    // A panic in our code (or in a user's channel consumer's drop glue) stops here; the event is lost, the process
+    // and the driver's thread are not.
+    drop(outcome);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_stop_at_the_first_nul_and_tolerate_no_nul() {
+        assert_eq!(c_string(&[b'9', b'1', b'0', 0, b'X']), "910");
+        assert_eq!(c_string(&[b'a'; 4]), "aaaa");
+        let signed: [c_char; 3] = [0x41, 0, 0x42];
+        assert_eq!(c_string(&signed), "A");
+        assert_eq!(c_string(&[0xFFu8, 0]), "\u{FFFD}");
+    }
+
+    #[test]
+    fn the_callback_ignores_null_and_survives() {
+        fault_event_callback(std::ptr::null_mut());
+    }
+}

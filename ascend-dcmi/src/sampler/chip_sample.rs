@@ -1,0 +1,249 @@
+//! Everything the sampler knows about one chip: the values of every group, and how fresh each group is.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::metric::{ecc_index, frequency_index, utilization_index, GroupSet, MetricGroup};
+use super::sampled::Sampled;
+use crate::health::HealthReport;
+use crate::identity::ChipIdentity;
+use crate::ids::ChipIds;
+use crate::telemetry::{
+    DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, NetworkHealth, Power, ProcessList, UtilizationKind,
+};
+use crate::units::{Celsius, MegaHertz, Percent, Volts};
+
+/// The utilisation group: one value per [`UtilizationKind`].
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct UtilizationSample {
+    by_kind: [Sampled<Percent>; 11],
+}
+
+impl UtilizationSample {
+    /// One kind.
+    pub fn get(&self, kind: UtilizationKind) -> &Sampled<Percent> {
+        &self.by_kind[utilization_index(kind)]
+    }
+
+    pub(crate) fn get_mut(&mut self, kind: UtilizationKind) -> &mut Sampled<Percent> {
+        &mut self.by_kind[utilization_index(kind)]
+    }
+
+    fn mark_timed_out(&mut self) {
+        self.by_kind.iter_mut().for_each(Sampled::mark_timed_out);
+    }
+}
+
+/// The chip-state group.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ChipStateSample {
+    /// Chip temperature.
+    pub temperature: Sampled<Celsius>,
+    /// Power draw.
+    pub power: Sampled<Power>,
+    /// Chip voltage.
+    pub voltage: Sampled<Volts>,
+    frequencies: [Sampled<MegaHertz>; 6],
+    /// Health word and fault codes.
+    pub health: Sampled<HealthReport>,
+    /// RoCE network health.
+    pub network_health: Sampled<NetworkHealth>,
+}
+
+impl ChipStateSample {
+    /// One clock.
+    pub fn frequency(&self, kind: FrequencyKind) -> &Sampled<MegaHertz> {
+        &self.frequencies[frequency_index(kind)]
+    }
+
+    pub(crate) fn frequency_mut(&mut self, kind: FrequencyKind) -> &mut Sampled<MegaHertz> {
+        &mut self.frequencies[frequency_index(kind)]
+    }
+
+    fn mark_timed_out(&mut self) {
+        self.temperature.mark_timed_out();
+        self.power.mark_timed_out();
+        self.voltage.mark_timed_out();
+        self.frequencies.iter_mut().for_each(Sampled::mark_timed_out);
+        self.health.mark_timed_out();
+        self.network_health.mark_timed_out();
+    }
+}
+
+/// The memory group.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MemorySample {
+    /// DDR memory.
+    pub ddr: Sampled<DdrMemory>,
+    /// HBM.
+    pub hbm: Sampled<HbmMemory>,
+    ecc: [Sampled<EccCounters>; 4],
+    /// Processes using the chip.
+    pub processes: Sampled<ProcessList>,
+}
+
+impl MemorySample {
+    /// The ECC counters of one component.
+    pub fn ecc(&self, component: EccComponent) -> &Sampled<EccCounters> {
+        &self.ecc[ecc_index(component)]
+    }
+
+    pub(crate) fn ecc_mut(&mut self, component: EccComponent) -> &mut Sampled<EccCounters> {
+        &mut self.ecc[ecc_index(component)]
+    }
+
+    fn mark_timed_out(&mut self) {
+        self.ddr.mark_timed_out();
+        self.hbm.mark_timed_out();
+        self.ecc.iter_mut().for_each(Sampled::mark_timed_out);
+        self.processes.mark_timed_out();
+    }
+}
+
+/// How the latest rounds of one group went for one chip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GroupStatus {
+    last_attempt: Option<Instant>,
+    last_completed: Option<Instant>,
+    timed_out: bool,
+}
+
+impl GroupStatus {
+    /// When a round last tried this group on this chip.
+    pub fn last_attempt(&self) -> Option<Instant> {
+        self.last_attempt
+    }
+
+    /// When a round last completed this group's chain on this chip (each value in it is fresh or says why not).
+    pub fn last_completed(&self) -> Option<Instant> {
+        self.last_completed
+    }
+
+    /// Whether the latest attempt missed its deadline (or was skipped because an earlier call still hangs).
+    pub fn timed_out(&self) -> bool {
+        self.timed_out
+    }
+
+    /// The sample age: time since the chain last completed, `None` before the first completion.
+    pub fn age(&self, now: Instant) -> Option<Duration> {
+        self.last_completed.map(|completed| now.saturating_duration_since(completed))
+    }
+}
+
+/// One chip's sampled values.
+///
+/// `Clone` copies inline data only (the identity is behind an `Arc`), so a snapshot never allocates.
+#[derive(Debug, Clone)]
+pub struct ChipSample {
+    ids: ChipIds,
+    utilization: UtilizationSample,
+    state: ChipStateSample,
+    memory: MemorySample,
+    identity: Sampled<Arc<ChipIdentity>>,
+    groups: [GroupStatus; 4],
+    up: bool,
+}
+
+impl ChipSample {
+    pub(crate) fn new(ids: ChipIds) -> Self {
+        Self {
+            ids,
+            utilization: UtilizationSample::default(),
+            state: ChipStateSample::default(),
+            memory: MemorySample::default(),
+            identity: Sampled::default(),
+            groups: [GroupStatus::default(); 4],
+            up: true,
+        }
+    }
+
+    /// The chip's ids.
+    pub fn ids(&self) -> &ChipIds {
+        &self.ids
+    }
+
+    /// The utilisation group.
+    pub fn utilization(&self) -> &UtilizationSample {
+        &self.utilization
+    }
+
+    /// The chip-state group.
+    pub fn state(&self) -> &ChipStateSample {
+        &self.state
+    }
+
+    /// The memory group.
+    pub fn memory(&self) -> &MemorySample {
+        &self.memory
+    }
+
+    /// The identity group.
+    pub fn identity(&self) -> &Sampled<Arc<ChipIdentity>> {
+        &self.identity
+    }
+
+    /// How the latest rounds of `group` went.
+    pub fn group(&self, group: MetricGroup) -> &GroupStatus {
+        &self.groups[group.index()]
+    }
+
+    /// Whether the chip answered its latest chain within the deadline (the exporter's `up` flag). `false` while a
+    /// call to it hangs; values then keep their last reading, see [`GroupStatus::age`].
+    pub fn is_up(&self) -> bool {
+        self.up
+    }
+
+    pub(crate) fn utilization_mut(&mut self) -> &mut UtilizationSample {
+        &mut self.utilization
+    }
+
+    pub(crate) fn state_mut(&mut self) -> &mut ChipStateSample {
+        &mut self.state
+    }
+
+    pub(crate) fn memory_mut(&mut self) -> &mut MemorySample {
+        &mut self.memory
+    }
+
+    pub(crate) fn identity_mut(&mut self) -> &mut Sampled<Arc<ChipIdentity>> {
+        &mut self.identity
+    }
+
+    /// Copies the values of `groups` from `source` (a worker's scratch copy). Only inline data and an `Arc` are
+    /// copied.
+    pub(crate) fn copy_groups_from(&mut self, source: &ChipSample, groups: GroupSet) {
+        for group in groups.iter() {
+            match group {
+                MetricGroup::Utilization => self.utilization = source.utilization,
+                MetricGroup::ChipState => self.state = source.state,
+                MetricGroup::Memory => self.memory = source.memory,
+                MetricGroup::Identity => self.identity.clone_from(&source.identity),
+            }
+        }
+    }
+
+    /// Records that the chain for `groups`, started at `started`, completed.
+    pub(crate) fn complete(&mut self, groups: GroupSet, started: Instant, completed: Instant) {
+        for group in groups.iter() {
+            self.groups[group.index()] =
+                GroupStatus { last_attempt: Some(started), last_completed: Some(completed), timed_out: false };
+        }
+        self.up = true;
+    }
+
+    /// Records that the chain for `groups` missed its deadline (or was not started because the chip still hangs).
+    pub(crate) fn time_out(&mut self, groups: GroupSet, attempted: Instant) {
+        for group in groups.iter() {
+            match group {
+                MetricGroup::Utilization => self.utilization.mark_timed_out(),
+                MetricGroup::ChipState => self.state.mark_timed_out(),
+                MetricGroup::Memory => self.memory.mark_timed_out(),
+                MetricGroup::Identity => self.identity.mark_timed_out(),
+            }
+            let status = &mut self.groups[group.index()];
+            status.last_attempt = Some(attempted);
+            status.timed_out = true;
+        }
+        self.up = false;
+    }
+}

@@ -1,0 +1,65 @@
+//! The background schedule: polls each group on its own interval until told to stop.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+
+use super::config::SamplerConfig;
+use super::dispatcher::Dispatcher;
+use super::metric::{GroupSet, MetricGroup};
+
+/// Runs until `stop` is disconnected (or receives anything). Every group is due at once when it starts; groups due
+/// together share one round, so a chip sees one chain of calls for them.
+pub(crate) fn run_schedule(dispatcher: &Arc<Dispatcher>, config: &SamplerConfig, stop: &Receiver<()>) {
+    let intervals = MetricGroup::ALL.map(|group| config.interval(group));
+    let mut next_due = [Instant::now(); 4];
+    loop {
+        let now = Instant::now();
+        let selection = dispatcher.shared.selection();
+        let mut due = GroupSet::EMPTY;
+        for group in MetricGroup::ALL {
+            let index = group.index();
+            if next_due[index] <= now {
+                next_due[index] = advance(next_due[index], intervals[index], now);
+                if selection.selects_any_of(group) {
+                    due = due.with(group);
+                }
+            }
+        }
+        if !due.is_empty() {
+            // A failed round (no worker thread could be started) marks its chips timed out; the next round retries.
+            let _ = dispatcher.run_round(due);
+        }
+        let wake = next_due.iter().copied().min().unwrap_or(now);
+        match stop.recv_deadline(wake) {
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+/// The next due time: one interval on, or one interval from now if rounds fell behind (missed polls are skipped,
+/// not made up in a burst).
+fn advance(due: Instant, interval: Duration, now: Instant) -> Instant {
+    let next = due + interval;
+    if next <= now {
+        now + interval
+    } else {
+        next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn late_rounds_skip_instead_of_bursting() {
+        let start = Instant::now();
+        let second = Duration::from_secs(1);
+        assert_eq!(advance(start, second, start), start + second);
+        let late = start + Duration::from_millis(3500);
+        assert_eq!(advance(start, second, late), late + second);
+    }
+}

@@ -1,0 +1,108 @@
+//! State shared by the dispatcher and the worker threads.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Sender;
+
+use super::chip_slot::ChipSlot;
+use super::metric::MetricSet;
+use crate::manager::DeviceManager;
+
+/// What workers need: the manager, the chip slots, the selection, and the round's countdown.
+pub(crate) struct Shared {
+    pub(crate) manager: Arc<dyn DeviceManager>,
+    /// One slot per chip, allocated once.
+    pub(crate) chips: Box<[ChipSlot]>,
+    selection: AtomicU64,
+    /// Chains of the current round not yet completed or given up (plus one while the dispatcher still queues).
+    pending: AtomicUsize,
+    /// The worker that completes a round's last chain sends the round number here.
+    round_done: Sender<u64>,
+    epoch: Instant,
+    worker_serial: AtomicUsize,
+    /// Workers that finished their start-up (thread set up, wait context created).
+    workers_started: AtomicUsize,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        manager: Arc<dyn DeviceManager>,
+        chips: Box<[ChipSlot]>,
+        selection: MetricSet,
+        round_done: Sender<u64>,
+    ) -> Self {
+        Self {
+            manager,
+            chips,
+            selection: AtomicU64::new(selection.bits()),
+            pending: AtomicUsize::new(0),
+            round_done,
+            epoch: Instant::now(),
+            worker_serial: AtomicUsize::new(0),
+            workers_started: AtomicUsize::new(0),
+        }
+    }
+
+    pub(crate) fn selection(&self) -> MetricSet {
+        MetricSet::from_bits(self.selection.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn set_selection(&self, selection: MetricSet) {
+        self.selection.store(selection.bits(), Ordering::Relaxed);
+    }
+
+    pub(crate) fn next_worker_serial(&self) -> usize {
+        self.worker_serial.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Worker: start-up done; from here on it allocates nothing per job.
+    pub(crate) fn worker_started(&self) {
+        self.workers_started.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub(crate) fn workers_started(&self) -> usize {
+        self.workers_started.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn nanos_since_epoch(&self, instant: Instant) -> u64 {
+        u64::try_from(instant.saturating_duration_since(self.epoch).as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    pub(crate) fn instant_at(&self, nanos: u64) -> Instant {
+        self.epoch + Duration::from_nanos(nanos)
+    }
+
+    /// Dispatcher: a round starts; the one extra count is released by [`Shared::dispatch_done`].
+    pub(crate) fn begin_round(&self) {
+        self.pending.store(1, Ordering::Release);
+    }
+
+    /// Dispatcher: one more chain queued.
+    pub(crate) fn add_pending(&self) {
+        self.pending.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Dispatcher: every chain is queued.
+    pub(crate) fn dispatch_done(&self) {
+        self.pending.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Dispatcher: a chain was given up (timed out or never started).
+    pub(crate) fn chain_given_up(&self) {
+        self.pending.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Worker: a chain of `round` completed. The last one wakes the dispatcher: one wake-up per round, not per chip.
+    pub(crate) fn chain_done(&self, round: u64) {
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // Never blocks a worker: a full channel already holds a wake-up the dispatcher has not read.
+            let _ = self.round_done.try_send(round);
+        }
+    }
+
+    pub(crate) fn pending(&self) -> usize {
+        self.pending.load(Ordering::Acquire)
+    }
+}

@@ -1,0 +1,186 @@
+//! Worker threads: each takes a chip's job from the queue and runs the chip's chain of driver calls.
+
+use std::io;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+
+use super::chip_sample::{ChipSample, ChipStateSample, MemorySample, UtilizationSample};
+use super::chip_slot::ChipControl;
+use super::metric::{GroupSet, Metric, MetricGroup, MetricSet, ECC_COMPONENTS};
+use super::sampled::Sampled;
+use super::shared::Shared;
+use crate::error::Result;
+use crate::ids::LogicId;
+use crate::manager::DeviceManager;
+use crate::telemetry::{FrequencyKind, UtilizationKind};
+
+/// One chip's chain for one round: a few words, sent through a bounded array channel (no allocation per job).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Job {
+    pub(crate) chip: u32,
+    pub(crate) groups: GroupSet,
+    pub(crate) round: u64,
+}
+
+/// How long a new worker waits for a first job before blocking without a deadline.
+const WARM_UP_WAIT: Duration = Duration::from_millis(1);
+
+/// Starts a worker thread.
+pub(crate) fn spawn_worker(shared: Arc<Shared>, jobs: Receiver<Job>) -> io::Result<JoinHandle<()>> {
+    let name = format!("dcmi-sampler-{}", shared.next_worker_serial());
+    thread::Builder::new().name(name).spawn(move || run_worker(&shared, &jobs))
+}
+
+/// Takes jobs until the queue closes, or until a chain of this worker was abandoned: a replacement already took over,
+/// so the thread ends as soon as its hung call returns.
+fn run_worker(shared: &Shared, jobs: &Receiver<Job>) {
+    let Some(first) = shared.chips.first() else { return };
+    // The scratch copy is reused for every job; cloning the slot copies inline data and bumps an `Arc`.
+    let mut scratch = first.sample.lock().clone();
+    // Blocking once on the empty queue makes crossbeam create this thread's wait context (one allocation) now, at
+    // start-up, instead of in the first round that happens to leave this worker idle.
+    let first_job = jobs.recv_timeout(WARM_UP_WAIT);
+    shared.worker_started();
+    let mut next = match first_job {
+        Err(RecvTimeoutError::Disconnected) => return,
+        Err(RecvTimeoutError::Timeout) => jobs.recv(),
+        Ok(job) => Ok(job),
+    };
+    while let Ok(job) = next {
+        if run_job(shared, job, &mut scratch) == Outcome::Abandoned {
+            return;
+        }
+        next = jobs.recv();
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Outcome {
+    /// The chain committed, or the job was stale and skipped.
+    Done,
+    /// The dispatcher gave up on the chain while a call hung; this worker was replaced.
+    Abandoned,
+}
+
+/// Runs one chip's chain on the scratch copy and commits it to the slot, unless the dispatcher gave up on it.
+fn run_job(shared: &Shared, job: Job, scratch: &mut ChipSample) -> Outcome {
+    let Some(slot) = shared.chips.get(job.chip as usize) else { return Outcome::Done };
+    let started = Instant::now();
+    if !slot.control.start(job.round, shared.nanos_since_epoch(started)) {
+        return Outcome::Done;
+    }
+    scratch.copy_groups_from(&slot.sample.lock(), job.groups);
+    let chain = Chain {
+        manager: shared.manager.as_ref(),
+        chip: slot.ids.logic,
+        control: &slot.control,
+        round: job.round,
+        selection: shared.selection(),
+    };
+    if chain.run(scratch, job.groups).is_break() {
+        slot.control.release_abandoned(job.round);
+        return Outcome::Abandoned;
+    }
+    let committed = {
+        let mut sample = slot.sample.lock();
+        let finished = slot.control.finish(job.round);
+        if finished {
+            sample.copy_groups_from(scratch, job.groups);
+            sample.complete(job.groups, started, Instant::now());
+        }
+        finished
+    };
+    if !committed {
+        slot.control.release_abandoned(job.round);
+        return Outcome::Abandoned;
+    }
+    shared.chain_done(job.round);
+    Outcome::Done
+}
+
+/// The dispatcher gave up on the chain: stop calling the chip.
+struct Abandoned;
+
+type Step = ControlFlow<Abandoned>;
+
+/// The calls of one chip for one round, in a fixed order, each skipped when deselected or known unsupported.
+struct Chain<'a> {
+    manager: &'a dyn DeviceManager,
+    chip: LogicId,
+    control: &'a ChipControl,
+    round: u64,
+    selection: MetricSet,
+}
+
+impl Chain<'_> {
+    fn run(&self, sample: &mut ChipSample, groups: GroupSet) -> Step {
+        for group in groups.iter() {
+            match group {
+                MetricGroup::Utilization => self.utilization(sample.utilization_mut())?,
+                MetricGroup::ChipState => self.chip_state(sample.state_mut())?,
+                MetricGroup::Memory => self.memory(sample.memory_mut())?,
+                MetricGroup::Identity => {
+                    self.read(Metric::Identity, sample.identity_mut(), |m, chip| m.identity(chip).map(Arc::new))?
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn utilization(&self, sample: &mut UtilizationSample) -> Step {
+        for kind in UtilizationKind::ALL {
+            self.read(Metric::Utilization(kind), sample.get_mut(kind), |m, chip| m.utilization(chip, kind))?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn chip_state(&self, sample: &mut ChipStateSample) -> Step {
+        self.read(Metric::Temperature, &mut sample.temperature, |m, chip| m.temperature(chip))?;
+        self.read(Metric::Power, &mut sample.power, |m, chip| m.power(chip))?;
+        self.read(Metric::Voltage, &mut sample.voltage, |m, chip| m.voltage(chip))?;
+        for kind in FrequencyKind::ALL {
+            self.read(Metric::Frequency(kind), sample.frequency_mut(kind), |m, chip| m.frequency(chip, kind))?;
+        }
+        self.read(Metric::Health, &mut sample.health, |m, chip| m.health(chip))?;
+        self.read(Metric::NetworkHealth, &mut sample.network_health, |m, chip| m.network_health(chip))
+    }
+
+    fn memory(&self, sample: &mut MemorySample) -> Step {
+        self.read(Metric::DdrMemory, &mut sample.ddr, |m, chip| m.ddr_memory(chip))?;
+        self.read(Metric::HbmMemory, &mut sample.hbm, |m, chip| m.hbm_memory(chip))?;
+        for component in ECC_COMPONENTS {
+            self.read(Metric::Ecc(component), sample.ecc_mut(component), |m, chip| m.ecc(chip, component))?;
+        }
+        self.read(Metric::Processes, &mut sample.processes, |m, chip| m.processes(chip))
+    }
+
+    /// Makes one call unless the metric is deselected or known unsupported, and records its outcome.
+    fn read<T>(
+        &self,
+        metric: Metric,
+        target: &mut Sampled<T>,
+        call: impl FnOnce(&dyn DeviceManager, LogicId) -> Result<T>,
+    ) -> Step {
+        if !self.selection.contains(metric) {
+            target.disable();
+            return ControlFlow::Continue(());
+        }
+        if self.control.is_unsupported(metric) {
+            target.mark_unsupported();
+            return ControlFlow::Continue(());
+        }
+        let result = call(self.manager, self.chip);
+        if self.control.is_abandoned(self.round) {
+            return ControlFlow::Break(Abandoned);
+        }
+        if matches!(&result, Err(error) if error.is_unsupported()) {
+            self.control.remember_unsupported(metric);
+        }
+        target.record(result, Instant::now());
+        ControlFlow::Continue(())
+    }
+}

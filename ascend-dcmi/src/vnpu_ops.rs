@@ -1,0 +1,95 @@
+//! vNPU operations on a [`Chip`]: inventory, create from a template, destroy.
+//!
+//! The inventory comes from `dcmi_get_device_info` with main command 52 (vNPU management): sub command 1 for the
+//! totals and the list of vNPU ids, 2 for what is free, 0 for one vNPU, 5 for its activity (not on every chip).
+
+use dcmi_sys as sys;
+
+use crate::chip::Chip;
+use crate::error::{Error, Result};
+use crate::units::BYTES_PER_MB;
+use crate::vnpu::{Vnpu, VnpuId, VnpuInventory, VnpuTemplate};
+
+/// `DCMI_MAIN_CMD_VDEV_MNG`.
+const VDEV_MANAGEMENT: u32 = 52;
+/// Sub commands of [`VDEV_MANAGEMENT`].
+const QUERY_ONE: u32 = 0;
+const QUERY_TOTAL: u32 = 1;
+const QUERY_FREE: u32 = 2;
+const QUERY_ACTIVITY: u32 = 5;
+
+impl Chip {
+    /// vNPU resources and the vNPUs that exist.
+    ///
+    /// # Errors
+    /// [`Error::NotSupported`] on chips without vNPU support, [`Error::InvalidValue`] when the driver reports more
+    /// vNPUs than its list holds, or any DCMI error.
+    #[doc(alias = "dcmi_get_device_info")]
+    pub fn vnpus(&self) -> Result<VnpuInventory> {
+        let library = self.dcmi().library();
+        let target = self.target();
+        let total =
+            library.device_info(target, VDEV_MANAGEMENT, QUERY_TOTAL, sys::dcmi_soc_total_resource::default())?;
+        let count = usize::try_from(total.vdev_num).unwrap_or(usize::MAX);
+        if count > total.vdev_id.len() {
+            return Err(Error::InvalidValue {
+                context: self.context("dcmi_get_device_info"),
+                detail: format!("{} vNPUs reported, at most {} possible", total.vdev_num, total.vdev_id.len()),
+            });
+        }
+        let free = library.device_info(target, VDEV_MANAGEMENT, QUERY_FREE, sys::dcmi_soc_free_resource::default())?;
+        let mut vnpus = Vec::with_capacity(count);
+        for id in &total.vdev_id[..count] {
+            let request = sys::dcmi_vdev_query_stru { vdev_id: *id, ..Default::default() };
+            let one = library.device_info(target, VDEV_MANAGEMENT, QUERY_ONE, request)?;
+            let activity = library.device_info(target, VDEV_MANAGEMENT, QUERY_ACTIVITY, request).ok();
+            let info = &one.query_info;
+            vnpus.push(Vnpu {
+                id: VnpuId(*id),
+                template: crate::ffi::c_string(&info.name),
+                aicore: info.computing.aic,
+                memory_bytes: info.computing.memory_size.saturating_mul(BYTES_PER_MB),
+                in_use: info.is_container_used != 0,
+                aicore_utilization: activity.map(|a| a.query_info.computing.vdev_aicore_utilization),
+            });
+        }
+        Ok(VnpuInventory {
+            total_aicore: total.computing.aic,
+            free_aicore: free.computing.aic,
+            total_memory_bytes: total.computing.memory_size.saturating_mul(BYTES_PER_MB),
+            free_memory_bytes: free.computing.memory_size.saturating_mul(BYTES_PER_MB),
+            vnpus,
+        })
+    }
+
+    /// Creates a vNPU from a template (by driver name, for example `"vir02"`); the driver picks its id.
+    ///
+    /// # Errors
+    /// [`Error::VnpuTemplateNotAllowed`] for a template this chip type does not allow (checked before any call);
+    /// any DCMI error (for example [`Error::ResourceOccupied`] when the chip lacks the resources).
+    #[doc(alias = "dcmi_create_vdevice")]
+    pub fn create_vnpu(&self, template: &str) -> Result<VnpuId> {
+        let chip_type = self.chip_type()?;
+        let allowed_here = VnpuTemplate::by_name(template).zip(chip_type).is_some_and(|(t, chip)| t.allows(chip));
+        if !allowed_here {
+            return Err(Error::VnpuTemplateNotAllowed {
+                template: template.to_owned(),
+                chip_type: chip_type.map_or_else(|| "an unsupported chip".to_owned(), |t| t.to_string()),
+                allowed: chip_type
+                    .map(|t| VnpuTemplate::for_chip_type(t).map(|t| t.name).collect())
+                    .unwrap_or_default(),
+            });
+        }
+        let out = self.dcmi().library().create_vdevice(self.target(), template)?;
+        Ok(VnpuId(out.vdev_id))
+    }
+
+    /// Destroys a vNPU.
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    #[doc(alias = "dcmi_set_destroy_vdevice")]
+    pub fn destroy_vnpu(&self, vnpu: VnpuId) -> Result<()> {
+        self.dcmi().library().destroy_vdevice(self.target(), vnpu.0)
+    }
+}
