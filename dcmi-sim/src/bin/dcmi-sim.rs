@@ -1,0 +1,91 @@
+//! `dcmi-sim`: tools around the simulated libdcmi.so.
+//!
+//! `dcmi-sim fake-host --topology T --root DIR` lays out a fake Atlas host (device nodes, driver files, the simulator
+//! installed as `libdcmi.so`, `/sys` entries) under DIR. `T` is a topology file or the name of a sample topology.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use dcmi_sim::fake_host::{DeviceNodeKind, FakeHost, FakeHostOptions};
+
+#[derive(Parser)]
+#[command(name = "dcmi-sim", version, about = "Tools around the simulated libdcmi.so")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Lay out a fake Atlas host for a topology under a root directory.
+    FakeHost {
+        /// A topology file, or the name of a sample topology (see `dcmi-sim samples`).
+        #[arg(long)]
+        topology: String,
+        /// The root directory to lay the host out in (created if missing).
+        #[arg(long)]
+        root: PathBuf,
+        /// The simulator library to install as libdcmi.so (default: the one built next to this tool).
+        #[arg(long)]
+        library: Option<PathBuf>,
+        /// CANN toolkit version written to version.cfg.
+        #[arg(long, default_value = dcmi_sim::fake_host::DEFAULT_CANN_VERSION)]
+        cann_version: String,
+        /// Write plain files instead of character devices even when running as root.
+        #[arg(long)]
+        plain_device_nodes: bool,
+    },
+    /// List the sample topologies built into the simulator.
+    Samples,
+    /// Print a sample topology as TOML.
+    Sample {
+        /// The sample's name.
+        name: String,
+    },
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("dcmi-sim: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Command::FakeHost { topology, root, library, cann_version, plain_device_nodes } => {
+            let topology = dcmi_sim::samples::load_file_or_sample(&topology).map_err(|error| error.to_string())?;
+            let options = FakeHostOptions { library, cann_version: Some(cann_version), plain_device_nodes };
+            let host = FakeHost::build(&topology, &root, &options).map_err(|error| error.to_string())?;
+            let nodes = match host.device_nodes {
+                DeviceNodeKind::CharacterDevices => "character devices",
+                DeviceNodeKind::PlainFiles => "plain files (not root: no character devices)",
+            };
+            println!("fake host laid out under {}", host.root.display());
+            println!("  chips (phy ids): {:?}", host.phy_ids);
+            println!("  device nodes:    {nodes}");
+            println!("  libdcmi.so:      {}", host.library.display());
+            println!("  topology:        {}", host.topology.display());
+            println!("use it with: DCMI_SIM_CONFIG={} ASCEND_DCMI_LIBRARY={}", host.topology.display(), host.library.display());
+            Ok(())
+        }
+        Command::Samples => {
+            for sample in dcmi_sim::samples::SAMPLES {
+                println!("{:<16} {}", sample.name, sample.description);
+            }
+            Ok(())
+        }
+        Command::Sample { name } => {
+            let sample = dcmi_sim::samples::by_name(&name).ok_or_else(|| {
+                let names: Vec<&str> = dcmi_sim::samples::SAMPLES.iter().map(|s| s.name).collect();
+                format!("no sample topology {name:?}; samples: {}", names.join(", "))
+            })?;
+            print!("{}", sample.toml);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,399 @@
+//! A fake Atlas host: the files, device nodes and `/sys` entries a real Ascend server has, laid out under a root
+//! directory, with the simulator installed as the driver's `libdcmi.so`.
+//!
+//! The device plugin, the OCI hook and the doctor run against such a root exactly as they run against `/` on a real
+//! server. [`FakeHost::build`] writes:
+//!
+//! | path under the root | what |
+//! |---|---|
+//! | `dev/davinci<phy>` | one node per chip: major [`DAVINCI_MAJOR`], minor = physical id |
+//! | `dev/davinci_manager`, `dev/devmm_svm`, `dev/hisi_hdc`, `dev/dvpp_cmdlist` | the shared manager nodes ([`MANAGER_NODES`]) |
+//! | `usr/local/Ascend/driver/version.info` | the driver version of the topology |
+//! | `usr/local/Ascend/driver/lib64/driver/libdcmi.so` | the simulator library (also linked from `lib64/` and `/usr/local/dcmi`) |
+//! | `usr/local/Ascend/driver/lib64/common/`, `.../include/`, `usr/local/bin/npu-smi` | the other driver files mount lists name |
+//! | `usr/local/Ascend/ascend-toolkit/latest/version.cfg` | the CANN toolkit version |
+//! | `etc/dcmi-sim/topology.toml` | the topology, to point `DCMI_SIM_CONFIG` at |
+//! | `sys/devices/system/node/node<N>/cpulist` | NUMA nodes and their CPUs, from the chips' affinity |
+//! | `sys/bus/pci/devices/<bdf>/{vendor,device,numa_node}` | the chips' PCIe functions |
+//! | `sys/module/drv_davinci_intf_host`, `sys/module/drv_devmng_host` | "driver loaded" |
+//! | `lib/modules/<release>/build/Makefile` | kernel headers matching the running kernel |
+//! | `sys/firmware/efi/efivars/SecureBoot-…` | Secure Boot off |
+//!
+//! Device nodes are character devices when the builder runs as root and plain files otherwise; [`FakeHost::device_nodes`]
+//! says which.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::topology::Topology;
+
+/// Major number of the fake `/dev/davinci<N>` nodes (in Linux's range for local use).
+pub const DAVINCI_MAJOR: u32 = 240;
+
+/// The shared manager nodes every container that uses a chip needs, with their fake major numbers (minor 0).
+pub const MANAGER_NODES: [(&str, u32); 4] =
+    [("davinci_manager", 241), ("devmm_svm", 242), ("hisi_hdc", 243), ("dvpp_cmdlist", 244)];
+
+/// Where the driver's files live on an Atlas host, relative to the root.
+pub const DRIVER_DIR: &str = "usr/local/Ascend/driver";
+
+/// Where the simulator library is installed as `libdcmi.so`, relative to the root.
+pub const LIBRARY_PATH: &str = "usr/local/Ascend/driver/lib64/driver/libdcmi.so";
+
+/// Where the topology is copied, relative to the root.
+pub const TOPOLOGY_PATH: &str = "etc/dcmi-sim/topology.toml";
+
+/// The CANN toolkit version written unless the options say otherwise.
+pub const DEFAULT_CANN_VERSION: &str = "8.0.RC3";
+
+/// The EFI variable that holds the Secure Boot state.
+const SECURE_BOOT_VARIABLE: &str = "SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c";
+
+/// What kind of files the device nodes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceNodeKind {
+    /// Real character devices (the builder ran as root).
+    CharacterDevices,
+    /// Plain empty files (the builder could not create device nodes).
+    PlainFiles,
+}
+
+/// Choices for [`FakeHost::build`].
+#[derive(Debug, Clone)]
+pub struct FakeHostOptions {
+    /// The simulator library to install; `None` finds the built one with [`crate::locate::library_path`].
+    pub library: Option<PathBuf>,
+    /// The CANN toolkit version for `version.cfg`; `None` writes no toolkit at all.
+    pub cann_version: Option<String>,
+    /// Force plain files for device nodes even as root.
+    pub plain_device_nodes: bool,
+}
+
+impl Default for FakeHostOptions {
+    fn default() -> Self {
+        Self { library: None, cann_version: Some(DEFAULT_CANN_VERSION.to_owned()), plain_device_nodes: false }
+    }
+}
+
+/// A fake host that was laid out.
+#[derive(Debug, Clone)]
+pub struct FakeHost {
+    /// The root directory.
+    pub root: PathBuf,
+    /// The installed `libdcmi.so`.
+    pub library: PathBuf,
+    /// The copied topology file (set `DCMI_SIM_CONFIG` to it).
+    pub topology: PathBuf,
+    /// What the device nodes are.
+    pub device_nodes: DeviceNodeKind,
+    /// The physical ids that got a `/dev/davinci<phy>` node, ascending.
+    pub phy_ids: Vec<u32>,
+}
+
+/// Why a fake host could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum FakeHostError {
+    /// A file or directory could not be written.
+    #[error("fake host: cannot write {}: {source}", path.display())]
+    Write {
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// The simulator library was not found.
+    #[error("fake host: {0}")]
+    Library(String),
+    /// The topology could not be serialised.
+    #[error("fake host: cannot write the topology: {0}")]
+    Topology(String),
+}
+
+impl FakeHost {
+    /// Lays out a host for `topology` under `root` (created if missing; existing files are overwritten).
+    ///
+    /// # Errors
+    /// [`FakeHostError`] naming the path that could not be written, or saying that the library was not found.
+    pub fn build(topology: &Topology, root: &Path, options: &FakeHostOptions) -> Result<FakeHost, FakeHostError> {
+        let library_source = match &options.library {
+            Some(path) => path.clone(),
+            None => crate::locate::library_path().map_err(|error| FakeHostError::Library(error.to_string()))?,
+        };
+        let writer = Writer { root: root.to_path_buf() };
+        writer.dir("")?;
+
+        let use_char_devices = !options.plain_device_nodes && rustix::process::geteuid().is_root();
+        let mut phy_ids: Vec<u32> = topology.chips().map(|found| found.chip.phy_id).collect();
+        phy_ids.sort_unstable();
+        let mut device_nodes =
+            if use_char_devices { DeviceNodeKind::CharacterDevices } else { DeviceNodeKind::PlainFiles };
+        for phy in &phy_ids {
+            device_nodes = writer.device_node(&format!("dev/davinci{phy}"), DAVINCI_MAJOR, *phy, device_nodes)?;
+        }
+        for (name, major) in MANAGER_NODES {
+            device_nodes = writer.device_node(&format!("dev/{name}"), major, 0, device_nodes)?;
+        }
+
+        writer.driver(topology, &library_source)?;
+        if let Some(version) = &options.cann_version {
+            writer.file(
+                "usr/local/Ascend/ascend-toolkit/latest/version.cfg",
+                &format!(
+                    "# CANN toolkit version (dcmi-sim fake host)\nversion={version}\n\
+                     runtime_running_version=[{version}:{version}]\ncompiler_running_version=[{version}:{version}]\n"
+                ),
+                0o644,
+            )?;
+        }
+        writer.sys(topology)?;
+        let topology_text = topology.to_toml_string().map_err(FakeHostError::Topology)?;
+        writer.file(TOPOLOGY_PATH, &topology_text, 0o644)?;
+
+        Ok(FakeHost {
+            root: root.to_path_buf(),
+            library: root.join(LIBRARY_PATH),
+            topology: root.join(TOPOLOGY_PATH),
+            device_nodes,
+            phy_ids,
+        })
+    }
+
+    /// The path of a file under the root, for example `host.path("dev/davinci0")`.
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.root.join(relative.trim_start_matches('/'))
+    }
+}
+
+/// Writes files below one root with explicit modes, so the result does not depend on the umask.
+struct Writer {
+    root: PathBuf,
+}
+
+impl Writer {
+    fn target(&self, relative: &str) -> PathBuf {
+        self.root.join(relative.trim_start_matches('/'))
+    }
+
+    fn io<T>(&self, path: &Path, result: io::Result<T>) -> Result<T, FakeHostError> {
+        result.map_err(|source| FakeHostError::Write { path: path.to_path_buf(), source })
+    }
+
+    fn dir(&self, relative: &str) -> Result<PathBuf, FakeHostError> {
+        let path = self.target(relative);
+        self.io(&path, fs::create_dir_all(&path))?;
+        // Every directory from the root down gets 0755, so the library ownership check accepts the tree.
+        let mut current = self.root.clone();
+        self.io(&current, fs::set_permissions(&current, fs::Permissions::from_mode(0o755)))?;
+        for part in Path::new(relative.trim_start_matches('/')).components() {
+            current.push(part);
+            self.io(&current, fs::set_permissions(&current, fs::Permissions::from_mode(0o755)))?;
+        }
+        Ok(path)
+    }
+
+    fn parent_dir(&self, relative: &str) -> Result<(), FakeHostError> {
+        match Path::new(relative.trim_start_matches('/')).parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => self.dir(&parent.to_string_lossy()).map(|_| ()),
+            _ => Ok(()),
+        }
+    }
+
+    fn file(&self, relative: &str, contents: &str, mode: u32) -> Result<PathBuf, FakeHostError> {
+        self.bytes(relative, contents.as_bytes(), mode)
+    }
+
+    fn bytes(&self, relative: &str, contents: &[u8], mode: u32) -> Result<PathBuf, FakeHostError> {
+        self.parent_dir(relative)?;
+        let path = self.target(relative);
+        // Replace rather than truncate: the old file may be a library a running process has mapped.
+        if path.exists() || path.is_symlink() {
+            self.io(&path, fs::remove_file(&path))?;
+        }
+        self.io(&path, fs::write(&path, contents))?;
+        self.io(&path, fs::set_permissions(&path, fs::Permissions::from_mode(mode)))?;
+        Ok(path)
+    }
+
+    fn symlink(&self, relative: &str, target: &str) -> Result<(), FakeHostError> {
+        self.parent_dir(relative)?;
+        let path = self.target(relative);
+        if path.exists() || path.is_symlink() {
+            self.io(&path, fs::remove_file(&path))?;
+        }
+        self.io(&path, std::os::unix::fs::symlink(target, &path))
+    }
+
+    /// Creates a character device when `kind` allows it, falling back to a plain file (and saying so through the
+    /// returned kind) when the kernel refuses.
+    fn device_node(
+        &self,
+        relative: &str,
+        major: u32,
+        minor: u32,
+        kind: DeviceNodeKind,
+    ) -> Result<DeviceNodeKind, FakeHostError> {
+        self.parent_dir(relative)?;
+        let path = self.target(relative);
+        if path.exists() || path.is_symlink() {
+            self.io(&path, fs::remove_file(&path))?;
+        }
+        if kind == DeviceNodeKind::CharacterDevices {
+            let made = rustix::fs::mknodat(
+                rustix::fs::CWD,
+                &path,
+                rustix::fs::FileType::CharacterDevice,
+                rustix::fs::Mode::from_raw_mode(0o666),
+                rustix::fs::makedev(major, minor),
+            );
+            if made.is_ok() {
+                self.io(&path, fs::set_permissions(&path, fs::Permissions::from_mode(0o666)))?;
+                return Ok(DeviceNodeKind::CharacterDevices);
+            }
+        }
+        self.bytes(relative, b"", 0o666)?;
+        Ok(DeviceNodeKind::PlainFiles)
+    }
+
+    fn driver(&self, topology: &Topology, library_source: &Path) -> Result<(), FakeHostError> {
+        let version = &topology.simulation.driver_version;
+        self.file(
+            &format!("{DRIVER_DIR}/version.info"),
+            &format!(
+                "Version={version}\npackage_version={version}\nInnerversion=dcmi-sim\n\
+                 compatible_version_fw=[7.0.0,7.99.99]\n"
+            ),
+            0o444,
+        )?;
+        let library = self.io(library_source, fs::read(library_source))?;
+        self.bytes(LIBRARY_PATH, &library, 0o755)?;
+        self.symlink(&format!("{DRIVER_DIR}/lib64/libdcmi.so"), "driver/libdcmi.so")?;
+        self.symlink("usr/local/dcmi/libdcmi.so", "../Ascend/driver/lib64/driver/libdcmi.so")?;
+        self.dir(&format!("{DRIVER_DIR}/lib64/common"))?;
+        self.file(&format!("{DRIVER_DIR}/lib64/common/libc_sec.so"), "placeholder library of the fake host\n", 0o644)?;
+        self.file(&format!("{DRIVER_DIR}/include/dcmi_interface_api.h"), "/* see dcmi-sys/include */\n", 0o644)?;
+        self.file(
+            "usr/local/bin/npu-smi",
+            "#!/bin/sh\necho \"npu-smi of a dcmi-sim fake host; use ascend-smi\"\n",
+            0o755,
+        )?;
+        self.dir("var/queue_schedule")?;
+        self.dir("sys/module/drv_davinci_intf_host")?;
+        self.dir("sys/module/drv_devmng_host")?;
+        Ok(())
+    }
+
+    fn sys(&self, topology: &Topology) -> Result<(), FakeHostError> {
+        let mut nodes: Vec<(i32, String)> = Vec::new();
+        for found in topology.chips() {
+            let chip = found.chip;
+            let bdf = chip.pcie.bdf.to_ascii_lowercase();
+            let pci = format!("sys/bus/pci/devices/{bdf}");
+            self.file(&format!("{pci}/vendor"), &format!("0x{:04x}\n", chip.pcie.vendor_id), 0o444)?;
+            self.file(&format!("{pci}/device"), &format!("0x{:04x}\n", chip.pcie.device_id), 0o444)?;
+            self.file(&format!("{pci}/numa_node"), &format!("{}\n", chip.numa_node), 0o444)?;
+            if chip.numa_node >= 0 && !nodes.iter().any(|(node, _)| *node == chip.numa_node) {
+                nodes.push((chip.numa_node, chip.affinity_cpus.clone()));
+            }
+        }
+        nodes.sort();
+        for (node, cpus) in nodes {
+            self.file(&format!("sys/devices/system/node/node{node}/cpulist"), &format!("{cpus}\n"), 0o444)?;
+        }
+        let release = rustix::system::uname().release().to_string_lossy().into_owned();
+        self.file(&format!("lib/modules/{release}/build/Makefile"), "# kernel headers of the fake host\n", 0o644)?;
+        // Four attribute bytes, then the value: 0 = Secure Boot off.
+        self.bytes(&format!("sys/firmware/efi/efivars/{SECURE_BOOT_VARIABLE}"), &[6, 0, 0, 0, 0], 0o644)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::FileTypeExt;
+
+    fn two_chip_topology() -> Topology {
+        let text = r#"
+            [simulation]
+            driver_version = "24.1.rc3"
+
+            [[card]]
+            card_id = 3
+            [[card.chip]]
+            device_id = 0
+            logic_id = 0
+            phy_id = 5
+            chip_type = "Ascend310P"
+            chip_name = "310P3"
+            aicore_count = 8
+            numa_node = 1
+            affinity_cpus = "24-47"
+            pcie = { bdf = "0000:81:00.0" }
+            [[card.chip]]
+            device_id = 1
+            logic_id = 1
+            phy_id = 4
+            chip_type = "Ascend310P"
+            chip_name = "310P3"
+            aicore_count = 8
+            numa_node = 1
+            affinity_cpus = "24-47"
+            pcie = { bdf = "0000:82:00.0" }
+        "#;
+        Topology::from_toml_str(text, Path::new("two-chips.toml")).expect("valid topology")
+    }
+
+    #[test]
+    fn lays_out_devices_driver_and_sys() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let library = root.path().join("built-libdcmi.so");
+        fs::write(&library, b"not really a library").expect("write");
+        let options = FakeHostOptions { library: Some(library), ..FakeHostOptions::default() };
+        let host = FakeHost::build(&two_chip_topology(), &root.path().join("host"), &options).expect("built");
+
+        assert_eq!(host.phy_ids, [4, 5]);
+        for node in ["dev/davinci4", "dev/davinci5", "dev/davinci_manager", "dev/devmm_svm", "dev/hisi_hdc"] {
+            let metadata = fs::symlink_metadata(host.path(node)).expect(node);
+            match host.device_nodes {
+                DeviceNodeKind::CharacterDevices => assert!(metadata.file_type().is_char_device(), "{node}"),
+                DeviceNodeKind::PlainFiles => assert!(metadata.is_file(), "{node}"),
+            }
+        }
+        assert!(!host.path("dev/davinci0").exists());
+        let version = fs::read_to_string(host.path("usr/local/Ascend/driver/version.info")).expect("version.info");
+        assert!(version.contains("Version=24.1.rc3"), "{version}");
+        assert_eq!(fs::read(&host.library).expect("library"), b"not really a library");
+        assert_eq!(fs::read(host.path("usr/local/dcmi/libdcmi.so")).expect("link"), b"not really a library");
+        let cpulist = fs::read_to_string(host.path("sys/devices/system/node/node1/cpulist")).expect("cpulist");
+        assert_eq!(cpulist.trim(), "24-47");
+        let numa = fs::read_to_string(host.path("sys/bus/pci/devices/0000:82:00.0/numa_node")).expect("numa");
+        assert_eq!(numa.trim(), "1");
+        let copied = Topology::load(&host.topology).expect("copied topology loads");
+        assert_eq!(copied.chips().count(), 2);
+        let cfg = fs::read_to_string(host.path("usr/local/Ascend/ascend-toolkit/latest/version.cfg")).expect("cfg");
+        assert!(cfg.contains(DEFAULT_CANN_VERSION));
+    }
+
+    #[test]
+    fn plain_files_when_asked_and_no_toolkit_when_none() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let library = root.path().join("lib.so");
+        fs::write(&library, b"x").expect("write");
+        let options = FakeHostOptions { library: Some(library), cann_version: None, plain_device_nodes: true };
+        let host = FakeHost::build(&two_chip_topology(), root.path(), &options).expect("built");
+        assert_eq!(host.device_nodes, DeviceNodeKind::PlainFiles);
+        assert!(host.path("dev/davinci5").is_file());
+        assert!(!host.path("usr/local/Ascend/ascend-toolkit").exists());
+    }
+
+    #[test]
+    fn missing_library_is_named() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let options = FakeHostOptions { library: Some(root.path().join("absent.so")), ..FakeHostOptions::default() };
+        let error = FakeHost::build(&two_chip_topology(), root.path(), &options).expect_err("no library");
+        assert!(error.to_string().contains("absent.so"), "{error}");
+    }
+}

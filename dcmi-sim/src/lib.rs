@@ -1,0 +1,49 @@
+//! A simulated `libdcmi.so`: the DCMI C ABI of Huawei Ascend NPUs, driven by topology files.
+//!
+//! Built as a `cdylib` (`libdcmi_sim.so`) it exports every function of `dcmi_interface_api.h` with the
+//! same signature, so consumers load it with `dlopen` exactly as they load the vendor's library. The
+//! `rlib` holds the model for other crates' tests: [`Topology`] (the schema), [`samples`], [`locate`]
+//! and the overlay writer.
+//!
+//! Environment: `DCMI_SIM_CONFIG` (topology file or `sample:<name>`, read by `dcmi_init`),
+//! `DCMI_SIM_OVERLAY` (control file re-read when it changes), `DCMI_SIM_LIBRARY` (for [`locate`]).
+//!
+//! ```
+//! let topology = dcmi_sim::samples::by_name("atlas-800t-a2").map(|sample| sample.topology());
+//! let topology = topology.expect("sample exists").expect("sample is valid");
+//! let first = topology.chip_by_logic_id(0).expect("logic id 0");
+//! assert_eq!((first.card.card_id, first.chip.phy_id), (0, 4));
+//! ```
+#![deny(missing_docs)]
+
+mod abi;
+pub mod chip_type;
+pub mod config_error;
+pub mod events;
+pub mod fake_host;
+pub mod function;
+pub mod generator;
+pub mod injection;
+pub mod instance;
+pub mod locate;
+pub mod overlay;
+pub mod samples;
+pub mod state;
+pub mod state_change;
+pub mod support;
+pub mod telemetry;
+pub mod timeline;
+mod toml_fields;
+pub mod topology;
+mod validation;
+pub mod vnpu;
+
+pub use chip_type::ChipType;
+pub use config_error::ConfigError;
+pub use function::Function;
+pub use generator::{Signal, SignalKey, Wave};
+pub use instance::CONFIG_ENV;
+pub use locate::{library_path, LocateError, LIBRARY_ENV};
+pub use overlay::{write_overlay, ChipOverlay, Overlay, OVERLAY_ENV, OVERLAY_SETTLE};
+pub use samples::{Sample, SAMPLES};
+pub use topology::{Card, Chip, Topology};
