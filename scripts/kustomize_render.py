@@ -381,15 +381,24 @@ def set_namespace(resources: list[dict], namespace: Any, where: str) -> None:
         raise RenderError(f"{where}: namespace {namespace!r} would rename {len(namespaces)} Namespace objects to one")
     for resource in resources:
         kind = resource["kind"]
-        if kind in ("RoleBinding", "ClusterRoleBinding") and resource.get("subjects"):
-            raise RenderError(f"{where}: rewriting the subjects of {describe(resource)} under a namespace change is "
-                              "not implemented")
+        if kind in ("RoleBinding", "ClusterRoleBinding"):
+            check_subjects_unchanged(resource, where)
         if kind == "Namespace":
             resource["metadata"]["name"] = namespace
         elif kind in NAMESPACED_KINDS:
             resource["metadata"]["namespace"] = namespace
         elif kind not in CLUSTER_SCOPED_KINDS:
             raise RenderError(f"{where}: does not know whether kind {kind!r} is namespaced ({describe(resource)})")
+
+
+def check_subjects_unchanged(binding: dict, where: str) -> None:
+    """kustomize keeps User and Group subjects of a binding under a namespace change, but may move ServiceAccount
+    subjects into the new namespace, depending on the ServiceAccounts it renders and the namespaces they were first
+    written with; those are rejected rather than guessed."""
+    for subject in binding.get("subjects") or []:
+        if subject.get("kind") not in ("User", "Group"):
+            raise RenderError(f"{where}: rewriting the subjects of {describe(binding)} under a namespace change is "
+                              f"not implemented (subject kind {subject.get('kind')!r}; User and Group are kept)")
 
 
 # ---- labels ----------------------------------------------------------------------------------------------------

@@ -318,6 +318,22 @@ class RendererTest(unittest.TestCase):
         self.tree.write("kustomization.yaml", "namespace: n\nresources: [rb.yaml]\n")
         self.assertRenderError("rewriting the subjects of RoleBinding rb")
 
+    def test_namespace_keeps_user_and_group_subjects(self) -> None:
+        self.tree.write("crb.yaml", """\
+            apiVersion: rbac.authorization.k8s.io/v1
+            kind: ClusterRoleBinding
+            metadata: {name: crb}
+            roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: r}
+            subjects:
+              - {apiGroup: rbac.authorization.k8s.io, kind: User, name: "system:serviceaccount:pool-a:sa"}
+              - {apiGroup: rbac.authorization.k8s.io, kind: Group, name: "system:serviceaccounts:default"}
+            """)
+        self.tree.write("sa.yaml", "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa, namespace: pool-a}\n")
+        self.tree.write("kustomization.yaml", "namespace: pool-b\nresources: [sa.yaml, crb.yaml]\n")
+        binding = find(self.tree.render(), "ClusterRoleBinding", "crb")
+        self.assertEqual([s["name"] for s in binding["subjects"]],
+                         ["system:serviceaccount:pool-a:sa", "system:serviceaccounts:default"])
+
     # ---- labels ----
 
     def test_labels_without_selectors_leave_selectors_alone(self) -> None:

@@ -229,10 +229,7 @@ pub fn generate_spec(root: &HostRoot, host: &HostChips, options: &GenerateOption
         container_edits: ContainerEdits { device_nodes: all_nodes, ..ContainerEdits::default() },
     });
     let mut common = ContainerEdits {
-        device_nodes: shared_device_nodes(root, host.chip_type.as_deref())?
-            .iter()
-            .map(|node| cdi_node(root, node))
-            .collect(),
+        device_nodes: shared_device_nodes(root, host)?.iter().map(|node| cdi_node(root, node)).collect(),
         ..ContainerEdits::default()
     };
     if !options.no_driver {

@@ -32,6 +32,33 @@ pub enum Error {
         available: String,
     },
 
+    /// The driver reports a chip whose `/dev/davinci<phy>` node does not exist: the driver is
+    /// loaded but the node was not created (or was removed).
+    #[error(
+        "{reported_by} reports chip {phy_id} but its device node {path} does not exist: the driver is loaded \
+         but the node is missing (reload the driver or check its udev rules); refusing to describe fewer chips \
+         than the host has"
+    )]
+    DeviceNodeMissing {
+        /// Where the chip list came from (`"DCMI"`).
+        reported_by: &'static str,
+        /// The physical id of the chip.
+        phy_id: u32,
+        /// The missing node, including the host root.
+        path: PathBuf,
+    },
+
+    /// A DCMI call failed while listing the host's chips.
+    #[cfg(feature = "dcmi")]
+    #[error("DCMI: {operation}: {source}")]
+    Dcmi {
+        /// What was asked (`list chips`, `chip type of chip 4` ...).
+        operation: String,
+        /// The error of `ascend-dcmi`.
+        #[source]
+        source: ascend_dcmi::Error,
+    },
+
     /// A system call on a path failed.
     #[error("{operation} {path}: {source}")]
     Io {

@@ -18,12 +18,18 @@ pub struct HostChip {
     pub phy_id: u32,
 }
 
+/// The products that have no `devmm_svm` and `hisi_hdc` nodes (§4.3 step 5 of Huawei's runtime).
+pub const PRODUCTS_WITHOUT_SVM_AND_HDC: [&str; 2] = ["Atlas 200I SoC A1", "Atlas 200 Model 3000"];
+
 /// The chips of a host and their type.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HostChips {
-    /// The chip type (`910B`, `310P`, `310B`, `950` ...) when known; it selects the shared
-    /// device nodes. `None` means the common 910/310P layout.
+    /// The chip type (`910B`, `310P`, `310B`, `950` ..., or DCMI's `Ascend310P` ...) when known;
+    /// it selects the shared device nodes. `None` means the common 910/310P layout.
     pub chip_type: Option<String>,
+    /// The product type DCMI reports (`dcmi_get_product_type`, 310 family only), when known;
+    /// [`PRODUCTS_WITHOUT_SVM_AND_HDC`] lack two shared nodes.
+    pub product_type: Option<String>,
     /// The chips, sorted by physical id.
     pub chips: Vec<HostChip>,
 }
@@ -53,7 +59,35 @@ impl HostChips {
                 ids.insert(id);
             }
         }
-        Ok(HostChips { chip_type, chips: ids.into_iter().map(|phy_id| HostChip { phy_id }).collect() })
+        Ok(HostChips {
+            chip_type,
+            product_type: None,
+            chips: ids.into_iter().map(|phy_id| HostChip { phy_id }).collect(),
+        })
+    }
+
+    /// Checks that every chip has its `/dev/davinci<phy>` character device, so that a chip the
+    /// driver reports but whose node was never created fails loudly instead of silently
+    /// shrinking "all". `reported_by` names the source of the chip list (`"DCMI"`).
+    ///
+    /// # Errors
+    /// [`Error::DeviceNodeMissing`] naming the first absent node; the other errors of
+    /// [`DeviceNode::from_host`] (a node that is a symlink or not a character device).
+    pub fn check_device_nodes(&self, root: &HostRoot, reported_by: &'static str) -> Result<()> {
+        for chip in &self.chips {
+            match chip_device_node(root, chip.phy_id, RuntimeOptions::default()) {
+                Ok(_) => {}
+                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(Error::DeviceNodeMissing {
+                        reported_by,
+                        phy_id: chip.phy_id,
+                        path: root.host_path(&chip_device_path(chip.phy_id)),
+                    });
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(())
     }
 
     /// The physical ids.
@@ -151,9 +185,9 @@ impl DeviceNode {
 /// A shared node: (host name under `/dev`, container name under `/dev`, required).
 type SharedNode = (&'static str, &'static str, bool);
 
-/// The shared (manager) nodes every container with a chip needs, by chip type (§4.3 step 5 of
-/// Huawei's runtime).
-fn shared_node_names(chip_type: Option<&str>) -> Vec<SharedNode> {
+/// The shared (manager) nodes every container with a chip needs, by chip type and product type
+/// (§4.3 step 5 of Huawei's runtime).
+fn shared_node_names(chip_type: Option<&str>, product_type: Option<&str>) -> Vec<SharedNode> {
     const ATLAS_310B: [&str; 14] = [
         "svm0", "ts_aisle", "upgrade", "sys", "vdec", "vpc", "pngd", "venc", "log_drv", "acodec", "ai", "ao", "vo",
         "hdmi",
@@ -168,23 +202,28 @@ fn shared_node_names(chip_type: Option<&str>) -> Vec<SharedNode> {
         Some(t) if t.contains("950") => {
             vec![("davinci_manager", "davinci_manager", true), ("hisi_hdc", "hisi_hdc", true)]
         }
-        _ => vec![
-            ("dvpp_cmdlist", "dvpp_cmdlist", false),
-            ("davinci_manager", "davinci_manager", true),
-            ("devmm_svm", "devmm_svm", true),
-            ("hisi_hdc", "hisi_hdc", true),
-        ],
+        _ => {
+            let mut nodes: Vec<SharedNode> =
+                vec![("dvpp_cmdlist", "dvpp_cmdlist", false), ("davinci_manager", "davinci_manager", true)];
+            if !product_type.is_some_and(|product| PRODUCTS_WITHOUT_SVM_AND_HDC.contains(&product.trim())) {
+                nodes.push(("devmm_svm", "devmm_svm", true));
+                nodes.push(("hisi_hdc", "hisi_hdc", true));
+            }
+            nodes
+        }
     }
 }
 
-/// The shared device nodes for a chip type, read from the host. Optional ones that are absent
-/// are left out.
+/// The shared device nodes for the host's chip and product type, read from the host. Optional
+/// ones that are absent are left out.
 ///
 /// # Errors
 /// As [`DeviceNode::from_host`] for a required node, or an optional one that exists but is bad.
-pub fn shared_device_nodes(root: &HostRoot, chip_type: Option<&str>) -> Result<Vec<DeviceNode>> {
+pub fn shared_device_nodes(root: &HostRoot, host: &HostChips) -> Result<Vec<DeviceNode>> {
     let mut nodes = Vec::new();
-    for (host_name, container_name, required) in shared_node_names(chip_type) {
+    for (host_name, container_name, required) in
+        shared_node_names(host.chip_type.as_deref(), host.product_type.as_deref())
+    {
         let host_path = Path::new("/dev").join(host_name);
         match DeviceNode::from_host(root, &host_path, &Path::new("/dev").join(container_name)) {
             Ok(node) => nodes.push(node),
@@ -220,10 +259,22 @@ mod tests {
 
     #[test]
     fn shared_nodes_by_type() {
-        let default: Vec<&str> = shared_node_names(None).iter().map(|n| n.1).collect();
-        assert_eq!(default, ["dvpp_cmdlist", "davinci_manager", "devmm_svm", "hisi_hdc"]);
-        let soc = shared_node_names(Some("310B"));
+        let names = |chip: Option<&str>, product: Option<&str>| -> Vec<&str> {
+            shared_node_names(chip, product).iter().map(|n| n.1).collect()
+        };
+        assert_eq!(names(None, None), ["dvpp_cmdlist", "davinci_manager", "devmm_svm", "hisi_hdc"]);
+        assert_eq!(names(Some("Ascend310P"), Some("Atlas 300I Duo")), names(None, None));
+        let soc = shared_node_names(Some("310B"), None);
         assert!(soc.contains(&("davinci_manager_docker", "davinci_manager", true)));
         assert!(!soc.iter().any(|n| n.0 == "devmm_svm"));
+        assert_eq!(names(Some("Ascend950"), None), ["davinci_manager", "hisi_hdc"]);
+    }
+
+    #[test]
+    fn products_without_svm_and_hdc() {
+        for product in PRODUCTS_WITHOUT_SVM_AND_HDC {
+            let nodes: Vec<&str> = shared_node_names(Some("Ascend310"), Some(product)).iter().map(|n| n.1).collect();
+            assert_eq!(nodes, ["dvpp_cmdlist", "davinci_manager"], "{product}");
+        }
     }
 }

@@ -64,7 +64,7 @@ impl InjectionPlan {
         for &id in &chips {
             device_nodes.push(chip_device_node(root, id, request.options)?);
         }
-        device_nodes.extend(shared_device_nodes(root, host.chip_type.as_deref())?);
+        device_nodes.extend(shared_device_nodes(root, host)?);
 
         let mut mounts = Vec::new();
         let mut env = vec![("ASCEND_DOCKER_RUNTIME".to_owned(), "True".to_owned())];

@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::bundle_config::{load_bundle_config, save_json};
+use crate::chip_discovery::{discover_chips, ChipSource};
 use crate::error::{Error, Result};
-use crate::host::HostChips;
 use crate::inject::{apply_plan_to_json, request_from_spec, InjectionConfig, InjectionPlan, MountDelivery};
 use crate::secure_path::HostRoot;
 
@@ -144,7 +144,8 @@ pub struct PrepareOptions {
     pub host_root: PathBuf,
     /// Mount lists.
     pub injection: InjectionConfig,
-    /// The chip type when known (selects the shared nodes).
+    /// The chip type given by the operator; `None` asks DCMI, then scans `/dev`
+    /// ([`discover_chips`]).
     pub chip_type: Option<String>,
     /// CDI kind whose names in `cdi.k8s.io/*` annotations count as requests.
     pub cdi_kind: String,
@@ -159,28 +160,36 @@ pub struct PrepareOutcome {
     pub chips: Vec<u32>,
     /// The driver paths mounted (or left to the hook).
     pub mounts: Vec<PathBuf>,
+    /// Where the chip list came from; `None` when the spec carried no request and the host was
+    /// not read.
+    pub chip_source: Option<ChipSource>,
 }
 
 /// Edits `<bundle>/config.json` for the request it carries. A spec without a request is not
-/// rewritten at all.
+/// rewritten at all, and neither the host nor the driver is read for it.
 ///
 /// # Errors
 /// Every error of reading the spec, parsing the request ([`Error::InvalidRequest`]), checking the
-/// host ([`Error::ChipAbsent`], permission errors) and writing the spec.
+/// host ([`Error::ChipAbsent`], [`Error::DeviceNodeMissing`], permission errors) and writing the
+/// spec.
 pub fn prepare_bundle(bundle: &Path, options: &PrepareOptions) -> Result<PrepareOutcome> {
     let config_path = bundle.join("config.json");
     let mut config = load_bundle_config(&config_path)?;
     let request = request_from_spec(&config.spec, &options.cdi_kind)?;
     if request.devices.is_nothing() {
-        return Ok(PrepareOutcome { chips: Vec::new(), mounts: Vec::new() });
+        return Ok(PrepareOutcome { chips: Vec::new(), mounts: Vec::new(), chip_source: None });
     }
     let root = HostRoot::open(&options.host_root)?;
-    let host = HostChips::scan(&root, options.chip_type.clone())?;
-    let plan = InjectionPlan::build(&root, &host, &request, &options.injection)?;
+    let discovered = discover_chips(&root, options.chip_type.clone())?;
+    let plan = InjectionPlan::build(&root, &discovered.chips, &request, &options.injection)?;
     if apply_plan_to_json(&mut config.json, &plan, &options.delivery)? {
         save_json(&config_path, &config.json)?;
     }
-    Ok(PrepareOutcome { chips: plan.chips, mounts: plan.mounts.into_iter().map(|m| m.container_path).collect() })
+    Ok(PrepareOutcome {
+        chips: plan.chips,
+        mounts: plan.mounts.into_iter().map(|m| m.container_path).collect(),
+        chip_source: Some(discovered.source),
+    })
 }
 
 #[cfg(test)]

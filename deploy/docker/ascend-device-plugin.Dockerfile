@@ -11,14 +11,17 @@ COPY . .
 # Generated gRPC and DCMI bindings are committed, so the build needs neither protoc nor libclang.
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked -p ascend-tools --bin ascend-device-plugin \
-    && install -D -m 0755 target/release/ascend-device-plugin /out/ascend-device-plugin
+    cargo build --release --locked -p ascend-tools --bin ascend-device-plugin --bin ascend-node-labeller \
+    && install -D -m 0755 target/release/ascend-device-plugin /out/ascend-device-plugin \
+    && install -D -m 0755 target/release/ascend-node-labeller /out/ascend-node-labeller
 
 # Runtime stage: slim glibc, not static musl: the daemon dlopen()s the host's libdcmi.so, a glibc shared library,
 # which a static binary cannot load. The driver's libraries come from the host mounts; bookworm-slim also carries
 # libstdc++ for vendor libraries that link it.
 FROM debian:bookworm-slim AS runtime
 COPY --from=builder /out/ascend-device-plugin /usr/local/bin/ascend-device-plugin
+# The node labeller runs as a sidecar from the same image (deploy/kubernetes/base/device-plugin-daemonset.yaml).
+COPY --from=builder /out/ascend-node-labeller /usr/local/bin/ascend-node-labeller
 # Root, deliberately: the plugin creates its socket in the kubelet's /var/lib/kubelet/device-plugins and connects to
 # kubelet.sock there, both root-owned and closed to other users, and it opens the chips' device nodes via libdcmi.
 USER 0:0

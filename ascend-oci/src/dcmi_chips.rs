@@ -1,0 +1,48 @@
+//! [`HostChips`] from the driver (feature `dcmi`): physical ids, chip type and product type as DCMI
+//! reports them, cross-checked against the host's device nodes.
+
+use ascend_dcmi::{Chip, Dcmi};
+
+use crate::error::{Error, Result};
+use crate::host::{HostChip, HostChips};
+use crate::secure_path::HostRoot;
+
+/// The source name used in [`Error::DeviceNodeMissing`].
+const REPORTED_BY: &str = "DCMI";
+
+impl HostChips {
+    /// The chips DCMI reports. The chip type is DCMI's classification (`Ascend310P`, `Ascend910B`,
+    /// ...: the names [`crate::host::shared_device_nodes`] understands) and the product type is
+    /// `dcmi_get_product_type`, both read from the first chip that answers, as Huawei's runtime
+    /// does; a chip family without a product type (the 910 family) leaves it `None`. Every chip's
+    /// `/dev/davinci<phy>` node must exist under `root`.
+    ///
+    /// # Errors
+    /// [`Error::Dcmi`] when the chips cannot be listed; [`Error::DeviceNodeMissing`] naming the node
+    /// of a reported chip that is absent, and the other errors of
+    /// [`HostChips::check_device_nodes`].
+    pub fn from_dcmi(root: &HostRoot, dcmi: &Dcmi) -> Result<HostChips> {
+        let ids = dcmi.chips().map_err(|source| Error::Dcmi { operation: "list chips".to_owned(), source })?;
+        let mut chips: Vec<HostChip> = ids.iter().map(|ids| HostChip { phy_id: ids.phy.0 }).collect();
+        chips.sort();
+        chips.dedup();
+        let mut host = HostChips { chip_type: None, product_type: None, chips };
+        for ids in &ids {
+            let Ok(chip) = dcmi.chip(ids.logic) else {
+                continue;
+            };
+            if let Ok(Some(chip_type)) = chip.chip_type() {
+                host.chip_type = Some(chip_type.as_str().to_owned());
+                host.product_type = product_type(&chip);
+                break;
+            }
+        }
+        host.check_device_nodes(root, REPORTED_BY)?;
+        Ok(host)
+    }
+}
+
+/// The product type, `None` when the chip family has none (-8255) or the answer is empty.
+fn product_type(chip: &Chip) -> Option<String> {
+    chip.product_type().ok().map(|product| product.trim().to_owned()).filter(|product| !product.is_empty())
+}

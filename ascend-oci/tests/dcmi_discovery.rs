@@ -1,0 +1,102 @@
+//! Chips from DCMI (feature `dcmi`) against the simulator installed on a `dcmi_sim` fake host:
+//! physical ids, chip type and product type as the topology says, the device-node cross-check,
+//! the product-dependent shared nodes, and the order operator flag → DCMI → `/dev` scan.
+//!
+//! One test function: the simulator reads `DCMI_SIM_CONFIG` from the process environment, so the
+//! steps must not run in parallel. The fake host lives under the target directory because the
+//! library ownership check refuses anything below the world-writable `/tmp`; building device
+//! nodes and passing that check need root (CI runs as root).
+#![cfg(feature = "dcmi")]
+
+use std::path::Path;
+
+use ascend_dcmi::Dcmi;
+use ascend_oci::chip_discovery::{discover_chips, ChipSource};
+use ascend_oci::host::{shared_device_nodes, HostChips};
+use ascend_oci::secure_path::HostRoot;
+use ascend_oci::Error;
+use dcmi_sim::fake_host::{DeviceNodeKind, FakeHost, FakeHostOptions};
+use dcmi_sim::Topology;
+
+fn sample(name: &str) -> Topology {
+    dcmi_sim::samples::by_name(name).expect("sample exists").topology().expect("sample is valid")
+}
+
+fn fake_host(topology: &Topology, parent: &Path) -> FakeHost {
+    assert!(rustix::process::geteuid().is_root(), "needs root for device nodes and the ownership check");
+    let host = FakeHost::build(topology, &parent.join("host"), &FakeHostOptions::default()).expect("fake host");
+    assert_eq!(host.device_nodes, DeviceNodeKind::CharacterDevices);
+    std::env::set_var("DCMI_SIM_CONFIG", &host.topology);
+    host
+}
+
+fn dcmi_of(host: &FakeHost) -> Dcmi {
+    Dcmi::builder().library_path(&host.library).init().expect("the simulator loads and initialises")
+}
+
+fn container_names(root: &HostRoot, chips: &HostChips) -> Vec<String> {
+    let nodes = shared_device_nodes(root, chips).expect("shared nodes");
+    nodes.iter().map(|node| node.container_path.to_string_lossy().into_owned()).collect()
+}
+
+#[test]
+fn chips_from_dcmi_are_cross_checked_and_ordered_after_the_flag() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temporary directory");
+
+    // The chips, chip type and product type of the topology.
+    let topology = sample("atlas-300i-duo");
+    let host = fake_host(&topology, &dir.path().join("duo"));
+    let root = HostRoot::open(&host.root).expect("host root");
+    let chips = HostChips::from_dcmi(&root, &dcmi_of(&host)).expect("chips from DCMI");
+    assert_eq!(chips.phy_ids().into_iter().collect::<Vec<_>>(), host.phy_ids);
+    let first = topology.chips().next().expect("a chip");
+    assert_eq!(chips.chip_type.as_deref(), Some(first.chip.chip_type.as_str()));
+    assert_eq!(chips.product_type.as_deref(), Some(first.card.product_type.as_str()));
+    assert_eq!(
+        container_names(&root, &chips),
+        ["/dev/dvpp_cmdlist", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]
+    );
+
+    // Discovery through the host root finds the installed library; the operator's chip type wins.
+    let discovered = discover_chips(&root, None).expect("discovery");
+    assert!(matches!(discovered.source, ChipSource::Dcmi { .. }), "{}", discovered.summary());
+    assert_eq!(discovered.chips, chips);
+    let flagged = discover_chips(&root, Some("950".to_owned())).expect("flag");
+    assert_eq!(flagged.source, ChipSource::ChipTypeFlag);
+    assert_eq!(flagged.chips.chip_type.as_deref(), Some("950"));
+    assert_eq!(flagged.chips.phy_ids(), chips.phy_ids());
+
+    // A simulator without its topology fails dcmi_init: the /dev scan, saying why.
+    std::env::remove_var("DCMI_SIM_CONFIG");
+    let fallback = discover_chips(&root, None).expect("fallback");
+    let warning = fallback.source.fallback_warning().expect("a warning");
+    assert!(warning.contains("dcmi_init") || warning.contains("-8005"), "{warning}");
+    assert_eq!(fallback.chips.phy_ids(), chips.phy_ids());
+    assert_eq!(fallback.chips.chip_type, None);
+    std::env::set_var("DCMI_SIM_CONFIG", &host.topology);
+
+    // A chip the driver reports without its node is an error naming the node.
+    let missing = host.phy_ids[1];
+    let node = host.path(&format!("dev/davinci{missing}"));
+    std::fs::remove_file(&node).expect("remove a chip node");
+    match HostChips::from_dcmi(&root, &dcmi_of(&host)) {
+        Err(Error::DeviceNodeMissing { phy_id, path, reported_by }) => {
+            assert_eq!((phy_id, reported_by), (missing, "DCMI"));
+            assert_eq!(path, node);
+        }
+        other => panic!("expected DeviceNodeMissing, got {other:?}"),
+    }
+    let error = discover_chips(&root, None).expect_err("discovery must not shrink the chip list");
+    assert!(error.to_string().contains(&node.display().to_string()), "{error}");
+
+    // Products without devmm_svm and hisi_hdc, as DCMI reports them.
+    let mut soc = sample("atlas-300i-pro");
+    for card in &mut soc.cards {
+        card.product_type = "Atlas 200I SoC A1".to_owned();
+    }
+    let soc_host = fake_host(&soc, &dir.path().join("soc"));
+    let soc_root = HostRoot::open(&soc_host.root).expect("host root");
+    let soc_chips = HostChips::from_dcmi(&soc_root, &dcmi_of(&soc_host)).expect("chips from DCMI");
+    assert_eq!(soc_chips.product_type.as_deref(), Some("Atlas 200I SoC A1"));
+    assert_eq!(container_names(&soc_root, &soc_chips), ["/dev/dvpp_cmdlist", "/dev/davinci_manager"]);
+}
