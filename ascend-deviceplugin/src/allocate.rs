@@ -1,0 +1,446 @@
+//! Allocation planning: what a container gets for a list of device ids, in one of three modes.
+//!
+//! Every mode also sets `ASCEND_RT_VISIBLE_DEVICES=0,..,n-1` (inside the container the chips are renumbered from 0,
+//! and frameworks that read this variable must use those numbers, not the host's physical ids) and the annotation
+//! [`PHYSICAL_CHIPS_ANNOTATION`] naming the physical chips, so that "which chip is my device 0" has an answer.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use ascend_dcmi::{ChipType, PhyId, VnpuId};
+
+use crate::error::{Error, Result};
+use crate::inventory::{Device, DeviceKind, Resource};
+
+/// The CDI kind of the `ascend-oci` CDI spec.
+pub const DEFAULT_CDI_KIND: &str = "huawei.com/npu";
+
+/// Prefix of CDI annotations (CDI spec); the key's name part is `ascend-device-plugin_<resource>`.
+pub const CDI_ANNOTATION_PREFIX: &str = "cdi.k8s.io/";
+
+/// Annotation naming the physical chips given to the container, in container order (Huawei's key).
+pub const PHYSICAL_CHIPS_ANNOTATION: &str = "huawei.com/AscendReal";
+
+/// Physical ids (or vNPU ids) for the runtime hook, comma-separated.
+pub const VISIBLE_DEVICES_ENV: &str = "ASCEND_VISIBLE_DEVICES";
+/// Runtime hook options: empty, or `VIRTUAL` for vNPU ids.
+pub const RUNTIME_OPTIONS_ENV: &str = "ASCEND_RUNTIME_OPTIONS";
+/// The CANN runtime's device selection, in container numbering.
+pub const RT_VISIBLE_DEVICES_ENV: &str = "ASCEND_RT_VISIBLE_DEVICES";
+
+/// Shared device nodes every container with a chip needs.
+pub const MANAGER_DEVICE_NODES: [&str; 3] = ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"];
+/// A shared node passed only where the host has it.
+pub const OPTIONAL_DEVICE_NODES: [&str; 1] = ["/dev/dvpp_cmdlist"];
+
+/// Driver paths mounted read-only in device-spec mode when they exist on the host (Huawei's `base.list`).
+pub const DEFAULT_DRIVER_MOUNTS: [&str; 5] = [
+    "/usr/local/Ascend/driver/lib64",
+    "/usr/local/Ascend/driver/include",
+    "/usr/local/Ascend/driver/version.info",
+    "/usr/local/dcmi",
+    "/usr/local/bin/npu-smi",
+];
+
+/// How CDI device names reach the container runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CdiDelivery {
+    /// The `cdi_devices` field of the response (needs Kubernetes 1.28+ with DevicePluginCDIDevices).
+    #[default]
+    Field,
+    /// `cdi.k8s.io/` annotations only, for runtimes that read those but kubelets without the field.
+    Annotations,
+    /// Both.
+    Both,
+}
+
+/// How Allocate hands chips to a container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AllocateMode {
+    /// CDI names of the `ascend-oci` spec, `<kind>=<phy>`. vNPUs have no CDI names and get device specs instead.
+    Cdi {
+        /// The CDI kind, `huawei.com/npu` by default.
+        kind: String,
+        /// Field, annotations or both.
+        delivery: CdiDelivery,
+    },
+    /// Device specs for the chip nodes and shared manager nodes, plus read-only mounts of the listed driver paths
+    /// that exist on the host (an empty list mounts nothing).
+    DeviceSpecs {
+        /// Host paths to mount read-only at the same place.
+        driver_mounts: Vec<PathBuf>,
+    },
+    /// Only environment for a runtime hook (`ASCEND_VISIBLE_DEVICES`, `ASCEND_RUNTIME_OPTIONS`).
+    RuntimeEnv,
+}
+
+impl Default for AllocateMode {
+    fn default() -> Self {
+        AllocateMode::Cdi { kind: DEFAULT_CDI_KIND.to_owned(), delivery: CdiDelivery::Field }
+    }
+}
+
+/// Allocation settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocateConfig {
+    /// The mode.
+    pub mode: AllocateMode,
+    /// Where the host's `/` is visible to the plugin (`/` outside a container); existence checks look there, the
+    /// paths in the response are the host's own.
+    pub host_root: PathBuf,
+}
+
+impl Default for AllocateConfig {
+    fn default() -> Self {
+        Self { mode: AllocateMode::default(), host_root: PathBuf::from("/") }
+    }
+}
+
+/// A device node for the container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceNodeSpec {
+    /// Path inside the container.
+    pub container_path: String,
+    /// Path on the host.
+    pub host_path: String,
+    /// Cgroup permissions, `rw`.
+    pub permissions: String,
+}
+
+/// A bind mount for the container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountSpec {
+    /// Path inside the container.
+    pub container_path: String,
+    /// Path on the host.
+    pub host_path: String,
+    /// Read-only.
+    pub read_only: bool,
+}
+
+/// What one container gets; the gRPC adapter turns it into a `ContainerAllocateResponse`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ContainerAllocation {
+    /// Environment variables.
+    pub envs: BTreeMap<String, String>,
+    /// Bind mounts.
+    pub mounts: Vec<MountSpec>,
+    /// Device nodes.
+    pub devices: Vec<DeviceNodeSpec>,
+    /// Annotations.
+    pub annotations: BTreeMap<String, String>,
+    /// Fully qualified CDI device names.
+    pub cdi_devices: Vec<String>,
+}
+
+/// What the requested ids stand for, after validation.
+enum Targets {
+    Chips { chip_type: ChipType, phys: Vec<PhyId>, names: Vec<String> },
+    Vnpu { vnpu: VnpuId, name: String },
+}
+
+/// Plans one container's allocation.
+///
+/// # Errors
+/// [`Error::InvalidRequest`] for an empty list or more than one vNPU, [`Error::UnknownDevices`] naming every id the
+/// resource does not advertise, [`Error::UnhealthyDevices`] naming every unhealthy one with its reason.
+pub fn plan_container(resource: &Resource, ids: &[String], config: &AllocateConfig) -> Result<ContainerAllocation> {
+    let devices = resolve(resource, ids, "Allocate")?;
+    let targets = targets(resource, &devices)?;
+    let mut allocation = ContainerAllocation::default();
+    let (count, names) = match &targets {
+        Targets::Chips { phys, names, .. } => (phys.len(), names.join(",")),
+        Targets::Vnpu { name, .. } => (1, name.clone()),
+    };
+    let ordinals: Vec<String> = (0..count).map(|i| i.to_string()).collect();
+    allocation.envs.insert(RT_VISIBLE_DEVICES_ENV.to_owned(), ordinals.join(","));
+    allocation.annotations.insert(PHYSICAL_CHIPS_ANNOTATION.to_owned(), names);
+
+    match (&config.mode, &targets) {
+        (AllocateMode::Cdi { kind, delivery }, Targets::Chips { phys, .. }) => {
+            let names: Vec<String> = phys.iter().map(|phy| format!("{kind}={phy}")).collect();
+            if matches!(delivery, CdiDelivery::Annotations | CdiDelivery::Both) {
+                allocation.annotations.insert(cdi_annotation_key(&resource.name), names.join(","));
+            }
+            if matches!(delivery, CdiDelivery::Field | CdiDelivery::Both) {
+                allocation.cdi_devices = names;
+            }
+        }
+        (AllocateMode::Cdi { .. }, Targets::Vnpu { .. }) => {
+            add_device_specs(&mut allocation, &targets, &config.host_root);
+        }
+        (AllocateMode::DeviceSpecs { driver_mounts }, _) => {
+            add_device_specs(&mut allocation, &targets, &config.host_root);
+            allocation.mounts = driver_mounts
+                .iter()
+                .filter(|path| exists_on_host(&config.host_root, path))
+                .map(|path| MountSpec {
+                    container_path: path.display().to_string(),
+                    host_path: path.display().to_string(),
+                    read_only: true,
+                })
+                .collect();
+        }
+        (AllocateMode::RuntimeEnv, _) => add_runtime_env(&mut allocation, &targets),
+    }
+    Ok(allocation)
+}
+
+/// Looks every id up and checks it is healthy; duplicates are ignored. Shared with preferred allocation.
+///
+/// # Errors
+/// As [`plan_container`].
+pub(crate) fn resolve<'a>(resource: &'a Resource, ids: &[String], rpc: &'static str) -> Result<Vec<&'a Device>> {
+    if ids.is_empty() {
+        return Err(Error::InvalidRequest {
+            resource: resource.name.clone(),
+            rpc,
+            detail: "the request names no devices".to_owned(),
+        });
+    }
+    let mut seen = BTreeSet::new();
+    let mut devices = Vec::new();
+    let mut unknown = Vec::new();
+    for id in ids {
+        if !seen.insert(id.as_str()) {
+            continue;
+        }
+        match resource.device(id) {
+            Some(device) => devices.push(device),
+            None => unknown.push(id.clone()),
+        }
+    }
+    if !unknown.is_empty() {
+        let example = resource.devices.keys().next().cloned().unwrap_or_else(|| "none".to_owned());
+        return Err(Error::UnknownDevices { resource: resource.name.clone(), ids: unknown, example });
+    }
+    let unhealthy: Vec<&Device> = devices.iter().copied().filter(|d| !d.health.is_healthy()).collect();
+    if !unhealthy.is_empty() {
+        let reasons = unhealthy.iter().map(|d| format!("{}: {}", d.id, d.health)).collect::<Vec<_>>().join("; ");
+        return Err(Error::UnhealthyDevices {
+            resource: resource.name.clone(),
+            ids: unhealthy.iter().map(|d| d.id.clone()).collect(),
+            reasons,
+        });
+    }
+    Ok(devices)
+}
+
+fn targets(resource: &Resource, devices: &[&Device]) -> Result<Targets> {
+    let vnpus: Vec<(VnpuId, &Device)> = devices
+        .iter()
+        .filter_map(|d| match d.kind {
+            DeviceKind::Vnpu { id, .. } => Some((id, *d)),
+            DeviceKind::Chip { .. } => None,
+        })
+        .collect();
+    match vnpus.as_slice() {
+        [] => {}
+        [(vnpu, device)] if devices.len() == 1 => return Ok(Targets::Vnpu { vnpu: *vnpu, name: device.id.clone() }),
+        _ => {
+            return Err(Error::InvalidRequest {
+                resource: resource.name.clone(),
+                rpc: "Allocate",
+                detail: format!("a container may hold at most one vNPU, got {}", devices.len()),
+            })
+        }
+    }
+    // Replicas of one chip collapse to that chip; the container sees each chip once, in physical-id order.
+    let mut chips: BTreeMap<PhyId, &Device> = BTreeMap::new();
+    for device in devices {
+        chips.entry(device.chip.phy).or_insert(device);
+    }
+    // `resolve` never returns an empty list; a resource holds one chip family, so the first device speaks for all.
+    let Some(chip_type) = devices.first().map(|d| d.chip_type) else {
+        return Err(Error::InvalidRequest {
+            resource: resource.name.clone(),
+            rpc: "Allocate",
+            detail: "the request names no devices".to_owned(),
+        });
+    };
+    Ok(Targets::Chips {
+        chip_type,
+        phys: chips.keys().copied().collect(),
+        names: chips.values().map(|d| d.chip_name.clone()).collect(),
+    })
+}
+
+fn add_device_specs(allocation: &mut ContainerAllocation, targets: &Targets, host_root: &Path) {
+    let node = |container: String, host: String| DeviceNodeSpec {
+        container_path: container,
+        host_path: host,
+        permissions: "rw".to_owned(),
+    };
+    let chip_type = match targets {
+        Targets::Chips { chip_type, phys, .. } => {
+            for phy in phys {
+                allocation.devices.push(node(format!("/dev/davinci{phy}"), format!("/dev/davinci{phy}")));
+            }
+            Some(*chip_type)
+        }
+        Targets::Vnpu { vnpu, .. } => {
+            allocation.devices.push(node(format!("/dev/davinci{vnpu}"), format!("/dev/vdavinci{vnpu}")));
+            None
+        }
+    };
+    for path in MANAGER_DEVICE_NODES {
+        // The 310B's manager node for containers has its own host name.
+        let host = if chip_type == Some(ChipType::Ascend310B) && path == "/dev/davinci_manager" {
+            "/dev/davinci_manager_docker"
+        } else {
+            path
+        };
+        allocation.devices.push(node(path.to_owned(), host.to_owned()));
+    }
+    for path in OPTIONAL_DEVICE_NODES {
+        if exists_on_host(host_root, Path::new(path)) {
+            allocation.devices.push(node(path.to_owned(), path.to_owned()));
+        }
+    }
+}
+
+fn add_runtime_env(allocation: &mut ContainerAllocation, targets: &Targets) {
+    let (visible, options) = match targets {
+        Targets::Chips { phys, chip_type, .. } => {
+            if *chip_type == ChipType::Ascend310B {
+                allocation.envs.insert("ASCEND_ALLOW_LINK".to_owned(), "True".to_owned());
+            }
+            (phys.iter().map(ToString::to_string).collect::<Vec<_>>().join(","), "")
+        }
+        Targets::Vnpu { vnpu, .. } => (vnpu.to_string(), "VIRTUAL"),
+    };
+    allocation.envs.insert(VISIBLE_DEVICES_ENV.to_owned(), visible);
+    allocation.envs.insert(RUNTIME_OPTIONS_ENV.to_owned(), options.to_owned());
+}
+
+/// The CDI annotation key for a resource: `cdi.k8s.io/ascend-device-plugin_<name part>`.
+pub fn cdi_annotation_key(resource: &str) -> String {
+    let part = resource.rsplit('/').next().unwrap_or(resource);
+    format!("{CDI_ANNOTATION_PREFIX}ascend-device-plugin_{part}")
+}
+
+fn exists_on_host(host_root: &Path, path: &Path) -> bool {
+    let relative = path.strip_prefix("/").unwrap_or(path);
+    host_root.join(relative).exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use ascend_dcmi::{CardId, ChipIds, ChipLocator, DeviceId, LogicId, VnpuTemplate};
+
+    use super::*;
+    use crate::inventory::{ChipRecord, Health, InventoryOptions, Snapshot};
+
+    fn resource(chip_type: ChipType, unhealthy: &[u32], vnpu_on_0: bool) -> Resource {
+        let chips: Vec<ChipRecord> = (0..4)
+            .map(|phy| ChipRecord {
+                ids: ChipIds {
+                    logic: LogicId(phy),
+                    phy: PhyId(phy),
+                    locator: ChipLocator { card: CardId(phy as i32), device: DeviceId(0) },
+                },
+                chip_type,
+                numa_node: None,
+                vnpus: if vnpu_on_0 && phy == 0 {
+                    VnpuTemplate::by_name("vir02").map(|t| vec![(VnpuId(100), t)]).unwrap_or_default()
+                } else {
+                    Vec::new()
+                },
+            })
+            .collect();
+        let health: BTreeMap<PhyId, Health> = (0..4)
+            .map(|phy| {
+                let health =
+                    if unhealthy.contains(&phy) { Health::Unhealthy("test fault".into()) } else { Health::Healthy };
+                (PhyId(phy), health)
+            })
+            .collect();
+        let snapshot = Snapshot::build(&chips, &health, &InventoryOptions::default());
+        let name = if vnpu_on_0 { "huawei.com/Ascend310P-2c" } else { "huawei.com/Ascend910" };
+        snapshot.resource(name).cloned().unwrap_or_else(|| panic!("{name} advertised"))
+    }
+
+    fn ids(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    fn config(mode: AllocateMode) -> AllocateConfig {
+        AllocateConfig { mode, host_root: PathBuf::from("/nonexistent-host-root") }
+    }
+
+    #[test]
+    fn duplicates_collapse_and_order_is_physical() {
+        let resource = resource(ChipType::Ascend910B, &[], false);
+        let plan = plan_container(
+            &resource,
+            &ids(&["Ascend910-3", "Ascend910-1", "Ascend910-3"]),
+            &config(AllocateMode::RuntimeEnv),
+        )
+        .expect("plans");
+        assert_eq!(plan.envs.get(VISIBLE_DEVICES_ENV).map(String::as_str), Some("1,3"));
+        assert_eq!(plan.envs.get(RT_VISIBLE_DEVICES_ENV).map(String::as_str), Some("0,1"));
+        assert_eq!(
+            plan.annotations.get(PHYSICAL_CHIPS_ANNOTATION).map(String::as_str),
+            Some("Ascend910-1,Ascend910-3")
+        );
+    }
+
+    #[test]
+    fn device_specs_skip_absent_optional_nodes_and_mounts() {
+        let resource = resource(ChipType::Ascend910B, &[], false);
+        let mode = AllocateMode::DeviceSpecs { driver_mounts: vec![PathBuf::from("/usr/local/dcmi")] };
+        let plan = plan_container(&resource, &ids(&["Ascend910-2"]), &config(mode)).expect("plans");
+        let paths: Vec<&str> = plan.devices.iter().map(|d| d.container_path.as_str()).collect();
+        assert_eq!(paths, ["/dev/davinci2", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]);
+        assert!(plan.mounts.is_empty(), "nothing exists under the host root");
+    }
+
+    #[test]
+    fn the_310b_uses_its_container_manager_node_and_allows_links() {
+        let mut resource = resource(ChipType::Ascend910B, &[], false);
+        for device in resource.devices.values_mut() {
+            device.chip_type = ChipType::Ascend310B;
+        }
+        let mode = AllocateMode::DeviceSpecs { driver_mounts: Vec::new() };
+        let plan = plan_container(&resource, &ids(&["Ascend910-0"]), &config(mode)).expect("plans");
+        assert_eq!(plan.devices[1].host_path, "/dev/davinci_manager_docker");
+        assert_eq!(plan.devices[1].container_path, "/dev/davinci_manager");
+        let env = plan_container(&resource, &ids(&["Ascend910-0"]), &config(AllocateMode::RuntimeEnv)).expect("plans");
+        assert_eq!(env.envs.get("ASCEND_ALLOW_LINK").map(String::as_str), Some("True"));
+    }
+
+    #[test]
+    fn errors_name_every_bad_id() {
+        let resource = resource(ChipType::Ascend910B, &[1, 2], false);
+        let mode = config(AllocateMode::default());
+        let unknown =
+            plan_container(&resource, &ids(&["Ascend910-0", "Ascend910-9", "x"]), &mode).expect_err("unknown");
+        assert!(matches!(&unknown, Error::UnknownDevices { ids, .. } if ids == &["Ascend910-9", "x"]), "{unknown}");
+        assert!(unknown.to_string().contains("look like Ascend910-0"), "{unknown}");
+        let unhealthy = plan_container(&resource, &ids(&["Ascend910-1", "Ascend910-2", "Ascend910-3"]), &mode)
+            .expect_err("unhealthy");
+        assert!(matches!(&unhealthy, Error::UnhealthyDevices { ids, .. } if ids == &["Ascend910-1", "Ascend910-2"]));
+        assert!(unhealthy.to_string().contains("test fault"), "{unhealthy}");
+        assert!(matches!(plan_container(&resource, &[], &mode), Err(Error::InvalidRequest { .. })));
+    }
+
+    #[test]
+    fn a_vnpu_gets_virtual_options_and_its_vdavinci_node() {
+        let resource = resource(ChipType::Ascend310P, &[], true);
+        let id = ids(&["Ascend310P-2c-100-0"]);
+        let env = plan_container(&resource, &id, &config(AllocateMode::RuntimeEnv)).expect("plans");
+        assert_eq!(env.envs.get(VISIBLE_DEVICES_ENV).map(String::as_str), Some("100"));
+        assert_eq!(env.envs.get(RUNTIME_OPTIONS_ENV).map(String::as_str), Some("VIRTUAL"));
+        let cdi = plan_container(&resource, &id, &config(AllocateMode::default())).expect("plans");
+        assert!(cdi.cdi_devices.is_empty());
+        assert_eq!(cdi.devices[0].host_path, "/dev/vdavinci100");
+        assert_eq!(cdi.devices[0].container_path, "/dev/davinci100");
+    }
+
+    #[test]
+    fn cdi_annotation_key_uses_the_resource_name_part() {
+        assert_eq!(cdi_annotation_key("huawei.com/Ascend310P-2c"), "cdi.k8s.io/ascend-device-plugin_Ascend310P-2c");
+    }
+}

@@ -1,0 +1,250 @@
+//! What the plugin advertises: resources, their devices, each device's chip, NUMA node and health.
+//!
+//! A [`Snapshot`] is a pure function of the known chips and their health; the health monitor rebuilds it on every
+//! change and publishes it through a `watch` channel.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use ascend_dcmi::{ChipIds, ChipType, PhyId, VnpuId, VnpuTemplate};
+
+use crate::naming::{socket_name, ResourceNaming};
+
+/// A chip the monitor has identified.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChipRecord {
+    /// Its ids.
+    pub ids: ChipIds,
+    /// Its generation.
+    pub chip_type: ChipType,
+    /// Its NUMA node, when the driver or sysfs knows it.
+    pub numa_node: Option<u32>,
+    /// Static vNPUs that exist on it, with their templates.
+    pub vnpus: Vec<(VnpuId, &'static VnpuTemplate)>,
+}
+
+/// Kubelet-facing health of a chip, with the reason when unhealthy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Health {
+    /// Usable.
+    Healthy,
+    /// Not usable, and why.
+    Unhealthy(String),
+}
+
+impl Health {
+    /// The kubelet's spelling: `Healthy` or `Unhealthy`.
+    pub fn as_kubelet_str(&self) -> &'static str {
+        match self {
+            Health::Healthy => "Healthy",
+            Health::Unhealthy(_) => "Unhealthy",
+        }
+    }
+
+    /// Whether the chip is usable.
+    pub fn is_healthy(&self) -> bool {
+        matches!(self, Health::Healthy)
+    }
+}
+
+impl fmt::Display for Health {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Health::Healthy => f.write_str("healthy"),
+            Health::Unhealthy(reason) => write!(f, "unhealthy ({reason})"),
+        }
+    }
+}
+
+/// What one advertised device stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceKind {
+    /// A whole chip; `replica` is set when the chip is time-shared as several devices.
+    Chip {
+        /// The replica index, `0..replicas`.
+        replica: Option<u32>,
+    },
+    /// A static vNPU on the chip.
+    Vnpu {
+        /// The vNPU id (`/dev/vdavinci<id>` on the host).
+        id: VnpuId,
+        /// Its template.
+        template: &'static VnpuTemplate,
+    },
+}
+
+/// One advertised device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Device {
+    /// The id the kubelet sees, for example `Ascend910-3`.
+    pub id: String,
+    /// The name of the physical chip behind it, for example `Ascend910-3` (no replica or vNPU part).
+    pub chip_name: String,
+    /// The chip it lives on.
+    pub chip: ChipIds,
+    /// The chip's generation.
+    pub chip_type: ChipType,
+    /// The chip's NUMA node.
+    pub numa_node: Option<u32>,
+    /// Whole chip, replica or vNPU.
+    pub kind: DeviceKind,
+    /// The chip's health.
+    pub health: Health,
+}
+
+/// One extended resource and its devices, keyed by device id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resource {
+    /// The resource name, for example `huawei.com/Ascend910`.
+    pub name: String,
+    /// The socket file name in the plugin directory.
+    pub socket: String,
+    /// The devices by id.
+    pub devices: BTreeMap<String, Device>,
+}
+
+impl Resource {
+    /// A device by id.
+    pub fn device(&self, id: &str) -> Option<&Device> {
+        self.devices.get(id)
+    }
+}
+
+/// How chips become resources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InventoryOptions {
+    /// Resource and id naming.
+    pub naming: ResourceNaming,
+    /// Time-sharing: advertise each whole chip this many times (1 = no sharing).
+    pub replicas: u32,
+    /// Advertise chips that have static vNPUs as their vNPUs (Huawei's default) instead of as whole chips.
+    pub advertise_vnpus: bool,
+}
+
+impl Default for InventoryOptions {
+    fn default() -> Self {
+        Self { naming: ResourceNaming::default(), replicas: 1, advertise_vnpus: true }
+    }
+}
+
+/// Every advertised resource with its devices' health, at one moment.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Snapshot {
+    resources: BTreeMap<String, Resource>,
+}
+
+impl Snapshot {
+    /// Builds the resources from the known chips and their health; a chip without a health entry is unhealthy.
+    pub fn build(chips: &[ChipRecord], health: &BTreeMap<PhyId, Health>, options: &InventoryOptions) -> Self {
+        let mut resources: BTreeMap<String, Resource> = BTreeMap::new();
+        for chip in chips {
+            let chip_health =
+                health.get(&chip.ids.phy).cloned().unwrap_or_else(|| Health::Unhealthy("not yet checked".to_owned()));
+            for (resource, id, kind) in advertised_devices(chip, options) {
+                let entry = resources.entry(resource.clone()).or_insert_with(|| Resource {
+                    socket: socket_name(&resource),
+                    name: resource,
+                    devices: BTreeMap::new(),
+                });
+                let device = Device {
+                    id: id.clone(),
+                    chip_name: options.naming.chip_device_id(chip.chip_type, chip.ids.phy, None),
+                    chip: chip.ids,
+                    chip_type: chip.chip_type,
+                    numa_node: chip.numa_node,
+                    kind,
+                    health: chip_health.clone(),
+                };
+                entry.devices.insert(id, device);
+            }
+        }
+        Self { resources }
+    }
+
+    /// A resource by name.
+    pub fn resource(&self, name: &str) -> Option<&Resource> {
+        self.resources.get(name)
+    }
+
+    /// Every resource, by name.
+    pub fn resources(&self) -> impl Iterator<Item = &Resource> {
+        self.resources.values()
+    }
+}
+
+fn advertised_devices(chip: &ChipRecord, options: &InventoryOptions) -> Vec<(String, String, DeviceKind)> {
+    let naming = &options.naming;
+    if options.advertise_vnpus && !chip.vnpus.is_empty() {
+        return chip
+            .vnpus
+            .iter()
+            .map(|(vnpu, template)| {
+                let resource = naming.vnpu_resource(chip.chip_type, template.resource_suffix);
+                let id = naming.vnpu_device_id(chip.chip_type, template.resource_suffix, *vnpu, chip.ids.phy);
+                (resource, id, DeviceKind::Vnpu { id: *vnpu, template })
+            })
+            .collect();
+    }
+    let resource = naming.chip_resource(chip.chip_type);
+    if options.replicas <= 1 {
+        let id = naming.chip_device_id(chip.chip_type, chip.ids.phy, None);
+        return vec![(resource, id, DeviceKind::Chip { replica: None })];
+    }
+    (0..options.replicas)
+        .map(|replica| {
+            let id = naming.chip_device_id(chip.chip_type, chip.ids.phy, Some(replica));
+            (resource.clone(), id, DeviceKind::Chip { replica: Some(replica) })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use ascend_dcmi::{CardId, ChipLocator, DeviceId, LogicId};
+
+    use super::*;
+
+    fn chip(phy: u32, chip_type: ChipType) -> ChipRecord {
+        ChipRecord {
+            ids: ChipIds {
+                logic: LogicId(phy),
+                phy: PhyId(phy),
+                locator: ChipLocator { card: CardId(phy as i32), device: DeviceId(0) },
+            },
+            chip_type,
+            numa_node: Some(phy / 4),
+            vnpus: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn whole_chips_vnpus_and_replicas() {
+        let mut with_vnpus = chip(1, ChipType::Ascend310P);
+        let template = VnpuTemplate::by_name("vir02").expect("known template");
+        with_vnpus.vnpus = vec![(VnpuId(100), template), (VnpuId(101), template)];
+        let chips = [chip(0, ChipType::Ascend310P), with_vnpus];
+        let health = BTreeMap::from([(PhyId(0), Health::Healthy), (PhyId(1), Health::Unhealthy("x".into()))]);
+
+        let snapshot = Snapshot::build(&chips, &health, &InventoryOptions::default());
+        let names: Vec<&str> = snapshot.resources().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["huawei.com/Ascend310P", "huawei.com/Ascend310P-2c"]);
+        let vnpus = snapshot.resource("huawei.com/Ascend310P-2c").expect("vNPU resource");
+        assert_eq!(vnpus.devices.keys().collect::<Vec<_>>(), ["Ascend310P-2c-100-1", "Ascend310P-2c-101-1"]);
+        assert!(vnpus.devices.values().all(|d| !d.health.is_healthy()));
+        assert_eq!(vnpus.socket, "ascend-Ascend310P-2c.sock");
+
+        let shared = InventoryOptions { replicas: 2, advertise_vnpus: false, ..InventoryOptions::default() };
+        let snapshot = Snapshot::build(&chips, &health, &shared);
+        let ids: Vec<&String> = snapshot.resource("huawei.com/Ascend310P").expect("chips").devices.keys().collect();
+        assert_eq!(ids, ["Ascend310P-0-0", "Ascend310P-0-1", "Ascend310P-1-0", "Ascend310P-1-1"]);
+    }
+
+    #[test]
+    fn unchecked_chips_are_unhealthy() {
+        let snapshot =
+            Snapshot::build(&[chip(3, ChipType::Ascend910B)], &BTreeMap::new(), &InventoryOptions::default());
+        let device = snapshot.resource("huawei.com/Ascend910").and_then(|r| r.device("Ascend910-3")).expect("device");
+        assert_eq!(device.health.as_kubelet_str(), "Unhealthy");
+        assert_eq!(device.numa_node, Some(0));
+    }
+}

@@ -1,0 +1,55 @@
+//! A Kubernetes device plugin (API `v1beta1`) for Huawei Ascend NPUs, as a library.
+//!
+//! The domain core knows nothing of gRPC:
+//! - [`monitor`]: a thread that lists chips, polls their health with a deadline, reacts to fault events and
+//!   publishes a [`Snapshot`] of every resource's devices through a `tokio::sync::watch` channel;
+//! - [`inventory`] and [`naming`]: resources (`huawei.com/Ascend910`, vNPU resources such as
+//!   `huawei.com/Ascend310P-2c`, time-sharing replicas) and device ids (`Ascend910-<phy>`);
+//! - [`allocate`]: what a container gets, in CDI, device-spec or runtime-environment mode;
+//! - [`preferred`]: topology-aware preferred allocation (cards, NUMA nodes, HCCS groups).
+//!
+//! A thin tonic adapter ([`service`]) serves the `DevicePlugin` service of each resource on its own unix socket
+//! ([`server`]); [`kubelet`] registers it, and [`plugin::run`] supervises all of it, re-serving and re-registering
+//! when the kubelet restarts. The gRPC code generated from the kubelet protos is committed under `src/generated/`
+//! (regenerate with `ascend-deviceplugin/gen_protos.sh`) and exposed as [`api`].
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use ascend_deviceplugin::{plugin, NoopObserver, PluginConfig};
+//!
+//! # async fn example(manager: Arc<dyn ascend_dcmi::DeviceManager>) -> ascend_deviceplugin::Result<()> {
+//! let shutdown = async { let _ = tokio::signal::ctrl_c().await; };
+//! plugin::run(manager, PluginConfig::default(), Arc::new(NoopObserver), shutdown).await
+//! # }
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod allocate;
+pub mod api;
+mod error;
+#[cfg(feature = "fake-kubelet")]
+pub mod fake_kubelet;
+pub mod inventory;
+pub mod kube_client;
+pub mod kubelet;
+pub mod monitor;
+pub mod naming;
+pub mod node_labeller;
+pub mod node_labels;
+mod observer;
+pub mod plugin;
+pub mod preferred;
+pub mod server;
+pub mod service;
+pub mod unix_socket;
+
+pub use allocate::{AllocateConfig, AllocateMode, CdiDelivery, ContainerAllocation};
+pub use error::{Error, Result};
+pub use inventory::{Device, DeviceKind, Health, InventoryOptions, Resource, Snapshot};
+pub use monitor::{HealthMonitor, MonitorConfig};
+pub use naming::ResourceNaming;
+pub use node_labeller::{LabellerConfig, NodeLabeller};
+pub use node_labels::NodeLabels;
+pub use observer::{NoopObserver, PluginObserver};
+pub use plugin::PluginConfig;

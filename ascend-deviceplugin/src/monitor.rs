@@ -1,0 +1,560 @@
+//! The health monitor: one thread that owns the chips' state and publishes a [`Snapshot`] whenever it changes.
+//!
+//! Every DCMI call runs on a short-lived worker thread and reports back through a channel, so the monitor itself
+//! never blocks on the driver. A call still running after `health_deadline` marks its chip Unhealthy; no second call
+//! for that chip is started until the hung one returns. Each poll re-lists the chips, so a chip that was absent or
+//! unreadable at start is advertised as soon as it answers, and health moves both ways as faults rise and clear.
+//! Fault events wake the monitor to re-check the chip at once instead of waiting for the next poll.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use ascend_dcmi::{
+    ChipIds, DeviceManager, Error as DcmiError, HealthReport, LogicId, PhyId, VnpuId, VnpuInventory, VnpuTemplate,
+};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use tokio::sync::watch;
+
+use crate::error::{Error, Result};
+use crate::inventory::{ChipRecord, Health, InventoryOptions, Snapshot};
+use crate::observer::PluginObserver;
+
+/// How the monitor polls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MonitorConfig {
+    /// How chips become resources.
+    pub inventory: InventoryOptions,
+    /// Time between full re-checks of every chip.
+    pub poll_interval: Duration,
+    /// How long one DCMI call may take before its chip counts as Unhealthy.
+    pub health_deadline: Duration,
+    /// Subscribe to the driver's fault events (re-check a chip as soon as a fault rises or clears).
+    pub fault_events: bool,
+}
+
+impl Default for MonitorConfig {
+    fn default() -> Self {
+        Self {
+            inventory: InventoryOptions::default(),
+            poll_interval: Duration::from_secs(5),
+            health_deadline: Duration::from_secs(10),
+            fault_events: true,
+        }
+    }
+}
+
+/// A running health monitor. Dropping it stops the monitor thread.
+pub struct HealthMonitor {
+    snapshot: watch::Receiver<Arc<Snapshot>>,
+    messages: Sender<Message>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for HealthMonitor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HealthMonitor").field("running", &self.thread.is_some()).finish()
+    }
+}
+
+impl HealthMonitor {
+    /// Starts the monitor thread; the first snapshot (possibly empty) is published within one DCMI round trip.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for a zero poll interval or deadline, [`Error::Monitor`] if the thread cannot start.
+    pub fn start(
+        manager: Arc<dyn DeviceManager>,
+        config: MonitorConfig,
+        observer: Arc<dyn PluginObserver>,
+    ) -> Result<Self> {
+        if config.poll_interval.is_zero() || config.health_deadline.is_zero() {
+            return Err(Error::Config("poll interval and health deadline must be greater than zero".to_owned()));
+        }
+        let (sender, receiver) = crossbeam_channel::unbounded();
+        let (snapshot_sender, snapshot) = watch::channel(Arc::new(Snapshot::default()));
+        let state = MonitorState::new(manager, config, observer, sender.clone(), snapshot_sender);
+        let thread = std::thread::Builder::new()
+            .name("ascend-health".to_owned())
+            .spawn(move || state.run(&receiver))
+            .map_err(|e| Error::Monitor(format!("cannot start the monitor thread: {e}")))?;
+        Ok(Self { snapshot, messages: sender, thread: Some(thread) })
+    }
+
+    /// A receiver that sees every published snapshot.
+    pub fn subscribe(&self) -> watch::Receiver<Arc<Snapshot>> {
+        self.snapshot.clone()
+    }
+
+    /// The latest snapshot.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.borrow().clone()
+    }
+
+    /// Asks the monitor to re-check every chip now (for example after SIGHUP).
+    pub fn refresh(&self) {
+        let _ = self.messages.send(Message::Refresh);
+    }
+}
+
+impl Drop for HealthMonitor {
+    fn drop(&mut self) {
+        let _ = self.messages.send(Message::Stop);
+        if let Some(thread) = self.thread.take() {
+            // The monitor thread never waits on the driver, so this join is short.
+            let _ = thread.join();
+        }
+    }
+}
+
+/// What worker threads, the event reader and the handle tell the monitor.
+enum Message {
+    Chips(std::result::Result<Vec<ChipIds>, String>),
+    Identity(ChipIds, std::result::Result<Option<ChipRecord>, String>),
+    // Boxed: a health report holds 128 fault codes inline.
+    Probe(PhyId, Box<ProbeOutcome>),
+    Fault(LogicId),
+    EventsEnded(String),
+    Refresh,
+    Stop,
+}
+
+struct ProbeOutcome {
+    health: std::result::Result<HealthReport, String>,
+    vnpus: Option<std::result::Result<VnpuInventory, DcmiError>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Task {
+    Enumerate,
+    Identify(PhyId),
+    Probe(PhyId),
+}
+
+struct InFlight {
+    started: Instant,
+    overdue_reported: bool,
+}
+
+struct MonitorState {
+    manager: Arc<dyn DeviceManager>,
+    config: MonitorConfig,
+    observer: Arc<dyn PluginObserver>,
+    messages: Sender<Message>,
+    snapshot: watch::Sender<Arc<Snapshot>>,
+    chips: BTreeMap<PhyId, ChipRecord>,
+    unsupported: BTreeSet<PhyId>,
+    absent: BTreeSet<PhyId>,
+    health: BTreeMap<PhyId, Health>,
+    in_flight: HashMap<Task, InFlight>,
+    reprobe: BTreeSet<PhyId>,
+    events_running: bool,
+    events_stop: Arc<AtomicBool>,
+}
+
+impl MonitorState {
+    fn new(
+        manager: Arc<dyn DeviceManager>,
+        config: MonitorConfig,
+        observer: Arc<dyn PluginObserver>,
+        messages: Sender<Message>,
+        snapshot: watch::Sender<Arc<Snapshot>>,
+    ) -> Self {
+        Self {
+            manager,
+            config,
+            observer,
+            messages,
+            snapshot,
+            chips: BTreeMap::new(),
+            unsupported: BTreeSet::new(),
+            absent: BTreeSet::new(),
+            health: BTreeMap::new(),
+            in_flight: HashMap::new(),
+            reprobe: BTreeSet::new(),
+            events_running: false,
+            events_stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    fn run(mut self, receiver: &Receiver<Message>) {
+        let mut next_poll = Instant::now();
+        loop {
+            let now = Instant::now();
+            if now >= next_poll {
+                self.start_poll();
+                next_poll = now + self.config.poll_interval;
+            }
+            self.mark_overdue(now);
+            self.publish();
+            let wake_at = self.next_deadline().map_or(next_poll, |deadline| deadline.min(next_poll));
+            match receiver.recv_timeout(wake_at.saturating_duration_since(Instant::now())) {
+                Ok(Message::Stop) | Err(RecvTimeoutError::Disconnected) => break,
+                Ok(Message::Refresh) => next_poll = Instant::now(),
+                Ok(message) => self.handle(message),
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
+        self.events_stop.store(true, Ordering::Relaxed);
+    }
+
+    fn start_poll(&mut self) {
+        if self.config.fault_events && !self.events_running {
+            self.start_event_reader();
+        }
+        let manager = Arc::clone(&self.manager);
+        self.spawn(Task::Enumerate, move || Message::Chips(manager.chips().map_err(|e| e.to_string())));
+        // Probe without waiting for the chip list, so a hanging list call cannot stop health checks.
+        let present: Vec<PhyId> = self.chips.keys().filter(|phy| !self.absent.contains(phy)).copied().collect();
+        for phy in present {
+            self.probe(phy);
+        }
+    }
+
+    fn handle(&mut self, message: Message) {
+        match message {
+            Message::Chips(listed) => {
+                self.in_flight.remove(&Task::Enumerate);
+                self.on_chips(listed);
+            }
+            Message::Identity(ids, identified) => {
+                self.in_flight.remove(&Task::Identify(ids.phy));
+                self.on_identity(ids, identified);
+            }
+            Message::Probe(phy, outcome) => {
+                self.in_flight.remove(&Task::Probe(phy));
+                self.on_probe(phy, *outcome);
+                if self.reprobe.remove(&phy) {
+                    self.probe(phy);
+                }
+            }
+            Message::Fault(logic) => {
+                let phy = self.chips.values().find(|chip| chip.ids.logic == logic).map(|chip| chip.ids.phy);
+                match phy {
+                    Some(phy) if self.in_flight.contains_key(&Task::Probe(phy)) => {
+                        self.reprobe.insert(phy);
+                    }
+                    Some(phy) => self.probe(phy),
+                    None => tracing::debug!(%logic, "fault event for a chip that is not advertised"),
+                }
+            }
+            Message::EventsEnded(reason) => {
+                tracing::warn!(%reason, "fault events stopped; polling only until the next poll resubscribes");
+                self.events_running = false;
+            }
+            Message::Refresh | Message::Stop => {}
+        }
+    }
+
+    fn on_chips(&mut self, listed: std::result::Result<Vec<ChipIds>, String>) {
+        let listed = match listed {
+            Ok(listed) => listed,
+            Err(reason) => {
+                tracing::warn!(%reason, "listing the chips failed");
+                let phys: Vec<PhyId> = self.chips.keys().copied().collect();
+                for phy in phys {
+                    self.set_health(phy, Health::Unhealthy(format!("listing the chips failed: {reason}")));
+                }
+                return;
+            }
+        };
+        let listed_phys: BTreeSet<PhyId> = listed.iter().map(|ids| ids.phy).collect();
+        let known: Vec<PhyId> = self.chips.keys().copied().collect();
+        for phy in known.into_iter().filter(|phy| !listed_phys.contains(phy)) {
+            self.absent.insert(phy);
+            self.set_health(phy, Health::Unhealthy("absent from the driver's chip list".to_owned()));
+        }
+        for ids in listed {
+            match self.chips.get(&ids.phy) {
+                Some(record) if record.ids == ids => {
+                    if self.absent.remove(&ids.phy) {
+                        self.probe(ids.phy);
+                    }
+                }
+                _ if self.unsupported.contains(&ids.phy) => {}
+                _ => self.identify(ids),
+            }
+        }
+    }
+
+    fn on_identity(&mut self, ids: ChipIds, identified: std::result::Result<Option<ChipRecord>, String>) {
+        match identified {
+            Ok(Some(record)) => {
+                self.absent.remove(&ids.phy);
+                tracing::info!(chip = %ids, chip_type = %record.chip_type, numa = ?record.numa_node, "found chip");
+                self.chips.insert(ids.phy, record);
+                self.probe(ids.phy);
+            }
+            Ok(None) => {
+                tracing::warn!(chip = %ids, "chip type not supported; not advertised");
+                self.unsupported.insert(ids.phy);
+            }
+            Err(reason) => tracing::warn!(chip = %ids, %reason, "cannot identify chip; retrying at the next poll"),
+        }
+    }
+
+    fn on_probe(&mut self, phy: PhyId, outcome: ProbeOutcome) {
+        let health = match outcome.health {
+            Ok(report) => health_of(&report),
+            Err(reason) => Health::Unhealthy(format!("health call failed: {reason}")),
+        };
+        if let (Some(vnpus), Some(record)) = (outcome.vnpus, self.chips.get_mut(&phy)) {
+            match vnpus {
+                Ok(inventory) => {
+                    let (vnpus, rejected) = vnpus_with_templates(&inventory, record.chip_type);
+                    if vnpus != record.vnpus {
+                        for (vnpu, template) in rejected {
+                            tracing::warn!(
+                                chip = %record.ids, %vnpu, %template,
+                                "vNPU has a template this chip type does not allow; not advertised"
+                            );
+                        }
+                        record.vnpus = vnpus;
+                    }
+                }
+                Err(DcmiError::NotSupported(_)) => record.vnpus.clear(),
+                Err(error) => tracing::debug!(%phy, %error, "reading vNPUs failed; keeping the last list"),
+            }
+        }
+        self.set_health(phy, health);
+    }
+
+    fn identify(&mut self, ids: ChipIds) {
+        let manager = Arc::clone(&self.manager);
+        self.spawn(Task::Identify(ids.phy), move || {
+            let identified = manager.identity(ids.logic).map(|identity| {
+                identity.chip_type.map(|chip_type| ChipRecord {
+                    ids,
+                    chip_type,
+                    numa_node: identity.numa_node,
+                    vnpus: Vec::new(),
+                })
+            });
+            Message::Identity(ids, identified.map_err(|e| e.to_string()))
+        });
+    }
+
+    fn probe(&mut self, phy: PhyId) {
+        let Some(record) = self.chips.get(&phy) else { return };
+        let logic = record.ids.logic;
+        let read_vnpus =
+            self.config.inventory.advertise_vnpus && VnpuTemplate::for_chip_type(record.chip_type).next().is_some();
+        let manager = Arc::clone(&self.manager);
+        self.spawn(Task::Probe(phy), move || {
+            let health = manager.health(logic).map_err(|e| e.to_string());
+            let vnpus = read_vnpus.then(|| manager.vnpus(logic));
+            Message::Probe(phy, Box::new(ProbeOutcome { health, vnpus }))
+        });
+    }
+
+    /// Runs `call` on a worker thread unless the same task is still running (then its chip waits for it).
+    fn spawn(&mut self, task: Task, call: impl FnOnce() -> Message + Send + 'static) {
+        if self.in_flight.contains_key(&task) {
+            return;
+        }
+        let messages = self.messages.clone();
+        let spawned = std::thread::Builder::new().name("ascend-dcmi-call".to_owned()).spawn(move || {
+            let _ = messages.send(call());
+        });
+        match spawned {
+            Ok(_) => {
+                self.in_flight.insert(task, InFlight { started: Instant::now(), overdue_reported: false });
+            }
+            Err(error) => tracing::error!(?task, %error, "cannot start a DCMI worker thread"),
+        }
+    }
+
+    fn mark_overdue(&mut self, now: Instant) {
+        let deadline = self.config.health_deadline;
+        let mut overdue = Vec::new();
+        for (task, in_flight) in &mut self.in_flight {
+            if !in_flight.overdue_reported && now.duration_since(in_flight.started) >= deadline {
+                in_flight.overdue_reported = true;
+                overdue.push(*task);
+            }
+        }
+        for task in overdue {
+            match task {
+                Task::Probe(phy) => self.set_health(
+                    phy,
+                    Health::Unhealthy(format!("the driver gave no health answer within {deadline:?}")),
+                ),
+                Task::Enumerate => tracing::warn!(?deadline, "listing the chips hangs"),
+                Task::Identify(phy) => tracing::warn!(%phy, ?deadline, "identifying the chip hangs"),
+            }
+        }
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        self.in_flight
+            .values()
+            .filter(|in_flight| !in_flight.overdue_reported)
+            .map(|in_flight| in_flight.started + self.config.health_deadline)
+            .min()
+    }
+
+    fn set_health(&mut self, phy: PhyId, health: Health) {
+        let Some(record) = self.chips.get(&phy) else { return };
+        let previous = self.health.get(&phy);
+        if previous == Some(&health) {
+            return;
+        }
+        // Only a change between healthy and unhealthy is a transition; a new reason is logged at debug level.
+        if previous.map(Health::is_healthy) != Some(health.is_healthy()) {
+            match &health {
+                Health::Healthy => tracing::info!(chip = %record.ids, "chip healthy"),
+                Health::Unhealthy(reason) => tracing::warn!(chip = %record.ids, %reason, "chip unhealthy"),
+            }
+            self.observer.health_changed(&record.ids, &health);
+        } else {
+            tracing::debug!(chip = %record.ids, %health, "health reason changed");
+        }
+        self.health.insert(phy, health);
+    }
+
+    fn publish(&self) {
+        let chips: Vec<ChipRecord> = self.chips.values().cloned().collect();
+        let snapshot = Snapshot::build(&chips, &self.health, &self.config.inventory);
+        self.snapshot.send_if_modified(|current| {
+            if **current == snapshot {
+                false
+            } else {
+                *current = Arc::new(snapshot);
+                true
+            }
+        });
+    }
+
+    fn start_event_reader(&mut self) {
+        let manager = Arc::clone(&self.manager);
+        let messages = self.messages.clone();
+        let poll_interval = self.config.poll_interval;
+        let stop = Arc::clone(&self.events_stop);
+        let spawned = std::thread::Builder::new().name("ascend-fault-events".to_owned()).spawn(move || {
+            let reason = read_fault_events(manager.as_ref(), poll_interval, &messages, &stop);
+            let _ = messages.send(Message::EventsEnded(reason));
+        });
+        match spawned {
+            Ok(_) => self.events_running = true,
+            Err(error) => tracing::error!(%error, "cannot start the fault-event thread; polling only"),
+        }
+    }
+}
+
+/// Forwards fault events as re-check requests until the stream ends or the monitor stops; returns why it ended.
+fn read_fault_events(
+    manager: &dyn DeviceManager,
+    poll_interval: Duration,
+    messages: &Sender<Message>,
+    stop: &AtomicBool,
+) -> String {
+    let stream = match manager.fault_events(poll_interval) {
+        Ok(stream) => stream,
+        Err(error) => return format!("subscribing to fault events failed: {error}"),
+    };
+    while !stop.load(Ordering::Relaxed) {
+        match stream.recv_timeout(Duration::from_millis(200)) {
+            Ok(event) => {
+                tracing::debug!(logic = %event.logic, code = %event.code, assertion = ?event.assertion, "fault event");
+                if messages.send(Message::Fault(event.logic)).is_err() {
+                    return "monitor stopped".to_owned();
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return "the fault-event source ended".to_owned(),
+        }
+    }
+    "monitor stopped".to_owned()
+}
+
+/// Kubelet health from a DCMI health report.
+pub fn health_of(report: &HealthReport) -> Health {
+    if report.is_healthy() {
+        return Health::Healthy;
+    }
+    let codes: Vec<String> = report.faults.as_slice().iter().map(ToString::to_string).collect();
+    let mut reason = format!("fault level {}", report.level);
+    if !codes.is_empty() {
+        reason.push_str(&format!(", faults {}", codes.join(" ")));
+    }
+    if report.card_dropped {
+        reason.push_str(", card dropped off the bus");
+    }
+    Health::Unhealthy(reason)
+}
+
+/// vNPUs not advertised: id and the template the driver reported.
+type RejectedVnpus = Vec<(VnpuId, String)>;
+
+/// The vNPUs whose template the chip type allows (by driver name or resource suffix), sorted by id, and the
+/// `(id, template)` of the others.
+fn vnpus_with_templates(
+    inventory: &VnpuInventory,
+    chip_type: ascend_dcmi::ChipType,
+) -> (Vec<(VnpuId, &'static VnpuTemplate)>, RejectedVnpus) {
+    let mut vnpus = Vec::new();
+    let mut rejected = Vec::new();
+    for vnpu in &inventory.vnpus {
+        let template =
+            VnpuTemplate::by_name(&vnpu.template).or_else(|| VnpuTemplate::by_resource_suffix(&vnpu.template));
+        match template {
+            Some(template) if template.allows(chip_type) => vnpus.push((vnpu.id, template)),
+            _ => rejected.push((vnpu.id, vnpu.template.clone())),
+        }
+    }
+    vnpus.sort_by_key(|(id, _)| *id);
+    (vnpus, rejected)
+}
+
+#[cfg(test)]
+mod tests {
+    use ascend_dcmi::{ChipType, DcmiHealth, FaultCode, FaultCodes, FaultLevel, Vnpu};
+
+    use super::*;
+
+    #[test]
+    fn health_reason_names_level_codes_and_drops() {
+        assert_eq!(health_of(&HealthReport::healthy()), Health::Healthy);
+        let report = HealthReport {
+            dcmi: None,
+            faults: FaultCodes::from_codes([FaultCode(0x80E0_1801), FaultCode::CARD_DROP]),
+            level: FaultLevel::SeparateNpu,
+            card_dropped: true,
+        };
+        assert_eq!(
+            health_of(&report),
+            Health::Unhealthy("fault level SeparateNPU, faults 80E01801 40F84E00, card dropped off the bus".into())
+        );
+        let sub_health = HealthReport { level: FaultLevel::SubHealthFault, dcmi: Some(DcmiHealth::Minor), ..report };
+        assert_eq!(health_of(&HealthReport { card_dropped: false, ..sub_health }), Health::Healthy);
+    }
+
+    #[test]
+    fn vnpus_with_foreign_templates_are_set_aside() {
+        let vnpu = |id, template: &str| Vnpu {
+            id: VnpuId(id),
+            template: template.to_owned(),
+            aicore: 2.0,
+            memory_bytes: 0,
+            in_use: false,
+            aicore_utilization: None,
+        };
+        let inventory = VnpuInventory {
+            vnpus: vec![vnpu(102, "vir04"), vnpu(100, "2c"), vnpu(101, "vir12_3c_32g")],
+            ..VnpuInventory::default()
+        };
+        let (kept, rejected) = vnpus_with_templates(&inventory, ChipType::Ascend310P);
+        let kept: Vec<(u32, &str)> = kept.iter().map(|(id, t)| (id.0, t.resource_suffix)).collect();
+        assert_eq!(kept, [(100, "2c"), (102, "4c")]);
+        assert_eq!(rejected, [(VnpuId(101), "vir12_3c_32g".to_owned())]);
+    }
+
+    #[test]
+    fn zero_intervals_are_rejected() {
+        let config = MonitorConfig { poll_interval: Duration::ZERO, ..MonitorConfig::default() };
+        let manager: Arc<dyn DeviceManager> = Arc::new(ascend_dcmi::MockDeviceManager::new());
+        let started = HealthMonitor::start(manager, config, Arc::new(crate::NoopObserver));
+        assert!(matches!(started, Err(Error::Config(_))));
+    }
+}

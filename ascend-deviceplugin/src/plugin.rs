@@ -1,0 +1,204 @@
+//! The supervisor: runs the health monitor, one server per advertised resource, registration with the kubelet,
+//! and recovery from kubelet restarts.
+//!
+//! Every `watch_interval` (100 ms by default) it checks the plugin directory: a server whose socket was deleted is
+//! stopped and served again, then re-registered; a new `kubelet.sock` (a restarted kubelet) re-registers every
+//! resource. Health lives in the monitor, not in the servers, so nothing is lost across these restarts.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ascend_dcmi::DeviceManager;
+
+use crate::allocate::AllocateConfig;
+use crate::error::Result;
+use crate::kubelet::{register, DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
+use crate::monitor::{HealthMonitor, MonitorConfig};
+use crate::observer::PluginObserver;
+use crate::server::{ResourceServer, ServerContext};
+use crate::unix_socket::{identity, FileIdentity};
+
+/// Everything the plugin is configured with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginConfig {
+    /// The kubelet's device-plugin directory.
+    pub plugin_dir: PathBuf,
+    /// Health polling and resource naming.
+    pub monitor: MonitorConfig,
+    /// Allocation mode.
+    pub allocate: AllocateConfig,
+    /// How often the plugin directory is checked for deleted sockets and a new kubelet.
+    pub watch_interval: Duration,
+    /// How long to wait before retrying a failed registration.
+    pub register_retry: Duration,
+    /// Timeout of one connection or registration attempt.
+    pub call_timeout: Duration,
+}
+
+impl Default for PluginConfig {
+    fn default() -> Self {
+        Self {
+            plugin_dir: PathBuf::from(DEFAULT_PLUGIN_DIR),
+            monitor: MonitorConfig::default(),
+            allocate: AllocateConfig::default(),
+            watch_interval: Duration::from_millis(100),
+            register_retry: Duration::from_secs(1),
+            call_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+struct Served {
+    server: ResourceServer,
+    registered: bool,
+    last_attempt: Option<Instant>,
+}
+
+/// Runs the device plugin until `shutdown` completes, then stops every server and removes its socket.
+///
+/// # Errors
+/// [`crate::Error::Config`] or [`crate::Error::Monitor`] if the health monitor cannot start. Failures to serve or
+/// register are logged, reported to the observer and retried, never returned.
+pub async fn run(
+    manager: Arc<dyn DeviceManager>,
+    config: PluginConfig,
+    observer: Arc<dyn PluginObserver>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<()> {
+    let monitor = HealthMonitor::start(manager, config.monitor.clone(), Arc::clone(&observer))?;
+    let context = ServerContext {
+        snapshot: monitor.subscribe(),
+        allocate: Arc::new(config.allocate.clone()),
+        observer: Arc::clone(&observer),
+    };
+    let mut supervisor = Supervisor {
+        config,
+        context,
+        observer,
+        served: BTreeMap::new(),
+        serve_failures: BTreeMap::new(),
+        kubelet_socket: None,
+    };
+    let mut snapshot_changes = monitor.subscribe();
+    let mut tick = tokio::time::interval(supervisor.config.watch_interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            _ = tick.tick() => {}
+            changed = snapshot_changes.changed() => if changed.is_err() { break },
+        }
+        supervisor.reconcile().await;
+    }
+    tracing::info!("shutting down");
+    supervisor.stop_all().await;
+    drop(monitor);
+    Ok(())
+}
+
+struct Supervisor {
+    config: PluginConfig,
+    context: ServerContext,
+    observer: Arc<dyn PluginObserver>,
+    served: BTreeMap<String, Served>,
+    /// When serving a resource last failed, to retry at the registration pace rather than every tick.
+    serve_failures: BTreeMap<String, Instant>,
+    kubelet_socket: Option<FileIdentity>,
+}
+
+impl Supervisor {
+    async fn reconcile(&mut self) {
+        let kubelet_socket = identity(&self.config.plugin_dir.join(KUBELET_SOCKET));
+        if kubelet_socket.is_some() && kubelet_socket != self.kubelet_socket {
+            if self.kubelet_socket.is_some() {
+                tracing::info!("kubelet.sock was recreated (kubelet restart); registering again");
+            }
+            for served in self.served.values_mut() {
+                served.registered = false;
+                served.last_attempt = None;
+            }
+        }
+        self.kubelet_socket = kubelet_socket;
+
+        let wanted: BTreeMap<String, String> = self
+            .context
+            .snapshot
+            .borrow()
+            .resources()
+            .filter(|resource| !resource.devices.is_empty())
+            .map(|resource| (resource.name.clone(), resource.socket.clone()))
+            .collect();
+        let stale: Vec<String> = self
+            .served
+            .iter()
+            .filter(|(name, served)| !wanted.contains_key(*name) || !served.server.is_intact())
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in stale {
+            if let Some(served) = self.served.remove(&name) {
+                if wanted.contains_key(&name) {
+                    tracing::info!(resource = %name, "socket removed (kubelet restart?); serving again");
+                }
+                served.server.stop().await;
+            }
+        }
+        for (name, socket) in &wanted {
+            if !self.served.contains_key(name) {
+                self.start_server(name, socket).await;
+            }
+        }
+        if kubelet_socket.is_some() {
+            self.register_pending().await;
+        }
+    }
+
+    async fn start_server(&mut self, resource: &str, socket: &str) {
+        if self.serve_failures.get(resource).is_some_and(|at| at.elapsed() < self.config.register_retry) {
+            return;
+        }
+        let dir = &self.config.plugin_dir;
+        match ResourceServer::start(dir, resource, socket, &self.context, self.config.call_timeout).await {
+            Ok(server) => {
+                self.serve_failures.remove(resource);
+                self.served.insert(resource.to_owned(), Served { server, registered: false, last_attempt: None });
+            }
+            Err(error) => {
+                tracing::error!(resource, %error, retry_in = ?self.config.register_retry, "cannot serve; retrying");
+                self.serve_failures.insert(resource.to_owned(), Instant::now());
+            }
+        }
+    }
+
+    async fn register_pending(&mut self) {
+        let retry = self.config.register_retry;
+        for served in self.served.values_mut() {
+            if served.registered || served.last_attempt.is_some_and(|at| at.elapsed() < retry) {
+                continue;
+            }
+            served.last_attempt = Some(Instant::now());
+            let resource = served.server.resource().to_owned();
+            let socket = served.server.socket().to_owned();
+            match register(&self.config.plugin_dir, &resource, &socket, self.config.call_timeout).await {
+                Ok(()) => {
+                    tracing::info!(%resource, %socket, "registered with the kubelet");
+                    served.registered = true;
+                    self.observer.registered(&resource);
+                }
+                Err(error) => {
+                    tracing::warn!(%resource, %error, "registration failed; retrying");
+                    self.observer.registration_failed(&resource, &error);
+                }
+            }
+        }
+    }
+
+    async fn stop_all(&mut self) {
+        for (_, served) in std::mem::take(&mut self.served) {
+            served.server.stop().await;
+        }
+    }
+}
