@@ -1,0 +1,12 @@
+//! `ascend-device-plugin`: the Kubernetes device plugin daemon for Huawei Ascend NPUs.
+#![forbid(unsafe_code)]
+
+use ascend_tools::device_plugin::{cli::Args, daemon};
+use clap::Parser;
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    daemon::init_logging(args.log_format);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(daemon::run(args))
+}

@@ -1,0 +1,165 @@
+//! The `ascend-doctor` command line; `src/bin/ascend-doctor.rs` only calls [`main_with_args`].
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+use super::check::Section;
+use super::compatibility::{CompatibilityTable, HOST_TABLE_PATH};
+use super::context::{DcmiConnector, DoctorOptions};
+use super::host::HostRoot;
+use super::kubectl::Kubectl;
+use super::kubernetes_checks::default_pod_resources_socket;
+use super::report::{render_json, render_text, run};
+
+/// `ascend-doctor`: runs the operator's troubleshooting chain and prints what is wrong and how to fix it.
+#[derive(Debug, Parser)]
+#[command(name = "ascend-doctor", version)]
+#[command(
+    about = "Checks an Ascend NPU node in troubleshooting order: driver, versions, container runtime, Kubernetes"
+)]
+#[command(after_help = "Exit codes: 0 no check failed (warnings allowed), 1 at least one check failed, 2 bad usage.")]
+pub struct DoctorCli {
+    /// Where the host's / is (for example /host in a container, or a fake host).
+    #[arg(long, value_name = "DIR", default_value = "/")]
+    pub root: PathBuf,
+    /// Print JSON (schema: docs/ascend-doctor-json.md).
+    #[arg(long)]
+    pub json: bool,
+    /// Run only these sections (repeatable).
+    #[arg(long = "section", value_enum, value_name = "SECTION")]
+    pub sections: Vec<SectionArg>,
+    /// The compatibility table (default: ROOT/etc/ascend-doctor/compatibility.toml, else the built-in example).
+    #[arg(long, value_name = "FILE")]
+    pub compatibility: Option<PathBuf>,
+    /// Also check a container image's CANN: its ascend-toolkit directory or version.cfg (a path on this machine).
+    #[arg(long, value_name = "PATH")]
+    pub image_toolkit: Option<PathBuf>,
+    /// RuntimeClass manifests (YAML or `kubectl get runtimeclass -o json`) to check instead of asking kubectl.
+    #[arg(long, value_name = "FILE")]
+    pub runtime_class_manifest: Option<PathBuf>,
+    /// The Kubernetes node name (default: the host's hostname).
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
+    /// Seconds the chips, and each kubectl call, may take.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub timeout: u64,
+}
+
+/// A section on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SectionArg {
+    /// Driver and firmware.
+    Driver,
+    /// Versions.
+    Versions,
+    /// Container runtime.
+    Runtime,
+    /// Kubernetes.
+    Kubernetes,
+}
+
+impl From<SectionArg> for Section {
+    fn from(arg: SectionArg) -> Self {
+        match arg {
+            SectionArg::Driver => Section::Driver,
+            SectionArg::Versions => Section::Versions,
+            SectionArg::Runtime => Section::ContainerRuntime,
+            SectionArg::Kubernetes => Section::Kubernetes,
+        }
+    }
+}
+
+fn kernel_release() -> String {
+    // The running kernel, which a container shares with its host.
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map_or_else(|_| "unknown".to_owned(), |text| text.trim().to_owned())
+}
+
+fn compatibility(cli: &DoctorCli, host: &HostRoot) -> Result<CompatibilityTable, String> {
+    if let Some(path) = &cli.compatibility {
+        return CompatibilityTable::from_file(path).map_err(|error| error.to_string());
+    }
+    let on_host = host.path(HOST_TABLE_PATH);
+    if on_host.is_file() {
+        return CompatibilityTable::from_file(&on_host).map_err(|error| error.to_string());
+    }
+    CompatibilityTable::built_in().map_err(|error| error.to_string())
+}
+
+/// Builds the options of a parsed command line.
+///
+/// # Errors
+/// A message for a root that is not a directory or a compatibility table that does not load.
+pub fn options(cli: &DoctorCli) -> Result<DoctorOptions, String> {
+    let root = std::fs::canonicalize(&cli.root).map_err(|error| format!("--root {}: {error}", cli.root.display()))?;
+    if !root.is_dir() {
+        return Err(format!("--root {}: not a directory", root.display()));
+    }
+    let host = HostRoot::new(&root);
+    let timeout = Duration::from_secs(cli.timeout.max(1));
+    let sections = if cli.sections.is_empty() {
+        Section::ALL.to_vec()
+    } else {
+        cli.sections.iter().map(|s| Section::from(*s)).collect()
+    };
+    Ok(DoctorOptions {
+        compatibility: compatibility(cli, &host)?,
+        kernel_release: kernel_release(),
+        image_toolkit: cli.image_toolkit.clone(),
+        runtime_class_manifest: cli.runtime_class_manifest.clone(),
+        kubectl: Kubectl::from_path(timeout),
+        node_name: cli.node.clone(),
+        connector: Box::new(DcmiConnector {
+            host_root: root.clone(),
+            call_deadline: timeout.min(Duration::from_secs(5)),
+        }),
+        chip_deadline: timeout,
+        sections,
+        pod_resources_socket: default_pod_resources_socket(),
+        host,
+    })
+}
+
+/// Parses `args` (program name first), runs the checks, prints the report; the process exit status.
+pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let cli = match DoctorCli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    let options = match options(&cli) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("ascend-doctor: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = run(&options);
+    let text = if cli.json {
+        match render_json(&report) {
+            Ok(text) => text,
+            Err(error) => {
+                eprintln!("ascend-doctor: {error}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        render_text(&report, &report.host_root)
+    };
+    let mut out = io::stdout().lock();
+    if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
+        return ExitCode::from(2);
+    }
+    if report.has_failures() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,121 @@
+//! What the checks run against (the inputs), and what earlier checks found for later ones (the facts).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ascend_dcmi::{Dcmi, DeviceManager};
+
+use super::check::Section;
+use super::compatibility::CompatibilityTable;
+use super::host::HostRoot;
+use super::kubectl::Kubectl;
+
+/// Loads `libdcmi.so` and calls `dcmi_init`: the only way the doctor talks to the driver, so tests can replace it.
+pub trait DriverConnector: Send + Sync {
+    /// Loads the library at `library` (a real path) and initialises it.
+    ///
+    /// # Errors
+    /// The driver's error, as text naming the library and the call.
+    fn connect(&self, library: &Path) -> Result<Arc<dyn DeviceManager>, String>;
+}
+
+/// The real connector: `ascend_dcmi::Dcmi` with the host root and a call deadline.
+#[derive(Debug, Clone)]
+pub struct DcmiConnector {
+    /// Passed to the builder for `/sys` lookups.
+    pub host_root: PathBuf,
+    /// Deadline of each DCMI call.
+    pub call_deadline: Duration,
+}
+
+impl DriverConnector for DcmiConnector {
+    fn connect(&self, library: &Path) -> Result<Arc<dyn DeviceManager>, String> {
+        // The doctor has already applied the ownership rule up to the host root (driver.libdcmi) and does not call
+        // this for a library that failed it; the builder's own check would walk past the host root.
+        let dcmi = Dcmi::builder()
+            .library_path(library)
+            .host_root(&self.host_root)
+            .verify_library_ownership(false)
+            .call_deadline(self.call_deadline)
+            .init()
+            .map_err(|error| error.to_string())?;
+        Ok(Arc::new(dcmi))
+    }
+}
+
+/// The inputs of a doctor run.
+pub struct DoctorOptions {
+    /// The host root.
+    pub host: HostRoot,
+    /// The running kernel's release (`uname -r`): the host's kernel, also from inside a container.
+    pub kernel_release: String,
+    /// The compatibility table.
+    pub compatibility: CompatibilityTable,
+    /// A container image's toolkit to check too: its `version.cfg`, or a directory holding one (`latest/` or not).
+    pub image_toolkit: Option<PathBuf>,
+    /// A file with RuntimeClass manifests (YAML or `kubectl get -o json` output) to check instead of asking kubectl.
+    pub runtime_class_manifest: Option<PathBuf>,
+    /// `kubectl`, when it is on `PATH`.
+    pub kubectl: Option<Kubectl>,
+    /// The Kubernetes node name (default: the host's hostname).
+    pub node_name: Option<String>,
+    /// How the driver is loaded.
+    pub connector: Box<dyn DriverConnector>,
+    /// How long chips may take to answer.
+    pub chip_deadline: Duration,
+    /// The sections to run (all by default).
+    pub sections: Vec<Section>,
+    /// The kubelet's PodResources socket, a host path.
+    pub pod_resources_socket: PathBuf,
+}
+
+impl std::fmt::Debug for DoctorOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DoctorOptions")
+            .field("host", &self.host)
+            .field("kernel_release", &self.kernel_release)
+            .field("image_toolkit", &self.image_toolkit)
+            .field("runtime_class_manifest", &self.runtime_class_manifest)
+            .field("kubectl", &self.kubectl)
+            .field("node_name", &self.node_name)
+            .field("sections", &self.sections)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A container runtime registered with an engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegisteredRuntime {
+    /// `docker` or `containerd`.
+    pub engine: &'static str,
+    /// The runtime (handler) name.
+    pub name: String,
+    /// The binary it runs, when the configuration names one.
+    pub binary: Option<String>,
+}
+
+/// What earlier checks found, for the later ones.
+#[derive(Default)]
+pub struct Facts {
+    /// Huawei NPU PCI functions (`bdf`, device id).
+    pub npu_functions: Vec<(String, u32)>,
+    /// Whether a driver module is loaded.
+    pub driver_loaded: Option<bool>,
+    /// Physical ids of `/dev/davinci<N>`.
+    pub davinci_ids: Vec<u32>,
+    /// The library that passed the safety rule (a real path), ready to load.
+    pub library: Option<PathBuf>,
+    /// Why no library is ready, when none is.
+    pub library_problem: Option<String>,
+    /// The initialised driver.
+    pub manager: Option<Arc<dyn DeviceManager>>,
+    /// Chip types by physical id, from DCMI.
+    pub chip_types: Vec<(u32, ascend_dcmi::ChipType)>,
+    /// The driver version from `version.info`.
+    pub driver_version: Option<String>,
+    /// The runtimes Docker and containerd know that run an Ascend runtime.
+    pub ascend_runtimes: Vec<RegisteredRuntime>,
+    /// Whether any engine configuration was found.
+    pub engine_configured: bool,
+}

@@ -1,0 +1,327 @@
+//! Section 4: a node whose allocatable lacks NPUs is a device-plugin problem. Is the plugin's socket there and
+//! registered, does the node advertise the resource, and does the kubelet hold NPUs for pods that are gone?
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ascend_dcmi::ChipType;
+use ascend_deviceplugin::kubelet::{DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
+use ascend_deviceplugin::naming::{base_name, socket_name, DEFAULT_PREFIX};
+
+use super::check::{CheckResult, Section, Status};
+use super::context::{DoctorOptions, Facts};
+use super::host::EntryKind;
+use super::pod_resources::{checkpoint_allocations, checkpoint_registered, list_pod_resources, Allocation, PodRef};
+
+/// The kubelet's device-plugin checkpoint, in the plugin directory.
+pub const CHECKPOINT_FILE: &str = "kubelet_internal_checkpoint";
+
+/// The kubelet's PodResources socket (a host path).
+pub const POD_RESOURCES_SOCKET: &str = "/var/lib/kubelet/pod-resources/kubelet.sock";
+
+const PLUGIN_FIX: &str = "check the device plugin DaemonSet: its pod must run on this node (privileged, with hostPath \
+     mounts of /var/lib/kubelet/device-plugins, /dev, /sys and /usr/local/Ascend/driver, and a Pod Security level \
+     that allows them); its log must say \"Registered device plugin with kubelet\" — a failure there usually means \
+     wrong permissions on the socket directory";
+
+fn plugin_dir() -> PathBuf {
+    PathBuf::from(DEFAULT_PLUGIN_DIR)
+}
+
+/// The chip families of the host: from DCMI when the driver answered, else from the PCI device ids.
+fn chip_types(facts: &Facts) -> BTreeSet<ChipType> {
+    if !facts.chip_types.is_empty() {
+        return facts.chip_types.iter().map(|(_, chip_type)| *chip_type).collect();
+    }
+    facts
+        .npu_functions
+        .iter()
+        .filter_map(|(_, device)| match device {
+            0xd100 => Some(ChipType::Ascend310),
+            0xd105 => Some(ChipType::Ascend310B),
+            0xd500 => Some(ChipType::Ascend310P),
+            0xd801 => Some(ChipType::Ascend910),
+            0xd802 => Some(ChipType::Ascend910B),
+            0xd803 => Some(ChipType::Ascend910A3),
+            0xd806 => Some(ChipType::Ascend950),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The resources the host's chips should be advertised as, with Huawei's default names.
+pub fn expected_resources(facts: &Facts) -> Vec<String> {
+    let names: BTreeSet<String> =
+        chip_types(facts).into_iter().map(|t| format!("{DEFAULT_PREFIX}/{}", base_name(t))).collect();
+    names.into_iter().collect()
+}
+
+/// kubernetes.kubelet_socket: the kubelet's registration socket.
+pub fn kubelet_socket(options: &DoctorOptions, _facts: &mut Facts) -> CheckResult {
+    let check = CheckResult::new(
+        "kubernetes.kubelet_socket",
+        Section::Kubernetes,
+        "kubelet registration socket present",
+        Status::Ok,
+    );
+    let host = &options.host;
+    if !host.exists("/var/lib/kubelet") {
+        return check.evidence("/var/lib/kubelet absent: not a Kubernetes node").with_status(Status::Skip);
+    }
+    let socket = plugin_dir().join(KUBELET_SOCKET);
+    match host.kind(&socket) {
+        Some(EntryKind::Socket) => check.evidence(format!("{} is a socket", socket.display())),
+        Some(other) => check
+            .evidence(format!("{} exists but is not a socket ({other:?})", socket.display()))
+            .fix("remove it and restart the kubelet, which re-creates its socket")
+            .with_status(Status::Fail),
+        None => check
+            .evidence(format!("{} absent", socket.display()))
+            .fix("the kubelet is not running or uses another --root-dir: `systemctl status kubelet`; plugins can register only when this socket exists")
+            .with_status(Status::Fail),
+    }
+}
+
+/// kubernetes.device_plugin: the plugin's socket `ascend-<Type>.sock` and its registration in the checkpoint.
+pub fn device_plugin(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
+    let check = CheckResult::new(
+        "kubernetes.device_plugin",
+        Section::Kubernetes,
+        "Device plugin socket present and registered",
+        Status::Ok,
+    );
+    let host = &options.host;
+    if !host.exists("/var/lib/kubelet") {
+        return check.evidence("/var/lib/kubelet absent: not a Kubernetes node").with_status(Status::Skip);
+    }
+    let expected = expected_resources(facts);
+    let present: Vec<String> = host
+        .list(plugin_dir())
+        .into_iter()
+        .filter(|name| name.starts_with("ascend-") && name.ends_with(".sock"))
+        .collect();
+    let check = check.evidence(format!(
+        "{}: plugin sockets {}",
+        DEFAULT_PLUGIN_DIR,
+        if present.is_empty() { "none".to_owned() } else { present.join(", ") }
+    ));
+    if present.is_empty() {
+        let wanted: Vec<String> = expected.iter().map(|resource| socket_name(resource)).collect();
+        let wanted = if wanted.is_empty() { "ascend-<Type>.sock".to_owned() } else { wanted.join(", ") };
+        return check.evidence(format!("expected {wanted}")).fix(PLUGIN_FIX).with_status(Status::Fail);
+    }
+    let checkpoint = host.read_to_string(plugin_dir().join(CHECKPOINT_FILE)).unwrap_or_default();
+    let registered: Vec<(String, usize)> = checkpoint_registered(&checkpoint)
+        .into_iter()
+        .filter(|(resource, _)| resource.starts_with(DEFAULT_PREFIX))
+        .collect();
+    let mut check = check;
+    for resource in &expected {
+        let socket = socket_name(resource);
+        check = check.evidence(if present.contains(&socket) {
+            format!("{resource}: {socket} present")
+        } else {
+            format!("{resource}: {socket} absent (renamed resources use other socket names)")
+        });
+    }
+    if registered.is_empty() {
+        return check
+            .evidence(format!(
+                "{CHECKPOINT_FILE} lists no {DEFAULT_PREFIX} resource: the kubelet has not taken the plugin's devices"
+            ))
+            .fix(PLUGIN_FIX)
+            .with_status(Status::Warn);
+    }
+    let lines =
+        registered.iter().map(|(resource, count)| format!("kubelet checkpoint: {resource} with {count} device(s)"));
+    check.evidence_lines(lines.collect::<Vec<_>>())
+}
+
+/// The node this host is: `--node`, else the host's hostname.
+fn node_name(options: &DoctorOptions) -> Option<String> {
+    if let Some(name) = &options.node_name {
+        return Some(name.clone());
+    }
+    ["/etc/hostname", "/proc/sys/kernel/hostname"]
+        .iter()
+        .find_map(|path| options.host.read_to_string(path).ok())
+        .map(|text| text.trim().to_owned())
+        .filter(|name| !name.is_empty())
+}
+
+fn skip_without_kubectl(check: CheckResult) -> CheckResult {
+    check
+        .evidence(super::kubectl::missing_reason())
+        .fix("install kubectl with read access to nodes and pods to run this check")
+        .with_status(Status::Skip)
+}
+
+fn quantity(value: &serde_json::Value) -> Option<u64> {
+    value.as_str().and_then(|text| text.parse().ok()).or_else(|| value.as_u64())
+}
+
+/// kubernetes.node_resources: the node's capacity and allocatable include the NPU resource.
+pub fn node_resources(options: &DoctorOptions, _facts: &mut Facts) -> CheckResult {
+    let check = CheckResult::new(
+        "kubernetes.node_resources",
+        Section::Kubernetes,
+        "Node advertises the NPU resource",
+        Status::Ok,
+    );
+    if !options.host.exists("/var/lib/kubelet") {
+        return check.evidence("/var/lib/kubelet absent: not a Kubernetes node").with_status(Status::Skip);
+    }
+    let Some(kubectl) = &options.kubectl else { return skip_without_kubectl(check) };
+    let Some(node) = node_name(options) else {
+        return check
+            .evidence("the node name is unknown (no /etc/hostname)")
+            .fix("pass --node <name>")
+            .with_status(Status::Skip);
+    };
+    let value = match kubectl.json(&["get", "node", &node, "-o", "json"]) {
+        Ok(value) => value,
+        Err(error) => {
+            return check
+                .evidence(error)
+                .fix("check the node name (--node) and kubectl's access to the cluster")
+                .with_status(Status::Warn)
+        }
+    };
+    let read = |field: &str| -> Vec<(String, u64)> {
+        value
+            .pointer(&format!("/status/{field}"))
+            .and_then(|v| v.as_object())
+            .map(|map| {
+                map.iter()
+                    .filter(|(name, _)| name.starts_with(&format!("{DEFAULT_PREFIX}/")))
+                    .filter_map(|(name, amount)| quantity(amount).map(|n| (name.clone(), n)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let capacity = read("capacity");
+    let allocatable = read("allocatable");
+    if capacity.is_empty() {
+        return check
+            .evidence(format!("node {node}: no {DEFAULT_PREFIX}/* in status.capacity"))
+            .fix(format!("the device plugin has not registered its resource: {PLUGIN_FIX}"))
+            .with_status(Status::Fail);
+    }
+    let mut check = check;
+    let mut short = Vec::new();
+    for (resource, total) in &capacity {
+        let usable = allocatable.iter().find(|(name, _)| name == resource).map_or(0, |(_, n)| *n);
+        check = check.evidence(format!("node {node}: {resource} capacity {total}, allocatable {usable}"));
+        if usable < *total {
+            short.push(format!("{resource}: {} of {total} unhealthy", total - usable));
+        }
+    }
+    if short.is_empty() {
+        return check;
+    }
+    check
+        .evidence_lines(short)
+        .fix("the plugin reports chips unhealthy, so the kubelet lowers allocatable: see driver.chips_healthy and `ascend-smi health`")
+        .with_status(Status::Warn)
+}
+
+/// The pods of the cluster that still run (not Succeeded or Failed), by `namespace/name` and by UID.
+fn live_pods(options: &DoctorOptions, node: Option<&str>) -> Result<(BTreeSet<String>, BTreeSet<String>), String> {
+    let Some(kubectl) = &options.kubectl else { return Err(super::kubectl::missing_reason()) };
+    let selector = node.map(|name| format!("spec.nodeName={name}"));
+    let mut args = vec!["get", "pods", "--all-namespaces", "-o", "json"];
+    if let Some(selector) = &selector {
+        args.extend(["--field-selector", selector.as_str()]);
+    }
+    let value = kubectl.json(&args)?;
+    let mut names = BTreeSet::new();
+    let mut uids = BTreeSet::new();
+    for pod in value.get("items").and_then(|i| i.as_array()).into_iter().flatten() {
+        let phase = pod.pointer("/status/phase").and_then(|p| p.as_str()).unwrap_or("");
+        if matches!(phase, "Succeeded" | "Failed") {
+            continue;
+        }
+        let namespace = pod.pointer("/metadata/namespace").and_then(|n| n.as_str()).unwrap_or("default");
+        if let Some(name) = pod.pointer("/metadata/name").and_then(|n| n.as_str()) {
+            names.insert(format!("{namespace}/{name}"));
+        }
+        if let Some(uid) = pod.pointer("/metadata/uid").and_then(|u| u.as_str()) {
+            uids.insert(uid.to_owned());
+        }
+    }
+    Ok((names, uids))
+}
+
+fn allocations(options: &DoctorOptions) -> Result<(String, Vec<Allocation>), String> {
+    let socket = options.host.path(&options.pod_resources_socket);
+    if options.host.kind(&options.pod_resources_socket) == Some(EntryKind::Socket) {
+        let found = list_pod_resources(&socket, DEFAULT_PREFIX, Duration::from_secs(5))?;
+        return Ok((format!("PodResources List on {}", options.pod_resources_socket.display()), found));
+    }
+    let checkpoint = plugin_dir().join(CHECKPOINT_FILE);
+    match options.host.read_to_string(&checkpoint) {
+        Ok(text) => Ok((
+            format!("{} (no PodResources socket)", checkpoint.display()),
+            checkpoint_allocations(&text, DEFAULT_PREFIX),
+        )),
+        Err(_) => {
+            Err(format!("neither {} nor {} is there", options.pod_resources_socket.display(), checkpoint.display()))
+        }
+    }
+}
+
+/// kubernetes.stale_allocations: NPUs the kubelet still holds for pods that no longer exist (the plugin and the
+/// kubelet disagree, and the node shows NPUs as allocated after the pods were deleted).
+pub fn stale_allocations(options: &DoctorOptions, _facts: &mut Facts) -> CheckResult {
+    let check = CheckResult::new(
+        "kubernetes.stale_allocations",
+        Section::Kubernetes,
+        "No NPUs allocated to deleted pods",
+        Status::Ok,
+    );
+    if !options.host.exists("/var/lib/kubelet") {
+        return check.evidence("/var/lib/kubelet absent: not a Kubernetes node").with_status(Status::Skip);
+    }
+    if options.kubectl.is_none() {
+        return skip_without_kubectl(check);
+    }
+    let (source, found) = match allocations(options) {
+        Ok(found) => found,
+        Err(error) => return check.evidence(error).with_status(Status::Skip),
+    };
+    let node = node_name(options);
+    let (names, uids) = match live_pods(options, node.as_deref()) {
+        Ok(pods) => pods,
+        Err(error) => return check.evidence(error).fix("check kubectl's access to pods").with_status(Status::Warn),
+    };
+    let check =
+        check.evidence(format!("{source}: {} NPU allocation(s); {} live pod(s) on the node", found.len(), names.len()));
+    let stale: Vec<&Allocation> = found
+        .iter()
+        .filter(|allocation| match &allocation.pod {
+            PodRef::Name { namespace, name } => !names.contains(&format!("{namespace}/{name}")),
+            PodRef::Uid(uid) => !uids.contains(uid),
+        })
+        .collect();
+    if stale.is_empty() {
+        return check;
+    }
+    let lines: Vec<String> = stale
+        .iter()
+        .map(|a| format!("stale: {} container {} holds {} {}", a.pod, a.container, a.resource, a.device_ids.join(",")))
+        .collect();
+    check
+        .evidence_lines(lines)
+        .fix(
+            "the kubelet still counts these NPUs as allocated although their pods are gone: restart the device plugin \
+             pod on this node; if the allocation stays, restart the kubelet (`systemctl restart kubelet`; running pods \
+             keep their devices)",
+        )
+        .with_status(Status::Fail)
+}
+
+/// The default PodResources socket as a path.
+pub fn default_pod_resources_socket() -> PathBuf {
+    Path::new(POD_RESOURCES_SOCKET).to_path_buf()
+}

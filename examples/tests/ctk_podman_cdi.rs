@@ -1,0 +1,127 @@
+//! A real CDI consumer: podman from Debian runs a busybox container with
+//! `--device <kind>=<n>` using the spec `ascend-ctk cdi generate` wrote for a fake host.
+//! Podman 4.3 reads specs only from /etc/cdi and /var/run/cdi, so the test writes there under
+//! a kind unique to this run and removes the file afterwards. Needs root; CI runs as root.
+
+mod ctk_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ctk_support::sim_host::SimHost;
+use ctk_support::{busybox_rootfs, ctk, describe, require_tool, run, Probe, PROBE_SCRIPT};
+
+const CDI_DIR: &str = "/var/run/cdi";
+
+/// Removes the generated spec even when an assertion fails.
+struct SpecFile(PathBuf);
+
+impl Drop for SpecFile {
+    fn drop(&mut self) {
+        // Best effort: leaving the file behind only adds an unused kind to the host.
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Podman with private storage (vfs: plain directories, removed with the temporary directory)
+/// and the flags this machine needs (see machine-notes.md).
+struct Podman {
+    dir: tempfile::TempDir,
+}
+
+impl Podman {
+    fn new() -> Self {
+        require_tool("podman", "podman");
+        require_tool("runc", "runc");
+        Podman { dir: tempfile::Builder::new().prefix("ascend-ctk-podman").tempdir().expect("podman dir") }
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new("podman");
+        command
+            .arg("--root")
+            .arg(self.dir.path().join("root"))
+            .arg("--runroot")
+            .arg(self.dir.path().join("runroot"))
+            .args(["--storage-driver", "vfs", "--cgroup-manager", "cgroupfs", "--events-backend", "file"])
+            .args(["--runtime", "runc"]);
+        command
+    }
+
+    fn import_busybox(&self, image: &str) {
+        let rootfs = self.dir.path().join("rootfs");
+        busybox_rootfs(&rootfs);
+        let tarball = self.dir.path().join("rootfs.tar");
+        let tar = run(Command::new("tar").arg("-C").arg(&rootfs).arg("-cf").arg(&tarball).arg("."));
+        assert!(tar.status.success(), "tar failed\n{}", describe(&tar));
+        let imported = run(self.command().arg("import").arg(&tarball).arg(image));
+        assert!(imported.status.success(), "podman import failed\n{}", describe(&imported));
+    }
+
+    fn run_with_devices(&self, image: &str, devices: &[String]) -> std::process::Output {
+        let mut command = self.command();
+        command.args([
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "--ulimit",
+            "nofile=4096:4096",
+            "--ulimit",
+            "nproc=4096:4096",
+        ]);
+        for device in devices {
+            command.args(["--device", device]);
+        }
+        command.args([image, "sh", "-c", PROBE_SCRIPT]);
+        run(&mut command)
+    }
+}
+
+fn generate(host: &SimHost, kind: &str) -> SpecFile {
+    let output = run(host
+        .with_driver(&mut ctk())
+        .args(["cdi", "generate", "--cdi-kind", kind, "--output-dir", CDI_DIR, "--host-root"])
+        .arg(host.root()));
+    assert!(output.status.success(), "cdi generate failed\n{}", describe(&output));
+    let file_name = format!("{}.json", kind.replace('/', "-"));
+    let path = Path::new(CDI_DIR).join(file_name);
+    assert!(path.is_file(), "{} was not written\n{}", path.display(), describe(&output));
+    SpecFile(path)
+}
+
+#[test]
+fn podman_runs_a_container_with_one_chip_from_our_spec() {
+    let host = SimHost::sample("atlas-300i-pro");
+    let kind = format!("ctk-test-{}.example.com/npu", std::process::id());
+    let spec = generate(&host, &kind);
+    let text = std::fs::read_to_string(&spec.0).expect("read spec");
+    assert!(text.contains("\"cdiVersion\": \"0.5.0\""), "podman 4.3 accepts at most 0.5.0:\n{text}");
+
+    let listed = run(ctk().args(["cdi", "list", "--spec-dir", CDI_DIR]));
+    let listed_text = String::from_utf8_lossy(&listed.stdout);
+    for name in ["0", "1", "all"] {
+        assert!(listed_text.lines().any(|l| l == format!("{kind}={name}")), "{kind}={name} not listed:\n{listed_text}");
+    }
+
+    let podman = Podman::new();
+    podman.import_busybox("localhost/ascend-ctk-busybox");
+    let output = podman.run_with_devices("localhost/ascend-ctk-busybox", &[format!("{kind}=1")]);
+    let context = describe(&output);
+    assert!(output.status.success(), "podman run failed\n{context}");
+    let probe = Probe::parse(&output.stdout);
+    assert_eq!(probe.npu_devices, ["davinci1", "davinci_manager", "devmm_svm", "hisi_hdc"], "{context}");
+    probe.assert_driver_mounted_read_only(&host, &context);
+    probe.assert_devices_allowed(&context);
+    assert_eq!(probe.ld_library_path, "/usr/local/Ascend/driver/lib64/common:/usr/local/Ascend/driver/lib64/driver");
+
+    let all = podman.run_with_devices("localhost/ascend-ctk-busybox", &[format!("{kind}=all")]);
+    let all_context = describe(&all);
+    assert!(all.status.success(), "podman run with all failed\n{all_context}");
+    let all_probe = Probe::parse(&all.stdout);
+    assert_eq!(
+        all_probe.npu_devices,
+        ["davinci0", "davinci1", "davinci_manager", "devmm_svm", "hisi_hdc"],
+        "{all_context}"
+    );
+}

@@ -1,0 +1,210 @@
+//! Real containers with Debian's runc: `ascend-ctk runtime exec` (and the hook) prepare a
+//! busybox container on a `dcmi_sim` fake Ascend host, with the chips read from the simulated
+//! driver; the container itself reports what it sees. Needs root (mknod, runc); CI runs as root.
+
+mod ctk_support;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use ctk_support::sim_host::SimHost;
+use ctk_support::{busybox_rootfs, ctk, describe, require_tool, run, Probe, PROBE_SCRIPT};
+
+static NEXT_ID: AtomicU32 = AtomicU32::new(0);
+
+/// A bundle with a busybox rootfs and runc's default config, plus a runc state directory.
+struct Bundle {
+    dir: tempfile::TempDir,
+    id: String,
+}
+
+impl Bundle {
+    fn new(env: &[&str]) -> Self {
+        require_tool("runc", "runc");
+        let dir = tempfile::Builder::new().prefix("ascend-ctk-bundle").tempdir().expect("bundle dir");
+        busybox_rootfs(&dir.path().join("rootfs"));
+        let spec = run(std::process::Command::new("runc").arg("spec").current_dir(dir.path()));
+        assert!(spec.status.success(), "runc spec failed\n{}", describe(&spec));
+        let path = dir.path().join("config.json");
+        let mut config: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("read config.json"))
+                .expect("parse config.json");
+        config["process"]["terminal"] = serde_json::Value::Bool(false);
+        config["process"]["args"] = serde_json::json!(["sh", "-c", PROBE_SCRIPT]);
+        let env_list = config["process"]["env"].as_array_mut().expect("env");
+        env_list.extend(env.iter().map(|e| serde_json::Value::String((*e).to_owned())));
+        std::fs::write(&path, config.to_string()).expect("write config.json");
+        let id = format!("ascend-ctk-test-{}-{}", std::process::id(), NEXT_ID.fetch_add(1, Ordering::SeqCst));
+        Bundle { dir, id }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn state_root(&self) -> PathBuf {
+        self.dir.path().join("runc-state")
+    }
+
+    fn config(&self) -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(self.path().join("config.json")).expect("read")).expect("parse")
+    }
+
+    /// `runc run` through `ascend-ctk runtime exec` with extra ctk flags, the driver reachable.
+    fn run_through_ctk(&self, host: &SimHost, ctk_flags: &[&str]) -> std::process::Output {
+        let state_root = self.state_root();
+        let bundle = self.path();
+        let mut command = ctk();
+        host.with_driver(&mut command);
+        command.args(["runtime", "exec", "--host-root"]).arg(host.root()).args(ctk_flags).arg("--");
+        command.arg("--root").arg(&state_root).args(["run", "--bundle"]).arg(bundle).arg(&self.id);
+        run(&mut command)
+    }
+
+    fn run_plain(&self) -> std::process::Output {
+        let mut command = std::process::Command::new("runc");
+        command.arg("--root").arg(self.state_root()).args(["run", "--bundle"]).arg(self.path()).arg(&self.id);
+        run(&mut command)
+    }
+
+    fn container_exists(&self) -> bool {
+        let mut command = std::process::Command::new("runc");
+        command.arg("--root").arg(self.state_root()).args(["state", &self.id]);
+        run(&mut command).status.success()
+    }
+}
+
+impl Drop for Bundle {
+    fn drop(&mut self) {
+        // Best effort: a container left behind by a failed assertion.
+        let _ = std::process::Command::new("runc")
+            .arg("--root")
+            .arg(self.state_root())
+            .args(["delete", "--force", &self.id])
+            .output();
+    }
+}
+
+#[test]
+fn runtime_exec_gives_exactly_the_requested_chips_and_read_only_driver() {
+    let host = SimHost::sample("atlas-800t-a2");
+    let bundle = Bundle::new(&["ASCEND_VISIBLE_DEVICES=3,npu-1"]);
+    let output = bundle.run_through_ctk(&host, &[]);
+    let context = describe(&output);
+    assert!(output.status.success(), "container failed\n{context}");
+    assert!(!context.contains("DCMI was not used"), "the chips must come from the driver\n{context}");
+    let probe = Probe::parse(&output.stdout);
+    assert_eq!(probe.npu_devices, ["davinci1", "davinci3", "davinci_manager", "devmm_svm", "hisi_hdc"], "{context}");
+    probe.assert_driver_mounted_read_only(&host, &context);
+    probe.assert_devices_allowed(&context);
+    assert_eq!(probe.ld_library_path, "/usr/local/Ascend/driver/lib64/common:/usr/local/Ascend/driver/lib64/driver");
+    assert_eq!(probe.rt_visible, "0,1", "{context}");
+    // The mounts were delivered in the spec itself.
+    let mounts = bundle.config()["mounts"].as_array().map(Vec::len).unwrap_or_default();
+    assert!(mounts >= 12, "expected runc's 7 mounts plus 5 driver mounts, found {mounts}");
+}
+
+#[test]
+fn hook_delivery_mounts_inside_the_container_namespace() {
+    let host = SimHost::sample("atlas-300i-pro");
+    let bundle = Bundle::new(&["ASCEND_VISIBLE_DEVICES=0"]);
+    let output = bundle.run_through_ctk(&host, &["--mount-delivery", "hook"]);
+    let context = describe(&output);
+    assert!(output.status.success(), "container failed\n{context}");
+    let probe = Probe::parse(&output.stdout);
+    assert_eq!(probe.npu_devices, ["davinci0", "davinci_manager", "devmm_svm", "hisi_hdc"], "{context}");
+    probe.assert_driver_mounted_read_only(&host, &context);
+    probe.assert_devices_allowed(&context);
+    let config = bundle.config();
+    let hooks = config["hooks"]["createRuntime"].as_array().cloned().unwrap_or_default();
+    assert_eq!(hooks.len(), 1, "{config}");
+    // runc gives a hook exactly this environment; nothing of the container's or the engine's.
+    assert_eq!(hooks[0]["env"], serde_json::json!(["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]), "{config}");
+    let spec_mounts: Vec<String> = config["mounts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["destination"].as_str().map(str::to_owned))
+        .collect();
+    assert!(!spec_mounts.iter().any(|m| m.starts_with("/usr/local")), "hook mode must not put mounts in the spec");
+}
+
+#[test]
+fn hook_also_works_as_a_prestart_hook_under_plain_runc() {
+    let host = SimHost::sample("atlas-300i-pro");
+    let bundle = Bundle::new(&["ASCEND_VISIBLE_DEVICES=1"]);
+    let mut inject = ctk();
+    host.with_driver(&mut inject);
+    inject
+        .args(["spec", "inject", "--mount-by-hook", "--bundle"])
+        .arg(bundle.path())
+        .arg("--host-root")
+        .arg(host.root());
+    let injected = run(&mut inject);
+    assert!(injected.status.success(), "spec inject failed\n{}", describe(&injected));
+    let mut config = bundle.config();
+    let hook = config["hooks"]["createRuntime"].take();
+    config["hooks"] = serde_json::json!({ "prestart": hook });
+    std::fs::write(bundle.path().join("config.json"), config.to_string()).expect("write config.json");
+
+    let output = bundle.run_plain();
+    let context = describe(&output);
+    assert!(output.status.success(), "container failed\n{context}");
+    let probe = Probe::parse(&output.stdout);
+    assert_eq!(probe.npu_devices, ["davinci1", "davinci_manager", "devmm_svm", "hisi_hdc"], "{context}");
+    probe.assert_driver_mounted_read_only(&host, &context);
+    probe.assert_devices_allowed(&context);
+}
+
+#[test]
+fn request_for_an_absent_chip_fails_creation_with_our_message() {
+    let host = SimHost::sample("atlas-300i-pro");
+    let bundle = Bundle::new(&["ASCEND_VISIBLE_DEVICES=0,9"]);
+    let before = std::fs::read_to_string(bundle.path().join("config.json")).expect("read");
+    let output = bundle.run_through_ctk(&host, &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "creation must fail\n{}", describe(&output));
+    assert!(stderr.contains("requests chip 9") && stderr.contains("chips present: 0,1"), "{stderr}");
+    assert!(!bundle.container_exists(), "no container may be created");
+    assert_eq!(before, std::fs::read_to_string(bundle.path().join("config.json")).expect("read"));
+}
+
+#[test]
+fn bad_request_token_is_quoted() {
+    let host = SimHost::sample("atlas-300i-pro");
+    let bundle = Bundle::new(&["ASCEND_VISIBLE_DEVICES=0,gpu0"]);
+    let output = bundle.run_through_ctk(&host, &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("invalid token \"gpu0\""), "{stderr}");
+}
+
+#[test]
+fn container_without_a_request_runs_untouched() {
+    let host = SimHost::sample("atlas-300i-pro");
+    let bundle = Bundle::new(&[]);
+    let before = std::fs::read_to_string(bundle.path().join("config.json")).expect("read");
+    let output = bundle.run_through_ctk(&host, &[]);
+    let context = describe(&output);
+    assert!(output.status.success(), "{context}");
+    assert!(Probe::parse(&output.stdout).npu_devices.is_empty(), "{context}");
+    assert_eq!(before, std::fs::read_to_string(bundle.path().join("config.json")).expect("read"));
+}
+
+#[test]
+fn runtime_link_name_takes_all_arguments_for_runc_and_settings_from_the_environment() {
+    let host = SimHost::sample("atlas-300i-pro");
+    let bundle = Bundle::new(&["ASCEND_VISIBLE_DEVICES=all"]);
+    let link = bundle.path().join("ascend-runtime");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ascend-ctk"), &link).expect("runtime link");
+    let mut command = std::process::Command::new(&link);
+    host.with_driver(&mut command);
+    command.env("ASCEND_CTK_HOST_ROOT", host.root()).arg("--root").arg(bundle.state_root());
+    command.args(["run", "--bundle"]).arg(bundle.path()).arg(&bundle.id);
+    let output = run(&mut command);
+    let context = describe(&output);
+    assert!(output.status.success(), "{context}");
+    let probe = Probe::parse(&output.stdout);
+    assert_eq!(probe.npu_devices, ["davinci0", "davinci1", "davinci_manager", "devmm_svm", "hisi_hdc"], "{context}");
+    assert_eq!(probe.rt_visible, "0,1", "{context}");
+}

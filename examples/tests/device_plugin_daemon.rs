@@ -1,0 +1,430 @@
+//! The real `ascend-device-plugin` binary on the simulated driver (dcmi-sim), driven by the in-process fake
+//! kubelet over unix sockets: registration, ListAndWatch, a scripted fault and its recovery, a kubelet restart,
+//! Allocate, preferred allocation, /metrics, SIGTERM; and a node without a driver.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ascend_deviceplugin::api::v1beta1::{
+    AllocateRequest, ContainerAllocateRequest, ContainerPreferredAllocationRequest, PreferredAllocationRequest,
+};
+use ascend_deviceplugin::fake_kubelet::FakeKubelet;
+use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
+use dcmi_sim::injection::InjectionRule;
+use dcmi_sim::{write_overlay, ChipOverlay, Overlay, Topology, OVERLAY_SETTLE};
+
+const RESOURCE: &str = "huawei.com/Ascend310P";
+const WAIT: Duration = Duration::from_secs(15);
+
+/// The daemon process; killed if a test fails before stopping it.
+struct Daemon {
+    child: Child,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Daemon {
+    fn spawn(args: &[String], envs: &[(&str, &Path)]) -> Daemon {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ascend-device-plugin"));
+        command.args(args).env("RUST_LOG", "info").stdout(Stdio::null()).stderr(Stdio::piped());
+        for (name, value) in envs {
+            command.env(name, value);
+        }
+        let mut child = command.spawn().expect("daemon starts");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let pipe = child.stderr.take().expect("stderr piped");
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                if let Ok(mut text) = sink.lock() {
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+            }
+        });
+        Daemon { child, stderr }
+    }
+
+    fn log(&self) -> String {
+        self.stderr.lock().map(|text| text.clone()).unwrap_or_default()
+    }
+
+    fn terminate(&mut self) -> ExitStatus {
+        let status = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().expect("kill runs");
+        assert!(status.success(), "kill -TERM failed");
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(started.elapsed() < WAIT, "daemon did not exit after SIGTERM; log:\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
+}
+
+fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let status = response.split_whitespace().nth(1)?.parse().ok()?;
+    let body = response.split_once("\r\n\r\n").map(|(_, body)| body.to_owned()).unwrap_or_default();
+    Some((status, body))
+}
+
+fn wait_http(port: u16, path: &str, daemon: &Daemon) -> String {
+    let started = Instant::now();
+    loop {
+        if let Some((200, body)) = http_get(port, path) {
+            return body;
+        }
+        assert!(started.elapsed() < WAIT, "no 200 from {path}; log:\n{}", daemon.log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A fake host for a topology of `dcmi-sim/topologies`; injected hangs last `hang` instead of an hour.
+fn sim_host(topology: &str, root: &Path, hang: Duration) -> FakeHost {
+    let topology_file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dcmi-sim/topologies").join(topology);
+    let mut topology = Topology::load(&topology_file).expect("topology loads");
+    topology.simulation.hang_ms = u64::try_from(hang.as_millis()).unwrap_or(u64::MAX);
+    FakeHost::build(&topology, root, &FakeHostOptions::default()).expect("fake host builds")
+}
+
+fn health_list_of(kubelet: &FakeKubelet, resource: &str) -> Vec<(String, String)> {
+    let mut list: Vec<(String, String)> =
+        kubelet.devices(resource).unwrap_or_default().into_iter().map(|d| (d.id, d.health)).collect();
+    list.sort();
+    list
+}
+
+fn health_list(kubelet: &FakeKubelet) -> Vec<(String, String)> {
+    health_list_of(kubelet, RESOURCE)
+}
+
+async fn wait_health_of(
+    kubelet: &FakeKubelet,
+    resource: &str,
+    what: &str,
+    condition: impl Fn(&[(String, String)]) -> bool,
+) -> Duration {
+    let started = Instant::now();
+    kubelet.wait_until(what, WAIT, |k| condition(&health_list_of(k, resource))).await.unwrap_or_else(|e| panic!("{e}"));
+    started.elapsed()
+}
+
+async fn wait_health(kubelet: &FakeKubelet, what: &str, condition: impl Fn(&[(String, String)]) -> bool) -> Duration {
+    wait_health_of(kubelet, RESOURCE, what, condition).await
+}
+
+fn is(devices: &[(String, String)], id: &str, health: &str) -> bool {
+    devices.iter().any(|(device, h)| device == id && h == health)
+}
+
+fn unhealthy_count(devices: &[(String, String)]) -> usize {
+    devices.iter().filter(|(_, h)| h == "Unhealthy").count()
+}
+
+fn overlay_fault(path: &Path, logic_id: u32, faults: Vec<u32>, health: u32) {
+    let chip = ChipOverlay {
+        logic_id,
+        health: Some(health),
+        faults: Some(faults.into_iter().map(dcmi_sim::topology::FaultSpec::Code).collect()),
+        ..ChipOverlay::default()
+    };
+    write_overlay(path, &Overlay { chips: vec![chip], injections: Vec::new() }).expect("overlay written");
+}
+
+fn overlay_hang(path: &Path, logic_id: u32) {
+    let rule = InjectionRule {
+        function: "dcmi_get_device_health".into(),
+        logic_id: Some(logic_id),
+        code: None,
+        from_call: 1,
+        until_call: None,
+        window_s: None,
+        latency_ms: None,
+        hang: true,
+    };
+    write_overlay(path, &Overlay { chips: Vec::new(), injections: vec![rule] }).expect("overlay written");
+}
+
+fn sim_args(plugins: &Path, host: &FakeHost, port: u16, extra: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        format!("--plugin-dir={}", plugins.display()),
+        format!("--host-root={}", host.root.display()),
+        format!("--dcmi-library={}", host.library.display()),
+        "--skip-library-ownership-check".into(),
+        format!("--listen=127.0.0.1:{port}"),
+    ];
+    args.extend(extra.iter().map(|arg| (*arg).to_owned()));
+    args
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daemon_on_the_simulated_duo_server() {
+    let root = tempfile::tempdir().expect("host root");
+    let plugins = tempfile::tempdir().expect("plugin dir");
+    let hang = Duration::from_millis(1500);
+    let host = sim_host("atlas-300i-duo.toml", root.path(), hang);
+    let overlay = root.path().join("overlay.toml");
+    let mut kubelet = FakeKubelet::start(plugins.path()).await.expect("fake kubelet");
+    let port = free_port();
+    let poll = Duration::from_millis(200);
+    let deadline = Duration::from_millis(500);
+    let args = sim_args(
+        plugins.path(),
+        &host,
+        port,
+        &["--poll-interval=200ms", "--health-deadline=500ms", "--log-format=json"],
+    );
+    let mut daemon =
+        Daemon::spawn(&args, &[("DCMI_SIM_CONFIG", host.topology.as_path()), ("DCMI_SIM_OVERLAY", overlay.as_path())]);
+
+    // Registration and the advertised list: the topology's physical ids 0..7, all healthy, each with a NUMA node.
+    wait_health(&kubelet, "eight healthy chips", |d| d.len() == 8 && d.iter().all(|(_, h)| h == "Healthy")).await;
+    let registrations = kubelet.registrations();
+    assert_eq!(registrations.len(), 1, "log:\n{}", daemon.log());
+    assert_eq!(registrations[0].request.endpoint, "ascend-Ascend310P.sock");
+    let ids: Vec<String> = health_list(&kubelet).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(ids, (0..8).map(|p| format!("Ascend310P-{p}")).collect::<Vec<_>>());
+    assert!(kubelet.devices(RESOURCE).unwrap_or_default().iter().all(|d| d.topology.is_some()));
+
+    // A fault on logic 0 (physical 4), then its recovery: each seen within one poll interval (+ overlay settle).
+    overlay_fault(&overlay, 0, vec![0x80E0_1801], 2);
+    let to_unhealthy = wait_health(&kubelet, "chip 4 unhealthy", |d| {
+        d.iter().any(|(id, h)| id == "Ascend310P-4" && h == "Unhealthy")
+            && d.iter().filter(|(_, h)| h == "Unhealthy").count() == 1
+    })
+    .await;
+    overlay_fault(&overlay, 0, Vec::new(), 0);
+    let to_healthy = wait_health(&kubelet, "chip 4 healthy", |d| d.iter().all(|(_, h)| h == "Healthy")).await;
+    let bound = poll + OVERLAY_SETTLE + Duration::from_millis(150);
+    eprintln!("duo, polling every {poll:?}: fault seen after {to_unhealthy:?}, recovery after {to_healthy:?}");
+    assert!(to_unhealthy <= bound, "fault took {to_unhealthy:?}");
+    assert!(to_healthy <= bound, "recovery took {to_healthy:?}");
+
+    // A hung health call on logic 1 (physical 5): Unhealthy once the deadline passed, the other chips unaffected;
+    // healthy again once the call returns (the simulator's hang lasts 1.5 s here) and the hang is lifted.
+    overlay_hang(&overlay, 1);
+    let to_hung = wait_health(&kubelet, "chip 5 unhealthy", |d| is(d, "Ascend310P-5", "Unhealthy")).await;
+    assert!(to_hung >= deadline, "unhealthy before the deadline: {to_hung:?}");
+    assert!(to_hung <= deadline + poll + OVERLAY_SETTLE + Duration::from_millis(300), "hang noticed after {to_hung:?}");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(unhealthy_count(&health_list(&kubelet)), 1, "{:?}", health_list(&kubelet));
+    write_overlay(&overlay, &Overlay::default()).expect("overlay cleared");
+    let back = wait_health(&kubelet, "chip 5 back", |d| d.iter().all(|(_, h)| h == "Healthy")).await;
+    assert!(back <= hang + poll * 2 + OVERLAY_SETTLE, "recovered after {back:?}");
+
+    // Kubelet restart: sockets deleted, new kubelet.sock; the daemon serves and registers again within a second.
+    let restarted = Instant::now();
+    kubelet.restart().await.expect("kubelet restarts");
+    kubelet.wait_until("re-registration", WAIT, |k| k.registrations().len() == 2).await.expect("re-registers");
+    let delay = kubelet.registrations()[1].at.duration_since(restarted);
+    eprintln!("duo: re-registered {delay:?} after the kubelet restart; hung call noticed after {to_hung:?}");
+    assert!(delay < Duration::from_secs(1), "re-registered after {delay:?}");
+    wait_health(&kubelet, "list after restart", |d| d.len() == 8).await;
+
+    // Allocate (default CDI mode) and preferred allocation (both chips of the card holding chips 4 and 5).
+    let mut client = kubelet.plugin_client(RESOURCE).await.expect("client");
+    let allocation = client
+        .allocate(AllocateRequest {
+            container_requests: vec![ContainerAllocateRequest {
+                devices_ids: vec!["Ascend310P-4".into(), "Ascend310P-1".into()],
+            }],
+        })
+        .await
+        .expect("allocates")
+        .into_inner();
+    let response = &allocation.container_responses[0];
+    let names: Vec<&str> = response.cdi_devices.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["huawei.com/npu=1", "huawei.com/npu=4"]);
+    assert_eq!(response.envs.get("ASCEND_RT_VISIBLE_DEVICES").map(String::as_str), Some("0,1"));
+    assert_eq!(
+        response.annotations.get("huawei.com/AscendReal").map(String::as_str),
+        Some("Ascend310P-1,Ascend310P-4")
+    );
+    let preferred = client
+        .get_preferred_allocation(PreferredAllocationRequest {
+            container_requests: vec![ContainerPreferredAllocationRequest {
+                available_device_i_ds: ids.clone(),
+                must_include_device_i_ds: vec!["Ascend310P-5".into()],
+                allocation_size: 2,
+            }],
+        })
+        .await
+        .expect("preferred")
+        .into_inner();
+    let mut chosen = preferred.container_responses[0].device_i_ds.clone();
+    chosen.sort();
+    assert_eq!(chosen, ["Ascend310P-4", "Ascend310P-5"], "the two chips of card 2");
+    let rejected = client
+        .allocate(AllocateRequest {
+            container_requests: vec![ContainerAllocateRequest { devices_ids: vec!["Ascend310P-42".into()] }],
+        })
+        .await
+        .expect_err("unknown id");
+    assert_eq!(rejected.code(), tonic::Code::InvalidArgument);
+
+    // The daemon's own endpoint.
+    assert_eq!(wait_http(port, "/healthz", &daemon), "ok\n");
+    let metrics = wait_http(port, "/metrics", &daemon);
+    for expected in [
+        "ascend_device_plugin_registrations_total{resource=\"huawei.com/Ascend310P\"} 2",
+        "ascend_device_plugin_allocations_total{resource=\"huawei.com/Ascend310P\"} 1",
+        "ascend_device_plugin_allocation_failures_total{resource=\"huawei.com/Ascend310P\"} 1",
+        "ascend_device_plugin_health_transitions_total{id=\"4\",to=\"unhealthy\"} 1",
+        "ascend_device_plugin_health_transitions_total{id=\"5\",to=\"healthy\"} 2",
+        "ascend_device_plugin_driver_loaded 1",
+        "# EOF",
+    ] {
+        assert!(metrics.contains(expected), "missing {expected:?} in\n{metrics}");
+    }
+
+    // SIGTERM: clean exit, socket removed.
+    let status = daemon.terminate();
+    assert!(status.success(), "exit status {status:?}; log:\n{}", daemon.log());
+    assert!(!plugins.path().join("ascend-Ascend310P.sock").exists(), "socket removed on shutdown");
+    assert!(daemon.log().contains("\"level\":\"INFO\""), "JSON logs: {}", daemon.log());
+    kubelet.shutdown().await;
+}
+
+#[test]
+fn without_a_driver_the_daemon_says_so_and_keeps_retrying() {
+    let plugins = tempfile::tempdir().expect("plugin dir");
+    let port = free_port();
+    let args: Vec<String> = vec![
+        format!("--plugin-dir={}", plugins.path().display()),
+        "--dcmi-library=/nonexistent/libdcmi.so".into(),
+        "--driver-retry=200ms".into(),
+        format!("--listen=127.0.0.1:{port}"),
+    ];
+    let mut daemon = Daemon::spawn(&args, &[]);
+    assert_eq!(wait_http(port, "/healthz", &daemon), "ok: waiting for the Ascend driver\n");
+    let started = Instant::now();
+    while daemon.log().matches("no usable Ascend driver").count() < 3 {
+        assert!(started.elapsed() < WAIT, "no retries logged:\n{}", daemon.log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(daemon.child.try_wait().expect("wait").is_none(), "still running");
+    assert!(daemon.log().contains("/nonexistent/libdcmi.so"), "names the library:\n{}", daemon.log());
+    let metrics = wait_http(port, "/metrics", &daemon);
+    assert!(metrics.contains("ascend_device_plugin_driver_loaded 0"), "{metrics}");
+    let status = daemon.terminate();
+    assert!(status.success(), "exit status {status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daemon_on_the_simulated_eight_chip_910b_server() {
+    const ASCEND910: &str = "huawei.com/Ascend910";
+    let root = tempfile::tempdir().expect("host root");
+    let plugins = tempfile::tempdir().expect("plugin dir");
+    let host = sim_host("atlas-800t-a2.toml", root.path(), Duration::from_secs(5));
+    let overlay = root.path().join("overlay.toml");
+    let kubelet = FakeKubelet::start(plugins.path()).await.expect("fake kubelet");
+    let port = free_port();
+    // Polling every 5 s: a change seen within a fraction of that came through the driver's fault events.
+    let args = sim_args(plugins.path(), &host, port, &["--poll-interval=5s", "--allocate-mode=device-specs"]);
+    let mut daemon =
+        Daemon::spawn(&args, &[("DCMI_SIM_CONFIG", host.topology.as_path()), ("DCMI_SIM_OVERLAY", overlay.as_path())]);
+
+    wait_health_of(&kubelet, ASCEND910, "eight healthy chips", |d| d.len() == 8 && unhealthy_count(d) == 0).await;
+    // The topology's NUMA nodes: phys 4,5 on node 0; 6,7 on 1; 0,1 on 2; 2,3 on 3.
+    let expected_numa = [(0, 2), (1, 2), (2, 3), (3, 3), (4, 0), (5, 0), (6, 1), (7, 1)];
+    let devices = kubelet.devices(ASCEND910).unwrap_or_default();
+    for (phy, node) in expected_numa {
+        let device = devices.iter().find(|d| d.id == format!("Ascend910-{phy}")).expect("device listed");
+        let nodes: Vec<i64> =
+            device.topology.as_ref().map(|t| t.nodes.iter().map(|n| n.id).collect()).unwrap_or_default();
+        assert_eq!(nodes, [node], "NUMA node of Ascend910-{phy}");
+    }
+
+    overlay_fault(&overlay, 2, vec![0x80E0_1801], 2);
+    let to_unhealthy =
+        wait_health_of(&kubelet, ASCEND910, "chip 6 unhealthy", |d| is(d, "Ascend910-6", "Unhealthy")).await;
+    overlay_fault(&overlay, 2, Vec::new(), 0);
+    let to_healthy = wait_health_of(&kubelet, ASCEND910, "chip 6 healthy", |d| unhealthy_count(d) == 0).await;
+    let bound = OVERLAY_SETTLE + Duration::from_millis(150);
+    eprintln!("910B, fault events: fault seen after {to_unhealthy:?}, recovery after {to_healthy:?}");
+    assert!(to_unhealthy <= bound, "fault event took {to_unhealthy:?}");
+    assert!(to_healthy <= bound, "recovery event took {to_healthy:?}");
+
+    let mut client = kubelet.plugin_client(ASCEND910).await.expect("client");
+    let all: Vec<String> = (0..8).map(|phy| format!("Ascend910-{phy}")).collect();
+    let preferring = client.clone();
+    let prefer = |must: &[&str], size: i32| {
+        let request = PreferredAllocationRequest {
+            container_requests: vec![ContainerPreferredAllocationRequest {
+                available_device_i_ds: all.clone(),
+                must_include_device_i_ds: must.iter().map(|id| (*id).to_owned()).collect(),
+                allocation_size: size,
+            }],
+        };
+        let mut client = preferring.clone();
+        async move {
+            let response = client.get_preferred_allocation(request).await.expect("preferred").into_inner();
+            let mut ids = response.container_responses[0].device_i_ds.clone();
+            ids.sort();
+            ids
+        }
+    };
+    assert_eq!(prefer(&[], 4).await, ["Ascend910-0", "Ascend910-1", "Ascend910-2", "Ascend910-3"], "HCCS group 0-3");
+    assert_eq!(prefer(&["Ascend910-5"], 4).await, ["Ascend910-4", "Ascend910-5", "Ascend910-6", "Ascend910-7"]);
+    assert_eq!(prefer(&["Ascend910-6"], 2).await, ["Ascend910-6", "Ascend910-7"], "same NUMA node");
+
+    let allocation = client
+        .allocate(AllocateRequest {
+            container_requests: vec![ContainerAllocateRequest { devices_ids: vec!["Ascend910-6".into()] }],
+        })
+        .await
+        .expect("allocates")
+        .into_inner();
+    let response = &allocation.container_responses[0];
+    let nodes: Vec<(&str, &str, &str)> = response
+        .devices
+        .iter()
+        .map(|d| (d.container_path.as_str(), d.host_path.as_str(), d.permissions.as_str()))
+        .collect();
+    assert_eq!(
+        nodes,
+        [
+            ("/dev/davinci6", "/dev/davinci6", "rw"),
+            ("/dev/davinci_manager", "/dev/davinci_manager", "rw"),
+            ("/dev/devmm_svm", "/dev/devmm_svm", "rw"),
+            ("/dev/hisi_hdc", "/dev/hisi_hdc", "rw"),
+            ("/dev/dvpp_cmdlist", "/dev/dvpp_cmdlist", "rw"),
+        ]
+    );
+    let mounts: Vec<(&str, bool)> = response.mounts.iter().map(|m| (m.host_path.as_str(), m.read_only)).collect();
+    assert_eq!(
+        mounts,
+        [
+            ("/usr/local/Ascend/driver/lib64", true),
+            ("/usr/local/Ascend/driver/include", true),
+            ("/usr/local/Ascend/driver/version.info", true),
+            ("/usr/local/dcmi", true),
+            ("/usr/local/bin/npu-smi", true),
+        ],
+        "the fake host has every default driver path"
+    );
+    assert!(response.cdi_devices.is_empty());
+    assert_eq!(response.envs.get("ASCEND_RT_VISIBLE_DEVICES").map(String::as_str), Some("0"));
+    let status = daemon.terminate();
+    assert!(status.success(), "exit status {status:?}; log:\n{}", daemon.log());
+}

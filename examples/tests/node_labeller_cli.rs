@@ -1,0 +1,67 @@
+//! The `ascend-node-labeller` binary on the simulated driver: `--dry-run` prints the exact merge patch, and without
+//! a cluster `--once` fails with a message that says why.
+
+use std::process::{Command, Output};
+
+fn labeller(topology: &str, args: &[&str]) -> Output {
+    let library =
+        dcmi_sim::library_path().expect("libdcmi_sim.so is built with ascend-tools (dcmi-sim is a dependency)");
+    Command::new(env!("CARGO_BIN_EXE_ascend-node-labeller"))
+        .args(args)
+        .arg(format!("--library={}", library.display()))
+        .arg("--skip-library-ownership-check")
+        .env(dcmi_sim::CONFIG_ENV, topology)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("KUBERNETES_SERVICE_PORT")
+        .env_remove("NODE_NAME")
+        .output()
+        .expect("ascend-node-labeller runs")
+}
+
+#[test]
+fn dry_run_prints_the_merge_patch_of_a_310p_node() {
+    let output = labeller("sample:atlas-300i-duo", &["--node-name=worker-1", "--dry-run"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let patch: serde_json::Value = serde_json::from_slice(&output.stdout).expect("stdout is the JSON patch");
+    assert_eq!(
+        patch,
+        serde_json::json!({"metadata": {"labels": {
+            "accelerator": "huawei-Ascend310P",
+            "ascend.huawei.com/chip-count": "8",
+            "ascend.huawei.com/chip-type": "310P",
+            "ascend.huawei.com/driver-version": "24.1.rc2",
+            "ascend.huawei.com/product": "Atlas-300I-Duo",
+            "node.kubernetes.io/npu.chip.name": "310P3",
+        }}})
+    );
+    assert!(stderr.contains("KUBERNETES_SERVICE_HOST is not set"), "{stderr}");
+    assert!(stderr.contains("dry run, nothing sent"), "{stderr}");
+}
+
+#[test]
+fn dry_run_of_a_910b_node() {
+    let output = labeller("sample:atlas-800t-a2", &["--node-name=trainer-3", "--dry-run"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let patch: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON patch");
+    let labels = &patch["metadata"]["labels"];
+    assert_eq!(labels["ascend.huawei.com/chip-type"], "910B");
+    assert_eq!(labels["accelerator"], "huawei-Ascend910");
+    assert_eq!(labels["ascend.huawei.com/product"], "Atlas-800T-A2");
+}
+
+#[test]
+fn once_outside_a_cluster_fails_and_says_why() {
+    let output = labeller("sample:atlas-300i-duo", &["--node-name=worker-1", "--once"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("connecting to the Kubernetes API"), "{stderr}");
+    assert!(stderr.contains("KUBERNETES_SERVICE_HOST is not set"), "{stderr}");
+}
+
+#[test]
+fn the_node_name_is_required() {
+    let output = labeller("sample:atlas-300i-duo", &["--dry-run"]);
+    assert_eq!(output.status.code(), Some(2), "a usage error");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--node-name"));
+}

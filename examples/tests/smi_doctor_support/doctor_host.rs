@@ -1,0 +1,210 @@
+//! A fake Atlas host with everything a working NPU node has (driver, runtime, RuntimeClass, CDI spec, kubelet,
+//! device plugin), a fake `kubectl`, and the options to run the doctor on it; tests then break one thing each.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ascend_dcmi::DeviceManager;
+use ascend_tools::doctor::check::Section;
+use ascend_tools::doctor::compatibility::CompatibilityTable;
+use ascend_tools::doctor::context::{DoctorOptions, DriverConnector};
+use ascend_tools::doctor::host::HostRoot;
+use ascend_tools::doctor::kubectl::Kubectl;
+use ascend_tools::doctor::kubernetes_checks::default_pod_resources_socket;
+use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
+
+use super::mock_host::{healthy_910b, manager, MockChip};
+
+/// The kernel release the fake host pretends to run.
+pub const KERNEL: &str = "6.1.0-test";
+
+/// A connector that hands out a mock instead of loading the library.
+pub struct MockConnector(pub Arc<dyn DeviceManager>);
+
+impl DriverConnector for MockConnector {
+    fn connect(&self, _library: &Path) -> Result<Arc<dyn DeviceManager>, String> {
+        Ok(Arc::clone(&self.0))
+    }
+}
+
+/// A connector whose `dcmi_init` fails.
+pub struct FailingConnector;
+
+impl DriverConnector for FailingConnector {
+    fn connect(&self, library: &Path) -> Result<Arc<dyn DeviceManager>, String> {
+        Err(format!("dcmi_init failed with code -8005 loading {}: internal error", library.display()))
+    }
+}
+
+/// The fake host and its surroundings.
+pub struct DoctorHost {
+    /// Holds everything.
+    pub dir: tempfile::TempDir,
+    /// The host root.
+    pub root: PathBuf,
+    /// What the fake host laid out.
+    pub fake: FakeHost,
+    /// The directory holding the fake kubectl and its canned answers.
+    pub kubectl_dir: PathBuf,
+}
+
+fn write(path: &Path, text: &str) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("parent directory");
+    }
+    std::fs::write(path, text).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+}
+
+fn bind_socket(path: &Path) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("socket directory");
+    }
+    // The socket file stays after the listener is dropped: enough for checks that look at the file.
+    drop(std::os::unix::net::UnixListener::bind(path).expect("bind socket"));
+}
+
+impl DoctorHost {
+    /// A healthy host of a sample topology.
+    pub fn healthy(sample: &str) -> DoctorHost {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical").join("host");
+        let topology = dcmi_sim::samples::by_name(sample).expect("sample").topology().expect("valid sample");
+        let library = dcmi_sim::locate::library_path().expect("libdcmi_sim.so is built");
+        // The fake host's default toolkit (8.0) is newer than the 23.0 drivers of older samples support; give those
+        // the CANN of their generation, as a working host has.
+        let cann = if topology.simulation.driver_version.starts_with("23.") {
+            "7.0.0"
+        } else {
+            dcmi_sim::fake_host::DEFAULT_CANN_VERSION
+        };
+        let options = FakeHostOptions {
+            library: Some(library),
+            cann_version: Some(cann.to_owned()),
+            ..FakeHostOptions::default()
+        };
+        let fake = FakeHost::build(&topology, &root, &options).expect("fake host");
+        let host = DoctorHost { kubectl_dir: dir.path().join("kubectl"), dir, root, fake };
+        // Only the pretended kernel's headers, so evidence does not depend on the machine's kernel.
+        std::fs::remove_dir_all(host.path("lib/modules")).expect("remove the real kernel's headers");
+        host.write(&format!("lib/modules/{KERNEL}/build/Makefile"), "# headers\n");
+        host.write(
+            "etc/docker/daemon.json",
+            "{\n  \"runtimes\": {\n    \"ascend\": { \"path\": \"/usr/local/bin/ascend-runtime\", \"runtimeArgs\": [] }\n  }\n}\n",
+        );
+        host.write("usr/local/bin/ascend-runtime", "#!/bin/sh\n");
+        host.write_cdi_spec(&host.fake.phy_ids.clone());
+        bind_socket(&host.path("var/lib/kubelet/device-plugins/kubelet.sock"));
+        bind_socket(&host.path("var/lib/kubelet/device-plugins/ascend-Ascend910.sock"));
+        let devices: Vec<String> = host.fake.phy_ids.iter().map(|phy| format!("\"Ascend910-{phy}\"")).collect();
+        host.write(
+            "var/lib/kubelet/device-plugins/kubelet_internal_checkpoint",
+            &format!(
+                "{{\"Data\":{{\"PodDeviceEntries\":[{{\"PodUID\":\"uid-live\",\"ContainerName\":\"main\",\
+                 \"ResourceName\":\"huawei.com/Ascend910\",\"DeviceIDs\":{{\"0\":[\"Ascend910-0\"]}}}}],\
+                 \"RegisteredDevices\":{{\"huawei.com/Ascend910\":[{}]}}}},\"Checksum\":1}}",
+                devices.join(",")
+            ),
+        );
+        host.kubectl_answers("ascend", devices.len(), devices.len(), &[("uid-live", "default", "train-0", "Running")]);
+        host
+    }
+
+    /// A path below the root.
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.root.join(relative)
+    }
+
+    /// Writes a file below the root.
+    pub fn write(&self, relative: &str, text: &str) {
+        write(&self.path(relative), text);
+    }
+
+    /// Writes the CDI spec listing these physical ids.
+    pub fn write_cdi_spec(&self, phy_ids: &[u32]) {
+        let devices: Vec<String> = phy_ids
+            .iter()
+            .map(|phy| format!("{{\"name\":\"{phy}\",\"containerEdits\":{{\"deviceNodes\":[{{\"path\":\"/dev/davinci{phy}\"}}]}}}}"))
+            .collect();
+        self.write(
+            "var/run/cdi/huawei.com-npu.json",
+            &format!("{{\"cdiVersion\":\"0.5.0\",\"kind\":\"huawei.com/npu\",\"devices\":[{}]}}\n", devices.join(",")),
+        );
+    }
+
+    /// Sets what the fake kubectl answers: the RuntimeClass handler, the node's capacity and allocatable, the pods
+    /// (uid, namespace, name, phase).
+    pub fn kubectl_answers(
+        &self,
+        handler: &str,
+        capacity: usize,
+        allocatable: usize,
+        pods: &[(&str, &str, &str, &str)],
+    ) {
+        let dir = &self.kubectl_dir;
+        let classes = if handler.is_empty() {
+            "{\"kind\":\"List\",\"items\":[]}".to_owned()
+        } else {
+            format!("{{\"kind\":\"List\",\"items\":[{{\"kind\":\"RuntimeClass\",\"metadata\":{{\"name\":\"ascend\"}},\"handler\":\"{handler}\"}}]}}")
+        };
+        write(&dir.join("runtimeclass.json"), &classes);
+        let resources = |n: usize| {
+            if n == 0 {
+                "{}".to_owned()
+            } else {
+                format!("{{\"cpu\":\"96\",\"huawei.com/Ascend910\":\"{n}\"}}")
+            }
+        };
+        write(
+            &dir.join("node.json"),
+            &format!(
+                "{{\"kind\":\"Node\",\"status\":{{\"capacity\":{},\"allocatable\":{}}}}}",
+                resources(capacity),
+                resources(allocatable)
+            ),
+        );
+        let items: Vec<String> = pods
+            .iter()
+            .map(|(uid, namespace, name, phase)| {
+                format!("{{\"metadata\":{{\"uid\":\"{uid}\",\"namespace\":\"{namespace}\",\"name\":\"{name}\"}},\"status\":{{\"phase\":\"{phase}\"}}}}")
+            })
+            .collect();
+        write(&dir.join("pods.json"), &format!("{{\"kind\":\"List\",\"items\":[{}]}}", items.join(",")));
+        let script = format!(
+            "#!/bin/sh\ncase \"$2\" in\n  runtimeclass) /bin/cat '{d}/runtimeclass.json' ;;\n  node) /bin/cat '{d}/node.json' ;;\n  \
+             pods) /bin/cat '{d}/pods.json' ;;\n  *) echo \"fake kubectl: unexpected $*\" >&2; exit 1 ;;\nesac\n",
+            d = dir.display()
+        );
+        let kubectl = dir.join("kubectl");
+        write(&kubectl, &script);
+        std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).expect("chmod kubectl");
+    }
+
+    /// The fake kubectl.
+    pub fn kubectl(&self) -> Kubectl {
+        Kubectl { path: self.kubectl_dir.join("kubectl"), timeout: Duration::from_secs(10) }
+    }
+
+    /// Doctor options for this host with mocked chips and the fake kubectl.
+    pub fn options(&self, chips: Vec<MockChip>) -> DoctorOptions {
+        DoctorOptions {
+            host: HostRoot::new(&self.root),
+            kernel_release: KERNEL.to_owned(),
+            compatibility: CompatibilityTable::built_in().expect("built-in table"),
+            image_toolkit: None,
+            runtime_class_manifest: None,
+            kubectl: Some(self.kubectl()),
+            node_name: Some("node-1".to_owned()),
+            connector: Box::new(MockConnector(manager(chips))),
+            chip_deadline: Duration::from_secs(5),
+            sections: Section::ALL.to_vec(),
+            pod_resources_socket: default_pod_resources_socket(),
+        }
+    }
+
+    /// Options with one healthy mocked chip.
+    pub fn default_options(&self) -> DoctorOptions {
+        self.options(vec![healthy_910b()])
+    }
+}
