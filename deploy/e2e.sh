@@ -4,7 +4,7 @@
 #   2. lay out a fake Atlas host with `dcmi-sim fake-host` (device nodes, driver files, the simulator as libdcmi.so);
 #   3. start the fake kubelet (benches/src/bin/e2e-kubelet.rs) and `ascend-device-plugin` in runtime-env mode
 #      against it; the plugin registers;
-#   4. the fake kubelet reads the first ListAndWatch list and calls Allocate for one healthy chip;
+#   4. the fake kubelet reads the first ListAndWatch list and calls Allocate for one healthy chip (the last one);
 #   5. a busybox container carrying the allocation's environment runs under runc through `ascend-ctk runtime exec`;
 #   6. inside it, `ls -l /dev/davinci*` shows exactly the allocated /dev/davinci<phy> (the host node's major:minor)
 #      and ASCEND_RT_VISIBLE_DEVICES=0;
@@ -208,8 +208,10 @@ step_fake_host() {
 step_plugin_registers() {
     mkdir -p "$work/device-plugins" || return 1
     # The fake kubelet writes its JSON report to stdout and its progress to stderr.
-    start_background "$work/allocate.json" "$work/kubelet.log" \
-        "$bin/e2e-kubelet" --plugin-dir "$work/device-plugins" --timeout-secs "$wait_seconds"
+    # It allocates the last healthy chip: on the sample its physical id is not 0, so the host's numbering
+    # (/dev/davinci<phy>) and the container's (ASCEND_RT_VISIBLE_DEVICES=0) cannot be confused.
+    start_background "$work/allocate.json" "$work/kubelet.log" "$bin/e2e-kubelet" \
+        --plugin-dir "$work/device-plugins" --pick last --timeout-secs "$wait_seconds"
     kubelet_pid=$last_pid
     wait_for "the fake kubelet's socket" test -S "$work/device-plugins/kubelet.sock" ||
         { evidence_file "e2e-kubelet" "$work/kubelet.log"; return 1; }
