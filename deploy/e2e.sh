@@ -27,27 +27,29 @@ container_id="ascend-e2e-$$"
 work=""
 target_dir=""
 started_pids=()
-current_step=""
+current_step="start"
 step_number=0
+verdict_printed=0
 
 # --- reporting ----------------------------------------------------------------------------------------------------
 
 say() { printf '[e2e] %s\n' "$*"; }
 
-# Prints the evidence of a failure (indented) and returns 1, so that a step can end with `fail "..." || return 1`.
+# Prints the evidence of a failure (indented, on stdout so that it stays in order with the step lines) and returns 1,
+# so that a step can end with `fail "..." || return 1`.
 fail() {
-    printf '[e2e]   %s\n' "$@" >&2
+    printf '[e2e]   %s\n' "$@"
     return 1
 }
 
 # Shows the last lines of a log file as evidence.
 evidence_file() {
     local label=$1 file=$2
-    printf '[e2e]   --- %s (%s, last 40 lines)\n' "$label" "$file" >&2
+    printf '[e2e]   --- %s (%s, last 40 lines)\n' "$label" "$file"
     if [[ -s $file ]]; then
-        tail -n 40 "$file" | sed 's/^/[e2e]   | /' >&2
+        tail -n 40 "$file" | sed 's/^/[e2e]   | /'
     else
-        printf '[e2e]   | (empty)\n' >&2
+        printf '[e2e]   | (empty)\n'
     fi
 }
 
@@ -62,6 +64,7 @@ run_step() {
     else
         say "$current_step ... FAIL"
         echo "e2e: FAIL ($current_step)"
+        verdict_printed=1
         exit 1
     fi
 }
@@ -82,6 +85,10 @@ stop_process() {
 cleanup() {
     local status=$?
     set +e
+    if ((status != 0 && verdict_printed == 0)); then
+        say "$current_step ... FAIL (interrupted, or an unexpected error with status $status)"
+        echo "e2e: FAIL ($current_step)"
+    fi
     if [[ -n $work && -d $work/runc-state ]]; then
         runc --root "$work/runc-state" delete --force "$container_id" >/dev/null 2>&1
     fi
@@ -371,3 +378,4 @@ run_step "container sees exactly the allocated /dev/davinci<phy> and ASCEND_RT_V
 run_step "npu-exporter serves the chip's temperature and up 1" step_exporter
 say "done in $((SECONDS - run_started)) s"
 echo "e2e: PASS"
+verdict_printed=1

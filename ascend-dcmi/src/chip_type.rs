@@ -95,18 +95,12 @@ impl ChipType {
 
     /// Whether the driver delivers fault events by subscription on this type; the others are polled.
     pub const fn supports_fault_subscription(self) -> bool {
-        matches!(
-            self,
-            ChipType::Ascend910 | ChipType::Ascend910B | ChipType::Ascend910A3 | ChipType::Ascend950
-        )
+        matches!(self, ChipType::Ascend910 | ChipType::Ascend910B | ChipType::Ascend910A3 | ChipType::Ascend950)
     }
 
     /// Whether this type has HBM (and so no DDR memory info).
     pub const fn has_hbm(self) -> bool {
-        matches!(
-            self,
-            ChipType::Ascend910 | ChipType::Ascend910B | ChipType::Ascend910A3 | ChipType::Ascend950
-        )
+        matches!(self, ChipType::Ascend910 | ChipType::Ascend910B | ChipType::Ascend910A3 | ChipType::Ascend950)
     }
 
     /// Whether chip power comes from the card's MCU (`dcmi_mcu_get_power_info`) instead of the chip.
@@ -116,8 +110,7 @@ impl ChipType {
 }
 
 fn starts_with_then_digit_or_end(name: &str, prefix: &str) -> bool {
-    name.strip_prefix(prefix)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with(|c: char| c.is_ascii_digit()))
+    name.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 fn starts_with_then_digit(name: &str, prefix: &str) -> bool {

@@ -265,7 +265,12 @@ pub struct HealthReport {
 impl HealthReport {
     /// A healthy report with no faults.
     pub fn healthy() -> Self {
-        Self { dcmi: Some(DcmiHealth::Ok), faults: FaultCodes::default(), level: FaultLevel::NormalNpu, card_dropped: false }
+        Self {
+            dcmi: Some(DcmiHealth::Ok),
+            faults: FaultCodes::default(),
+            level: FaultLevel::NormalNpu,
+            card_dropped: false,
+        }
     }
 
     /// Whether the chip may be handed to new workloads.

@@ -92,11 +92,7 @@ pub struct ChipIds {
 
 impl fmt::Display for ChipIds {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "chip phy {} (logic {}, {})",
-            self.phy, self.logic, self.locator
-        )
+        write!(f, "chip phy {} (logic {}, {})", self.phy, self.logic, self.locator)
     }
 }
 
@@ -116,11 +112,8 @@ mod tests {
 
     #[test]
     fn chip_ids_display_names_every_space() {
-        let ids = ChipIds {
-            logic: LogicId(1),
-            phy: PhyId(4),
-            locator: ChipLocator { card: CardId(2), device: DeviceId(1) },
-        };
+        let ids =
+            ChipIds { logic: LogicId(1), phy: PhyId(4), locator: ChipLocator { card: CardId(2), device: DeviceId(1) } };
         assert_eq!(ids.to_string(), "chip phy 4 (logic 1, card 2 device 1)");
     }
 }

@@ -147,46 +147,46 @@
 
 mod builder;
 mod chip;
+mod chip_type;
 mod dcmi;
 mod dcmi_manager;
 mod discovery;
+mod error;
+mod event;
 mod events;
 mod fault_policy;
 mod ffi;
-mod library_check;
-mod numa;
-mod reset_ops;
-mod utilization;
-mod vnpu_ops;
-mod chip_type;
-mod error;
-mod event;
 mod health;
 mod identity;
 mod ids;
+mod library_check;
 mod manager;
+mod numa;
 mod reset;
+mod reset_ops;
 pub mod sampler;
 mod telemetry;
 mod units;
+mod utilization;
 mod vnpu;
+mod vnpu_ops;
 
 pub use builder::{DcmiBuilder, DEFAULT_CALL_DEADLINE, DEFAULT_WORKER_CONCURRENCY};
 pub use chip::Chip;
 pub use chip_type::{ChipType, ParseChipTypeError};
 pub use dcmi::Dcmi;
 pub use discovery::{parse_ldconfig_cache, LIBRARY_ENV, LIBRARY_FILE_NAME, STANDARD_DIRECTORIES};
-pub use events::EVENT_QUEUE_CAPACITY;
-pub use fault_policy::{FaultPolicy, FAULT_CODE_KEYS};
-pub use library_check::check_library;
 pub use error::{code_meaning, CallContext, Error, Result};
 pub use event::{Assertion, EventSource, FaultEvent, FaultEventStream, Severity};
+pub use events::EVENT_QUEUE_CAPACITY;
+pub use fault_policy::{FaultPolicy, FAULT_CODE_KEYS};
 pub use health::{DcmiHealth, FaultCode, FaultCodes, FaultLevel, HealthReport, ParseFaultCodeError, MAX_FAULT_CODES};
 pub use identity::{BoardInfo, ChipIdentity, ChipInfo, DieId, Elabel, ParsePcieAddressError, PcieAddress};
 pub use ids::{CardId, ChipIds, ChipLocator, DeviceId, LogicId, PhyId};
+pub use library_check::check_library;
+pub use manager::DeviceManager;
 #[cfg(feature = "mock")]
 pub use manager::MockDeviceManager;
-pub use manager::DeviceManager;
 pub use reset::BootStatus;
 pub use sampler::{
     ChipSample, ChipStateSample, GroupSet, GroupStatus, MemorySample, Metric, MetricGroup, MetricSet, ParseMetricError,
@@ -196,6 +196,6 @@ pub use telemetry::{
     BandwidthStats, ChipProcess, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth,
     NetworkHealth, PcieBandwidth, Power, ProcessList, UtilizationKind, HCCS_LINKS, MAX_PROCESSES,
 };
-pub use utilization::UtilizationMethod;
 pub use units::{Celsius, MegaHertz, Percent, Volts, Watts, BYTES_PER_MB};
+pub use utilization::UtilizationMethod;
 pub use vnpu::{Vnpu, VnpuId, VnpuInventory, VnpuTemplate, TEMPLATES as VNPU_TEMPLATES};

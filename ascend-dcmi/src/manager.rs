@@ -12,8 +12,8 @@ use crate::identity::ChipIdentity;
 use crate::ids::{ChipIds, LogicId};
 use crate::reset::BootStatus;
 use crate::telemetry::{
-    DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth, PcieBandwidth,
-    Power, ProcessList, UtilizationKind,
+    DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth, PcieBandwidth, Power,
+    ProcessList, UtilizationKind,
 };
 use crate::units::{Celsius, MegaHertz, Percent, Volts};
 use crate::vnpu::{VnpuId, VnpuInventory};

@@ -35,19 +35,9 @@ pub const TEMPLATES: [VnpuTemplate; 18] = [
     VnpuTemplate { name: "vir05_1c_16g", resource_suffix: "5c.1cpu.16g", aicore: 5, chip_types: &[B910, A3] },
     VnpuTemplate { name: "vir06_1c_16g", resource_suffix: "6c.1cpu.16g", aicore: 6, chip_types: &[B910, A3] },
     VnpuTemplate { name: "vir10_3c_16g", resource_suffix: "10c.3cpu.16g", aicore: 10, chip_types: &[B910] },
-    VnpuTemplate {
-        name: "vir10_3c_16g_nm",
-        resource_suffix: "10c.3cpu.16g.ndvpp",
-        aicore: 10,
-        chip_types: &[B910],
-    },
+    VnpuTemplate { name: "vir10_3c_16g_nm", resource_suffix: "10c.3cpu.16g.ndvpp", aicore: 10, chip_types: &[B910] },
     VnpuTemplate { name: "vir10_3c_32g", resource_suffix: "10c.3cpu.32g", aicore: 10, chip_types: &[B910, A3] },
-    VnpuTemplate {
-        name: "vir10_4c_16g_m",
-        resource_suffix: "10c.4cpu.16g.dvpp",
-        aicore: 10,
-        chip_types: &[B910],
-    },
+    VnpuTemplate { name: "vir10_4c_16g_m", resource_suffix: "10c.4cpu.16g.dvpp", aicore: 10, chip_types: &[B910] },
     VnpuTemplate { name: "vir12_3c_32g", resource_suffix: "12c.3cpu.32g", aicore: 12, chip_types: &[B910, A3] },
 ];
 

@@ -59,9 +59,8 @@ fn warm_polls_and_reads_allocate_nothing() {
     let config = SamplerConfig::default().with_concurrency(4);
     let sampler = Sampler::new(fake.clone(), config).expect("the fake enumerates");
 
-    // Warm-up. Workers set themselves up before `Sampler::new` returns; what is left is per polling thread: the
-    // first time it blocks waiting for a round, crossbeam creates its wait context. A driver latency makes sure it
-    // blocks.
+    // Warm-up: `Sampler::new` waits for its workers to set up; this thread sets up in its first poll; the channels
+    // get their waiters in rounds that wait on a slow driver.
     let hot = GroupSet::of(MetricGroup::Utilization).with(MetricGroup::ChipState).with(MetricGroup::Memory);
     fake.set_latency(Duration::from_micros(200));
     for group in HOT_GROUPS {

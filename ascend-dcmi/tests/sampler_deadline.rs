@@ -140,7 +140,8 @@ fn readers_never_wait_on_a_chain_that_hangs() {
     sampler.visit(|chip| up += usize::from(chip.is_up()));
     let stale = sampler.read(hung, |chip| chip.state().temperature.value().copied()).flatten();
     let waited = started.elapsed();
-    assert!(waited < Duration::from_millis(50), "a reader waited {waited:?} on a hung chain");
+    // Waiting on the chain would take the 2 s deadline; the margin is for a loaded test machine.
+    assert!(waited < Duration::from_millis(500), "a reader waited {waited:?} on a hung chain");
     assert_eq!(up, 4, "the round has not ended yet, so every chip still shows its previous round");
     assert_eq!(stale, Some(fake_temperature(hung)));
     fake.release(hung);

@@ -10,6 +10,7 @@ use parking_lot::Mutex;
 
 use super::metric::GroupSet;
 use super::shared::Shared;
+use super::thread_warm_up::warm_up_thread;
 use super::worker::{spawn_worker, Job};
 use crate::error::{Error, Result};
 
@@ -126,6 +127,7 @@ impl Dispatcher {
             return Err(Error::Worker("the sampler has been stopped; no more polls".to_owned()));
         };
         self.top_up(state)?;
+        warm_up_thread();
         while state.round_done.try_recv().is_ok() {}
         state.round += 1;
         let round = state.round;

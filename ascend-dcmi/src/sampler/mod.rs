@@ -55,9 +55,10 @@
 //! Once warm, a round of the utilisation, chip-state and memory groups allocates nothing in the sampler: jobs and
 //! wake-ups are `Copy` values in preallocated array channels, slots and scratch copies are inline data,
 //! [`MetricSet`] and [`GroupSet`] are bit sets, no `Box` or `Vec` per task. Warm means: the workers have started
-//! ([`Sampler::new`] waits for that) and the polling thread has once waited for a round (crossbeam creates a
-//! per-thread wait context the first time a thread blocks). `tests/sampler_alloc.rs` proves it with a counting
-//! global allocator over a fake manager whose answers are heap-free, across 800 polls and the readers.
+//! ([`Sampler::new`] waits for that), each thread that polls has polled once (its first poll sets up the per-thread
+//! state of crossbeam and parking_lot), and the channels have had their waiters once (the first rounds).
+//! `tests/sampler_alloc.rs` proves it with a counting global allocator over a fake manager whose answers are
+//! heap-free, across 800 polls and the readers.
 //!
 //! Not covered: the identity group ([`crate::DeviceManager::identity`] returns `String`s, kept behind an `Arc`),
 //! error values that carry text, the recovery after a timeout (a replacement worker thread is spawned), and the
@@ -116,6 +117,7 @@ mod metric;
 mod sampled;
 mod schedule;
 mod shared;
+mod thread_warm_up;
 mod worker;
 
 use std::sync::Arc;

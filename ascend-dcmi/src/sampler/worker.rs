@@ -4,15 +4,16 @@ use std::io;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::Receiver;
 
 use super::chip_sample::{ChipSample, ChipStateSample, MemorySample, UtilizationSample};
 use super::chip_slot::ChipControl;
 use super::metric::{GroupSet, Metric, MetricGroup, MetricSet, ECC_COMPONENTS};
 use super::sampled::Sampled;
 use super::shared::Shared;
+use super::thread_warm_up::warm_up_thread;
 use crate::error::Result;
 use crate::ids::LogicId;
 use crate::manager::DeviceManager;
@@ -26,9 +27,6 @@ pub(crate) struct Job {
     pub(crate) round: u64,
 }
 
-/// How long a new worker waits for a first job before blocking without a deadline.
-const WARM_UP_WAIT: Duration = Duration::from_millis(1);
-
 /// Starts a worker thread.
 pub(crate) fn spawn_worker(shared: Arc<Shared>, jobs: Receiver<Job>) -> io::Result<JoinHandle<()>> {
     let name = format!("dcmi-sampler-{}", shared.next_worker_serial());
@@ -41,20 +39,12 @@ fn run_worker(shared: &Shared, jobs: &Receiver<Job>) {
     let Some(first) = shared.chips.first() else { return };
     // The scratch copy is reused for every job; cloning the slot copies inline data and bumps an `Arc`.
     let mut scratch = first.sample.lock().clone();
-    // Blocking once on the empty queue makes crossbeam create this thread's wait context (one allocation) now, at
-    // start-up, instead of in the first round that happens to leave this worker idle.
-    let first_job = jobs.recv_timeout(WARM_UP_WAIT);
+    warm_up_thread();
     shared.worker_started();
-    let mut next = match first_job {
-        Err(RecvTimeoutError::Disconnected) => return,
-        Err(RecvTimeoutError::Timeout) => jobs.recv(),
-        Ok(job) => Ok(job),
-    };
-    while let Ok(job) = next {
+    while let Ok(job) = jobs.recv() {
         if run_job(shared, job, &mut scratch) == Outcome::Abandoned {
             return;
         }
-        next = jobs.recv();
     }
 }
 

@@ -70,7 +70,11 @@ fn run(cli: Cli) -> Result<(), String> {
             println!("  device nodes:    {nodes}");
             println!("  libdcmi.so:      {}", host.library.display());
             println!("  topology:        {}", host.topology.display());
-            println!("use it with: DCMI_SIM_CONFIG={} ASCEND_DCMI_LIBRARY={}", host.topology.display(), host.library.display());
+            println!(
+                "use it with: DCMI_SIM_CONFIG={} ASCEND_DCMI_LIBRARY={}",
+                host.topology.display(),
+                host.library.display()
+            );
             Ok(())
         }
         Command::Samples => {

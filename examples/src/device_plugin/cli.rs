@@ -101,7 +101,7 @@ pub struct Args {
 pub enum Mode {
     /// CDI device names (`huawei.com/npu=<phy>`), for CDI-enabled runtimes.
     Cdi,
-    /// Device specs for /dev/davinci<phy> and the manager nodes, plus read-only driver mounts.
+    /// Device specs for `/dev/davinci<phy>` and the manager nodes, plus read-only driver mounts.
     DeviceSpecs,
     /// ASCEND_VISIBLE_DEVICES for the Ascend runtime hook.
     RuntimeEnv,

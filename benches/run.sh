@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# Reproduces docs/performance.md: builds the release binaries once, runs every section with bounded durations on
+# loopback (ports chosen free at run time), prints the figures and writes the report from the measured numbers.
+#
+#   benches/run.sh                      # everything, about 10 minutes on a 2-core machine once built
+#   PERF_RESULTS_DIR=/tmp/perf benches/run.sh
+#
+# Needs root (runc containers, device nodes) and the Debian packages of scripts/deps/debian.txt (runc,
+# busybox-static, wrk, nginx, hyperfine, linux-perf). A section that cannot be measured is reported as
+# "not measured: <reason>" and makes the script exit non-zero at the end; a missed target does not.
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SCRIPTS="$ROOT/benches/scripts"
+REPORT="$ROOT/docs/performance.md"
+STARTED=$(date +%s)
+
+TARGET_DIR=$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+RESULTS=${PERF_RESULTS_DIR:-$TARGET_DIR/perf}
+BIN="$TARGET_DIR/release"
+LIBRARY="$BIN/libdcmi_sim.so"
+
+# Every background process this script starts, stopped by pid on exit.
+BACKGROUND_PIDS=()
+cleanup() {
+    local pid
+    for pid in "${BACKGROUND_PIDS[@]}"; do
+        if kill -0 "$pid" 2>/dev/null; then
+            kill -TERM "$pid" 2>/dev/null || true
+        fi
+    done
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { printf '[run.sh %4ds] %s\n' "$(($(date +%s) - STARTED))" "$*"; }
+
+# Records why a section was not measured (shown in the report).
+not_measured() {
+    local name=$1 reason=$2
+    printf '%s\n' "$reason" >"$RESULTS/$name.error"
+    log "$name: not measured: $reason"
+}
+
+# run_section NAME SECONDS COMMAND...: runs a section with a time bound, its output in NAME.log, its command line
+# in NAME.cmd (quoted in the report as the command to reproduce it).
+run_section() {
+    local name=$1 seconds=$2
+    shift 2
+    printf '%q ' "$@" | sed "s#$ROOT/##g; s#$TARGET_DIR#target#g" >"$RESULTS/$name.cmd"
+    log "$name: $*"
+    local status=0
+    timeout --kill-after=10 "$seconds" "$@" >"$RESULTS/$name.log" 2>&1 || status=$?
+    [ "$status" -eq 0 ] && return 0
+    local reason="exit status $status"
+    [ "$status" -eq 124 ] && reason="did not finish within $seconds s"
+    not_measured "$name" "$reason: $(tail -n 3 "$RESULTS/$name.log" | tr '\n' ' ')"
+    return 1
+}
+
+# missing_tools TOOL...: prints the tools that are not on PATH.
+missing_tools() {
+    local tool absent=()
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null 2>&1 || absent+=("$tool")
+    done
+    printf '%s' "${absent[*]:-}"
+}
+
+# start_background NAME SECONDS COMMAND...: like run_section, in the background; the pid (of `timeout`, which passes
+# a SIGTERM on to the command) is left in BACKGROUND_PID and recorded for the exit trap.
+start_background() {
+    local name=$1 seconds=$2
+    shift 2
+    printf '%q ' "$@" | sed "s#$ROOT/##g; s#$TARGET_DIR#target#g" >"$RESULTS/$name.cmd"
+    log "$name (background): $*"
+    timeout --kill-after=10 "$seconds" "$@" >"$RESULTS/$name.log" 2>&1 &
+    BACKGROUND_PID=$!
+    BACKGROUND_PIDS+=("$BACKGROUND_PID")
+}
+
+# finish_background NAME PID SECONDS: waits for a section started with start_background.
+finish_background() {
+    local name=$1 pid=$2 seconds=$3 status=0
+    wait "$pid" || status=$?
+    [ "$status" -eq 0 ] && return 0
+    local reason="exit status $status"
+    [ "$status" -eq 124 ] && reason="did not finish within $seconds s"
+    not_measured "$name" "$reason: $(tail -n 3 "$RESULTS/$name.log" | tr '\n' ' ')"
+    return 1
+}
+
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+log "results in $RESULTS"
+
+# ---- build, once ----------------------------------------------------------------------------------------------
+BUILD_OK=1
+# One retry: rustc has been seen to crash (SIGSEGV in LLVM) on these loaded machines; a real error fails twice.
+run_section build 1800 bash -c "cd '$ROOT' && build() {
+        cargo build --release -p ascend-tools -p dcmi-sim -p ascend-benches &&
+        cargo bench -p ascend-benches --no-run &&
+        cargo test --profile bench -p ascend-dcmi --test sampler_alloc --no-run
+    } && { build || build; }" || BUILD_OK=0
+BUILD_SECONDS=$(($(date +%s) - STARTED))
+printf '%s\n' "$BUILD_SECONDS" >"$RESULTS/build.seconds"
+
+built() {
+    local name=$1
+    if [ "$BUILD_OK" -ne 1 ]; then
+        not_measured "$name" "the release build failed (see build.log)"
+        return 1
+    fi
+}
+
+# ---- sections 1 and 2: the criterion benches of the sampler's owners, and the allocation test ------------------
+if built criterion; then
+    run_section criterion 600 env -C "$ROOT" CRITERION_HOME="$RESULTS/criterion" DCMI_SIM_LIBRARY="$LIBRARY" \
+        ASCEND_BENCH_LATENCY_US=2000 \
+        cargo bench -p ascend-benches --bench safe_vs_raw --bench full_poll -- --warm-up-time 1 --measurement-time 3 ||
+        true
+    run_section allocations 300 env -C "$ROOT" DCMI_SIM_LIBRARY="$LIBRARY" \
+        cargo test --profile bench -p ascend-dcmi --test sampler_alloc -- --nocapture || true
+fi
+
+# ---- section 3: a hung chip -----------------------------------------------------------------------------------
+if built hung_chip; then
+    run_section hung_chip 180 python3 "$SCRIPTS/exporter_hung_chip.py" --exporter "$BIN/npu-exporter" \
+        --library "$LIBRARY" --chips 64 --out "$RESULTS/hung_chip.json" || true
+fi
+
+# ---- sections 4 and 5: exporter under wrk against nginx; device plugin; a shared minute of load ----------------
+EXPORTER_BUILT=0
+DEVICE_PLUGIN_BUILT=0
+built exporter_load && EXPORTER_BUILT=1
+built device_plugin && DEVICE_PLUGIN_BUILT=1
+if [ "$EXPORTER_BUILT" -eq 1 ] && [ "$DEVICE_PLUGIN_BUILT" -eq 1 ]; then
+    missing=$(missing_tools wrk nginx perf)
+    ROUNDS_DONE="$RESULTS/exporter_rounds.done"
+    LOAD_GO="$RESULTS/device_plugin_load.started"
+    EXPORTER_LOAD_PID=
+    if [ -n "$missing" ]; then
+        not_measured exporter_load "missing tools: $missing (scripts/deps/debian.txt)"
+    else
+        start_background exporter_load 420 python3 "$SCRIPTS/exporter_load.py" --exporter "$BIN/npu-exporter" \
+            --library "$LIBRARY" --chips 64 --rounds 3 --seconds 5 --memory-seconds 60 \
+            --rounds-done-file "$ROUNDS_DONE" --load-go-file "$LOAD_GO" \
+            --profile-report "$RESULTS/exporter_profile.txt" --out "$RESULTS/exporter_load.json"
+        EXPORTER_LOAD_PID=$BACKGROUND_PID
+        # The device plugin's quiet measurements wait until wrk has left the machine.
+        while [ ! -e "$ROUNDS_DONE" ] && kill -0 "$EXPORTER_LOAD_PID" 2>/dev/null; do sleep 0.5; done
+    fi
+    run_section device_plugin 300 "$BIN/perf-device-plugin" --daemon "$BIN/ascend-device-plugin" \
+        --library "$LIBRARY" --allocations 2000 --fault-repeats 10 --poll-interval-ms 1000 --load-seconds 60 \
+        --ready-file "$LOAD_GO" --out "$RESULTS/device_plugin.json" || true
+    if [ -n "$EXPORTER_LOAD_PID" ]; then
+        finish_background exporter_load "$EXPORTER_LOAD_PID" 420 || true
+    fi
+fi
+
+# ---- section 6: container start -------------------------------------------------------------------------------
+if built container_start; then
+    missing=$(missing_tools runc hyperfine busybox strace)
+    if [ "$(id -u)" -ne 0 ]; then
+        not_measured container_start "needs root (runc containers with device nodes)"
+    elif [ -n "$missing" ]; then
+        not_measured container_start "missing tools: $missing (scripts/deps/debian.txt)"
+    else
+        run_section container_start 300 python3 "$SCRIPTS/container_start.py" --ctk "$BIN/ascend-ctk" \
+            --dcmi-sim "$BIN/dcmi-sim" --library "$LIBRARY" --runs 10 --rounds 3 \
+            --out "$RESULTS/container_start.json" || true
+    fi
+fi
+
+# ---- the report -----------------------------------------------------------------------------------------------
+ELAPSED=$(($(date +%s) - STARTED))
+log "measurements done after $ELAPSED s; writing $REPORT"
+python3 "$SCRIPTS/write_report.py" --results "$RESULTS" --out "$REPORT" --elapsed-seconds "$ELAPSED" \
+    --build-seconds "$BUILD_SECONDS"

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Section 6 of benches/run.sh: container start with our injection against plain runc, same bundle.
+
+Method: a fake Atlas 800T A2 host (`dcmi-sim fake-host`, device nodes as character devices when run as root) and
+one busybox bundle (`runc spec`, process `/bin/true`, ASCEND_VISIBLE_DEVICES=0). hyperfine (no shell) times
+`runc run` of the bundle three ways: plain runc; `ascend-ctk runtime exec` (spec edited before runc: runtime
+mode); and `ascend-ctk runtime exec --mount-delivery hook` (devices in the spec, mounts by the createRuntime hook:
+hook mode). config.json is restored before every run (not timed), so each run starts from the same bundle. The
+three commands alternate over --rounds rounds; the figures are medians over every run of every round. To show
+where added time goes, the same rounds also time plain runc on the spec runtime mode writes, ascend-ctk's own phase
+(runtime mode exec'ing /bin/true instead of runc) and `ascend-ctk --version`, and that phase runs once under
+`strace -f -T` to sum the time spent in each system call."""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import perf_common as common
+
+CONTAINER_ID = "perf-container-start"
+MODES = ("plain", "runtime", "hook")
+STARTUP = "ctk_startup"
+INJECTED_SPEC = "plain_runc_injected_spec"
+SHIM_ONLY = "ctk_shim_phase"
+
+
+def parse_arguments():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--ctk", required=True, help="the ascend-ctk binary")
+    parser.add_argument("--dcmi-sim", required=True, help="the dcmi-sim tool (lays out the fake host)")
+    parser.add_argument("--library", required=True, help="libdcmi_sim.so")
+    parser.add_argument("--runs", type=int, default=10, help="timed runs per mode and round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", required=True)
+    return parser.parse_args()
+
+
+def run_checked(argv, cwd=None):
+    completed = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=60, check=False)
+    if completed.returncode != 0:
+        raise common.MeasurementError(
+            f"{' '.join(argv)} exited with {completed.returncode}\n{completed.stdout}\n{completed.stderr}")
+    return completed
+
+
+def make_bundle(bundle):
+    """A busybox bundle running /bin/true, asking for chip 0; returns the path of the pristine config copy."""
+    busybox = "/bin/busybox"
+    if not os.path.isfile(busybox):
+        raise common.MeasurementError("/bin/busybox is missing: install the Debian package busybox-static")
+    rootfs_bin = os.path.join(bundle, "rootfs", "bin")
+    os.makedirs(rootfs_bin)
+    shutil.copy(busybox, os.path.join(rootfs_bin, "busybox"))
+    for applet in ("sh", "true"):
+        os.symlink("busybox", os.path.join(rootfs_bin, applet))
+    run_checked(["runc", "spec"], cwd=bundle)
+    config_path = os.path.join(bundle, "config.json")
+    with open(config_path, encoding="utf-8") as config_file:
+        config = json.load(config_file)
+    config["process"]["terminal"] = False
+    config["process"]["args"] = ["/bin/true"]
+    config["process"]["env"].append("ASCEND_VISIBLE_DEVICES=0")
+    pristine = os.path.join(bundle, "..", "config.pristine.json")
+    for path in (config_path, pristine):
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(config, out)
+    return os.path.abspath(pristine)
+
+
+def commands(args, host_root, state_root, bundle):
+    runc_tail = ["--root", state_root, "run", "--bundle", bundle, CONTAINER_ID]
+    ctk = [args.ctk, "runtime", "exec", "--host-root", host_root]
+    return {
+        "plain": ["runc", *runc_tail],
+        "runtime": [*ctk, "--", *runc_tail],
+        "hook": [*ctk, "--mount-delivery", "hook", "--", *runc_tail],
+    }
+
+
+def check_injection(argvs, bundle, pristine, injected_copy):
+    """Runs each mode once and checks it did what it claims, so that the timing is not of a no-op; keeps the spec
+    that runtime mode wrote as `injected_copy`."""
+    config_path = os.path.join(bundle, "config.json")
+    for mode in MODES:
+        shutil.copy(pristine, config_path)
+        run_checked(argvs[mode])
+        with open(config_path, encoding="utf-8") as config_file:
+            config = json.load(config_file)
+        devices = [d.get("path") for d in config.get("linux", {}).get("devices", []) or []]
+        hooks = (config.get("hooks") or {}).get("createRuntime") or []
+        injected = "/dev/davinci0" in devices
+        expected = {"plain": (False, False), "runtime": (True, False), "hook": (True, True)}[mode]
+        if (injected, bool(hooks)) != expected:
+            raise common.MeasurementError(
+                f"{mode} mode: /dev/davinci0 in spec {injected}, createRuntime hook {bool(hooks)}; "
+                f"expected {expected}")
+        if mode == "runtime":
+            shutil.copy(config_path, injected_copy)
+
+
+def hyperfine_round(argvs, pristine, injected, bundle, runs, export):
+    """One hyperfine run of every command; each command's --prepare (in command order) restores its spec."""
+    config = os.path.join(bundle, "config.json")
+    commands_in_order = [(mode, " ".join(argvs[mode]), pristine) for mode in MODES]
+    # To attribute the added time: plain runc on the spec runtime mode writes (the cost of the devices and mounts
+    # themselves), and the start-up of the ascend-ctk binary alone.
+    commands_in_order.append((INJECTED_SPEC, " ".join(argvs["plain"]), injected))
+    commands_in_order.append((STARTUP, f"{argvs['runtime'][0]} --version", pristine))
+    # ascend-ctk's own phase: everything runtime mode does, then exec /bin/true instead of runc.
+    shim_only = " ".join([*argvs["runtime"][:3], "--runc", "/bin/true", *argvs["runtime"][3:]])
+    commands_in_order.append((SHIM_ONLY, shim_only, pristine))
+    argv = ["hyperfine", "-N", "--warmup", "2", "--runs", str(runs), "--export-json", export]
+    for _, _, spec in commands_in_order:
+        argv += ["--prepare", f"cp {spec} {config}"]
+    for name, command, _ in commands_in_order:
+        argv += ["-n", name, command]
+    run_checked(argv)
+    with open(export, encoding="utf-8") as exported:
+        results = json.load(exported)["results"]
+    return {result["command"]: (result["times"], result["user"] + result["system"]) for result in results}
+
+
+SYSCALL_LINE = re.compile(r"^\d+\s+(\w+)\(.*<([\d.]+)>$")
+
+
+def syscall_profile(argv, bundle, pristine, trace_path, top=6):
+    """Runs ascend-ctk's own phase once under `strace -f -T` and sums the time spent inside each system call:
+    [(name, calls, milliseconds)] of the top ones, plus the total inside system calls."""
+    shutil.copy(pristine, os.path.join(bundle, "config.json"))
+    run_checked(["strace", "-f", "-T", "-o", trace_path, *argv])
+    totals = {}
+    with open(trace_path, encoding="utf-8", errors="replace") as trace:
+        for line in trace:
+            found = SYSCALL_LINE.match(line.strip())
+            if found:
+                calls, seconds = totals.get(found.group(1), (0, 0.0))
+                totals[found.group(1)] = (calls + 1, seconds + float(found.group(2)))
+    ranked = sorted(totals.items(), key=lambda item: item[1][1], reverse=True)
+    return {
+        "top": [{"syscall": name, "calls": calls, "ms": round(seconds * 1000.0, 3)}
+                for name, (calls, seconds) in ranked[:top]],
+        "total_ms": round(sum(seconds for _, seconds in totals.values()) * 1000.0, 3),
+    }
+
+
+def main():
+    common.exit_on_sigterm()
+    args = parse_arguments()
+    directory = tempfile.mkdtemp(prefix="perf-container-start")
+    try:
+        host_root = os.path.join(directory, "host")
+        run_checked([args.dcmi_sim, "fake-host", "--topology", "atlas-800t-a2", "--root", host_root,
+                     "--library", args.library])
+        bundle = os.path.join(directory, "bundle")
+        os.makedirs(bundle)
+        pristine = make_bundle(bundle)
+        state_root = os.path.join(directory, "runc-state")
+        argvs = commands(args, host_root, state_root, bundle)
+        injected = os.path.join(directory, "config.injected.json")
+        check_injection(argvs, bundle, pristine, injected)
+        shim_argv = [*argvs["runtime"][:3], "--runc", "/bin/true", *argvs["runtime"][3:]]
+        shim_syscalls = syscall_profile(shim_argv, bundle, pristine, os.path.join(directory, "shim.strace"))
+        times = {mode: [] for mode in (*MODES, STARTUP, INJECTED_SPEC, SHIM_ONLY)}
+        cpu_seconds = {mode: [] for mode in times}
+        for round_index in range(args.rounds):
+            export = os.path.join(directory, f"hyperfine-{round_index}.json")
+            for mode, (samples, cpu_s) in hyperfine_round(
+                    argvs, pristine, injected, bundle, args.runs, export).items():
+                times[mode].extend(samples)
+                cpu_seconds[mode].append(cpu_s)
+    finally:
+        subprocess.run(["runc", "--root", os.path.join(directory, "runc-state"), "delete", "--force", CONTAINER_ID],
+                       capture_output=True, check=False)
+        shutil.rmtree(directory, ignore_errors=True)
+    startup = times.pop(STARTUP)
+    injected_spec = times.pop(INJECTED_SPEC)
+    shim_phase = times.pop(SHIM_ONLY)
+    medians_ms = {mode: round(common.median(samples) * 1000.0, 3) for mode, samples in times.items()}
+    figures = {
+        "ctk_startup_ms": round(common.median(startup) * 1000.0, 3),
+        "plain_runc_injected_spec_ms": round(common.median(injected_spec) * 1000.0, 3),
+        "ctk_shim_phase_ms": round(common.median(shim_phase) * 1000.0, 3),
+        "ctk_shim_syscalls": shim_syscalls,
+        "cpu_ms": {mode: round(common.median(values) * 1000.0, 3) for mode, values in cpu_seconds.items()},
+        "runs_per_mode": {mode: len(samples) for mode, samples in times.items()},
+        "median_ms": medians_ms,
+        "p90_ms": {mode: round(common.nearest_rank(s, 0.9) * 1000.0, 3) for mode, s in times.items()},
+        "ratio_to_plain": {mode: round(medians_ms[mode] / medians_ms["plain"], 3) for mode in MODES},
+    }
+    common.write_json(args.out, figures)
+    print(args.out)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except common.MeasurementError as error:
+        sys.exit(f"container_start: {error}")
