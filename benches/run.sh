@@ -50,7 +50,7 @@ not_measured() {
 run_section() {
     local name=$1 seconds=$2
     shift 2
-    printf '%q ' "$@" | sed "s#$ROOT/##g; s#$TARGET_DIR#target#g" >"$RESULTS/$name.cmd"
+    printf '%q ' "$@" | sed "s#$TARGET_DIR#target#g; s#$ROOT/##g; s#$ROOT#.#g" >"$RESULTS/$name.cmd"
     log "$name: $*"
     local status=0
     timeout --kill-after=10 "$seconds" "$@" >"$RESULTS/$name.log" 2>&1 || status=$?
@@ -75,7 +75,7 @@ missing_tools() {
 start_background() {
     local name=$1 seconds=$2
     shift 2
-    printf '%q ' "$@" | sed "s#$ROOT/##g; s#$TARGET_DIR#target#g" >"$RESULTS/$name.cmd"
+    printf '%q ' "$@" | sed "s#$TARGET_DIR#target#g; s#$ROOT/##g; s#$ROOT#.#g" >"$RESULTS/$name.cmd"
     log "$name (background): $*"
     timeout --kill-after=10 "$seconds" "$@" >"$RESULTS/$name.log" 2>&1 &
     BACKGROUND_PID=$!
@@ -163,7 +163,7 @@ fi
 
 # ---- section 6: container start -------------------------------------------------------------------------------
 if built container_start; then
-    missing=$(missing_tools runc hyperfine busybox strace)
+    missing=$(missing_tools runc hyperfine busybox strace perf)
     if [ "$(id -u)" -ne 0 ]; then
         not_measured container_start "needs root (runc containers with device nodes)"
     elif [ -n "$missing" ]; then
@@ -171,7 +171,7 @@ if built container_start; then
     else
         run_section container_start 300 python3 "$SCRIPTS/container_start.py" --ctk "$BIN/ascend-ctk" \
             --dcmi-sim "$BIN/dcmi-sim" --library "$LIBRARY" --runs 10 --rounds 3 \
-            --out "$RESULTS/container_start.json" || true
+            --work-dir "$RESULTS/container_start-work" --out "$RESULTS/container_start.json" || true
     fi
 fi
 

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# End-to-end run on one machine, no NPU and no cluster needed:
-#   1. build the simulator, the device plugin, ascend-ctk, npu-exporter and the fake kubelet driver (cargo, debug);
-#   2. lay out a fake Atlas host with `dcmi-sim fake-host` (device nodes, driver files, the simulator as libdcmi.so);
-#   3. start the fake kubelet (benches/src/bin/e2e-kubelet.rs) and `ascend-device-plugin` in runtime-env mode
-#      against it; the plugin registers;
-#   4. the fake kubelet reads the first ListAndWatch list and calls Allocate for one healthy chip (the last one);
-#   5. a busybox container carrying the allocation's environment runs under runc through `ascend-ctk runtime exec`;
-#   6. inside it, `ls -l /dev/davinci*` shows exactly the allocated /dev/davinci<phy> (the host node's major:minor)
+# End-to-end run on one machine, no NPU and no cluster needed. The steps, numbered as printed:
+#   1. preflight: root, and the tools (cargo, runc, busybox-static, jq, curl);
+#   2. build the simulator, the device plugin, ascend-ctk, npu-exporter and the fake kubelet driver (cargo, debug);
+#   3. lay out a fake Atlas host with `dcmi-sim fake-host` (device nodes, driver files, the simulator as libdcmi.so);
+#   4. start the fake kubelet (benches/src/bin/e2e-kubelet.rs) and `ascend-device-plugin` in runtime-env mode
+#      against it; the plugin registers and its /healthz answers;
+#   5. the fake kubelet reads the first ListAndWatch list and calls Allocate for one healthy chip (the last one);
+#   6. a busybox container carrying the allocation's environment runs under runc through `ascend-ctk runtime exec`;
+#   7. inside it, `ls -l /dev/davinci*` shows exactly the allocated /dev/davinci<phy> (the host node's major:minor)
 #      and ASCEND_RT_VISIBLE_DEVICES=0;
-#   7. npu-exporter on the same fake host is scraped: the allocated chip has a temperature series and ascend_npu_up 1.
+#   8. npu-exporter on the same fake host is scraped: the allocated chip has a temperature series and ascend_npu_up 1.
 # Each step prints `[e2e] step N: ... OK|FAIL` (with the evidence on failure); the last line is `e2e: PASS` or
 # `e2e: FAIL (<step>)`, the exit code 0 or 1. Must run as root (mknod, runc, root-owned libdcmi.so); CI runs as root.
 # Everything listens on loopback or on unix sockets in a temporary directory that is removed on exit, together with
@@ -136,18 +137,42 @@ wait_for() {
 
 alive() { kill -0 "$1" 2>/dev/null; }
 
-# A TCP port on 127.0.0.1 that is free right now.
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# logged_address log-file message: the loopback address a server logged with `message` after binding. The servers
+# bind port 0, so the kernel picks a free port and no other process can take it between choosing and binding.
+logged_address() {
+    grep -F "$2" "$1" | grep -oE '127\.0\.0\.1:[0-9]+' | head -n 1
 }
+
+# wait_for_address "what" log-file message: waits for logged_address to find the address; sets found_address.
+wait_for_address() {
+    local what=$1 log=$2 message=$3
+    wait_for "$what to log its address" has_logged_address "$log" "$message" || return 1
+    found_address=$(logged_address "$log" "$message")
+}
+
+has_logged_address() { [[ -n $(logged_address "$1" "$2") ]]; }
 
 # Scrapes the exporter into metrics.txt; succeeds once the allocated chip has a temperature series and
 # ascend_npu_up 1 (after the background sampler's first round).
 scrape_has_chip() {
     local chip_label="chip=\"$phy\""
-    curl -fsS --max-time 5 "http://127.0.0.1:$exporter_port/metrics" >"$work/metrics.txt" || return 1
+    curl -fsS --max-time 5 "http://$exporter_address/metrics" >"$work/metrics.txt" || return 1
     grep -qE "^ascend_npu_temperature_celsius\{[^}]*${chip_label}[^}]*\} [0-9.eE+-]+\$" "$work/metrics.txt" &&
         grep -qE "^ascend_npu_up\{[^}]*${chip_label}[^}]*\} 1(\.0)?\$" "$work/metrics.txt"
+}
+
+# Fails naming the first directory above `path` that the tools' library ownership check would refuse (not owned
+# by root, or writable by group or others), so that a checkout in such a place fails here and not as a timeout.
+check_trusted_ancestors() {
+    local dir=$1 owner mode
+    while [[ $dir != / ]]; do
+        dir=$(dirname "$dir")
+        read -r owner mode < <(stat -c '%u %a' "$dir") || fail "cannot stat $dir" || return 1
+        if [[ $owner != 0 ]] || ((8#$mode & 8#022)); then
+            fail "$dir (uid $owner, mode $mode) is not root-owned or is writable by group or others:" \
+                "the tools refuse a libdcmi.so below it; use a root-owned checkout or CARGO_TARGET_DIR" || return 1
+        fi
+    done
 }
 
 # --- steps --------------------------------------------------------------------------------------------------------
@@ -158,7 +183,7 @@ step_preflight() {
             "and the tools load libdcmi.so only if root owns it (CI runs as root); re-run with sudo" || return 1
     fi
     local missing=()
-    for tool in cargo runc jq curl python3 timeout; do
+    for tool in cargo runc jq curl timeout; do
         command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
     done
     [[ -x /bin/busybox ]] || missing+=("/bin/busybox (Debian busybox-static)")
@@ -168,29 +193,26 @@ step_preflight() {
 }
 
 step_build() {
-    local log
-    log=$(mktemp)
-    # The simulator's cdylib comes from building its own package; the others are binaries.
-    if ! (cd "$repo" &&
-        cargo build -p dcmi-sim &&
-        cargo build -p ascend-tools --bin ascend-device-plugin --bin ascend-ctk --bin npu-exporter &&
-        cargo build -p ascend-benches --bin e2e-kubelet) >"$log" 2>&1; then
-        evidence_file "cargo build" "$log"
-        rm -f "$log"
-        return 1
-    fi
-    rm -f "$log"
     target_dir=$(cd "$repo" && cargo metadata --no-deps --format-version 1 | jq -r .target_directory) ||
-        fail "cargo metadata failed" || return 1
-    bin=$target_dir/debug
-    for binary in dcmi-sim libdcmi_sim.so ascend-device-plugin ascend-ctk npu-exporter e2e-kubelet; do
-        [[ -f $bin/$binary ]] || fail "cargo build did not produce $bin/$binary" || return 1
-    done
+        fail "cargo metadata failed in $repo" || return 1
     # Under the target directory, not /tmp: the tools refuse a libdcmi.so below a directory others can write
     # (the vendor's ownership check), and /tmp is world-writable.
     mkdir -p "$target_dir/tmp" || return 1
     work=$(mktemp -d "$target_dir/tmp/e2e.XXXXXX") || fail "cannot create a directory under $target_dir/tmp" || return 1
-    chmod 755 "$work"
+    chmod 755 "$work" || return 1
+    check_trusted_ancestors "$work" || return 1
+    # The simulator's cdylib comes from building its own package; the others are binaries.
+    if ! (cd "$repo" &&
+        cargo build -p dcmi-sim &&
+        cargo build -p ascend-tools --bin ascend-device-plugin --bin ascend-ctk --bin npu-exporter &&
+        cargo build -p ascend-benches --bin e2e-kubelet) >"$work/build.log" 2>&1; then
+        evidence_file "cargo build" "$work/build.log"
+        return 1
+    fi
+    bin=$target_dir/debug
+    for binary in dcmi-sim libdcmi_sim.so ascend-device-plugin ascend-ctk npu-exporter e2e-kubelet; do
+        [[ -f $bin/$binary ]] || fail "cargo build did not produce $bin/$binary" || return 1
+    done
 }
 
 step_fake_host() {
@@ -223,15 +245,14 @@ step_plugin_registers() {
     wait_for "the fake kubelet's socket" test -S "$work/device-plugins/kubelet.sock" ||
         { evidence_file "e2e-kubelet" "$work/kubelet.log"; return 1; }
 
-    plugin_port=$(free_port)
     start_background /dev/null "$work/device-plugin.log" env \
-        DCMI_SIM_CONFIG="$sim_config" RUST_LOG=info \
+        DCMI_SIM_CONFIG="$sim_config" RUST_LOG=info NO_COLOR=1 \
         "$bin/ascend-device-plugin" \
         --plugin-dir "$work/device-plugins" \
         --allocate-mode runtime-env \
         --host-root "$work/host" \
         --dcmi-library "$dcmi_library" \
-        --listen "127.0.0.1:$plugin_port"
+        --listen 127.0.0.1:0
     plugin_pid=$last_pid
     if ! wait_for "the device plugin to register" grep -q ' registered on endpoint ' "$work/kubelet.log"; then
         evidence_file "e2e-kubelet" "$work/kubelet.log"
@@ -239,8 +260,11 @@ step_plugin_registers() {
         return 1
     fi
     say "  $(grep -o '[^ ]* registered on endpoint .*' "$work/kubelet.log")"
-    wait_for "the device plugin's /healthz" curl -fsS "http://127.0.0.1:$plugin_port/healthz" ||
-        { evidence_file "ascend-device-plugin" "$work/device-plugin.log"; return 1; }
+    if ! wait_for_address "the device plugin" "$work/device-plugin.log" 'serving /healthz and /metrics' ||
+        ! wait_for "the device plugin's /healthz" curl -fsS --max-time 5 "http://$found_address/healthz"; then
+        evidence_file "ascend-device-plugin" "$work/device-plugin.log"
+        return 1
+    fi
 }
 
 step_allocate() {
@@ -343,13 +367,15 @@ step_container_sees_the_chip() {
 }
 
 step_exporter() {
-    exporter_port=$(free_port)
-    start_background /dev/null "$work/exporter.log" env DCMI_SIM_CONFIG="$sim_config" RUST_LOG=info \
+    start_background /dev/null "$work/exporter.log" env DCMI_SIM_CONFIG="$sim_config" RUST_LOG=info NO_COLOR=1 \
         "$bin/npu-exporter" \
-        --web.listen-address "127.0.0.1:$exporter_port" \
+        --web.listen-address 127.0.0.1:0 \
         --dcmi.library "$dcmi_library" \
         --pod-resources.disable
     local chip_label="chip=\"$phy\""
+    wait_for_address "npu-exporter" "$work/exporter.log" 'npu-exporter serving /metrics' ||
+        { evidence_file "npu-exporter" "$work/exporter.log"; return 1; }
+    exporter_address=$found_address
     if ! wait_for "ascend_npu_temperature_celsius and ascend_npu_up 1 for chip $phy" scrape_has_chip; then
         if [[ -f $work/metrics.txt ]]; then
             grep -E '^ascend_npu_(up|temperature_celsius)\{' "$work/metrics.txt" >"$work/metrics-chip.txt" || true
@@ -358,7 +384,7 @@ step_exporter() {
         evidence_file "npu-exporter" "$work/exporter.log"
         return 1
     fi
-    curl -fsS --max-time 5 "http://127.0.0.1:$exporter_port/healthz" >/dev/null ||
+    curl -fsS --max-time 5 "http://$exporter_address/healthz" >/dev/null ||
         { fail "/healthz of npu-exporter is not 200"; evidence_file "npu-exporter" "$work/exporter.log"; return 1; }
     say "  $(grep -E "^ascend_npu_temperature_celsius\{[^}]*${chip_label}" "$work/metrics.txt")"
     say "  $(grep -E "^ascend_npu_up\{[^}]*${chip_label}" "$work/metrics.txt")"

@@ -9,7 +9,8 @@ hook mode). config.json is restored before every run (not timed), so each run st
 three commands alternate over --rounds rounds; the figures are medians over every run of every round. To show
 where added time goes, the same rounds also time plain runc on the spec runtime mode writes, ascend-ctk's own phase
 (runtime mode exec'ing /bin/true instead of runc) and `ascend-ctk --version`, and that phase runs once under
-`strace -f -T` to sum the time spent in each system call."""
+`strace -f -T` to sum the time spent in each system call, and 20 times under `perf record` to split its CPU time by
+the object (binary, libdcmi.so, libc, kernel) it falls in."""
 
 import argparse
 import json
@@ -36,6 +37,10 @@ def parse_arguments():
     parser.add_argument("--library", required=True, help="libdcmi_sim.so")
     parser.add_argument("--runs", type=int, default=10, help="timed runs per mode and round")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--work-dir", help="where to lay out the fake host and the bundle (default: a temporary "
+                        "directory). ascend-ctk loads the host's libdcmi.so only when root owns every directory "
+                        "above it and none is writable by group or others, as on a real server; /tmp is not such "
+                        "a place, and there it falls back to scanning /dev")
     parser.add_argument("--out", required=True)
     return parser.parse_args()
 
@@ -84,11 +89,15 @@ def commands(args, host_root, state_root, bundle):
 
 def check_injection(argvs, bundle, pristine, injected_copy):
     """Runs each mode once and checks it did what it claims, so that the timing is not of a no-op; keeps the spec
-    that runtime mode wrote as `injected_copy`."""
+    that runtime mode wrote as `injected_copy`. Returns whether ascend-ctk found the chips through DCMI (the
+    production path) rather than by scanning /dev."""
     config_path = os.path.join(bundle, "config.json")
+    used_dcmi = True
     for mode in MODES:
         shutil.copy(pristine, config_path)
-        run_checked(argvs[mode])
+        completed = run_checked(argvs[mode])
+        if "because DCMI was not used" in completed.stderr:
+            used_dcmi = False
         with open(config_path, encoding="utf-8") as config_file:
             config = json.load(config_file)
         devices = [d.get("path") for d in config.get("linux", {}).get("devices", []) or []]
@@ -101,6 +110,7 @@ def check_injection(argvs, bundle, pristine, injected_copy):
                 f"expected {expected}")
         if mode == "runtime":
             shutil.copy(config_path, injected_copy)
+    return used_dcmi
 
 
 def hyperfine_round(argvs, pristine, injected, bundle, runs, export):
@@ -148,10 +158,35 @@ def syscall_profile(argv, bundle, pristine, trace_path, top=6):
     }
 
 
+def cpu_profile_by_object(argv, bundle, pristine, data_path, repeats=20, top=6):
+    """CPU samples of ascend-ctk's own phase (`perf record`, `repeats` runs in a shell loop that restores the spec
+    before each), split by the object the samples fall in: [(object, percent of ascend-ctk's samples)]."""
+    config = os.path.join(bundle, "config.json")
+    command = " ".join(argv)
+    loop = f"for i in $(seq {repeats}); do cp {pristine} {config}; {command} >/dev/null 2>&1; done"
+    run_checked(["perf", "record", "-q", "-F", "20000", "-o", data_path, "--", "sh", "-c", loop])
+    report = run_checked(["perf", "report", "-i", data_path, "--stdio", "--no-children", "--sort", "comm,dso"])
+    shares = {}
+    for line in report.stdout.splitlines():
+        fields = line.split()
+        # perf cuts the comm column to the widest comm it prints ("ascend-c"); a prefix of 6+ characters is ours.
+        if len(fields) >= 3 and fields[0].endswith("%") and len(fields[1]) >= 6 and "ascend-ctk".startswith(fields[1]):
+            shares[" ".join(fields[2:])] = shares.get(" ".join(fields[2:]), 0.0) + float(fields[0].rstrip("%"))
+    total = sum(shares.values())
+    if total == 0:
+        raise common.MeasurementError(f"perf recorded no samples of ascend-ctk in {data_path}")
+    ranked = sorted(shares.items(), key=lambda item: item[1], reverse=True)[:top]
+    return [{"object": name, "percent": round(100.0 * share / total, 1)} for name, share in ranked]
+
+
 def main():
     common.exit_on_sigterm()
     args = parse_arguments()
-    directory = tempfile.mkdtemp(prefix="perf-container-start")
+    if args.work_dir:
+        directory = os.path.abspath(args.work_dir)
+        os.makedirs(directory, mode=0o755)
+    else:
+        directory = tempfile.mkdtemp(prefix="perf-container-start")
     try:
         host_root = os.path.join(directory, "host")
         run_checked([args.dcmi_sim, "fake-host", "--topology", "atlas-800t-a2", "--root", host_root,
@@ -160,11 +195,14 @@ def main():
         os.makedirs(bundle)
         pristine = make_bundle(bundle)
         state_root = os.path.join(directory, "runc-state")
+        # ascend-ctk initialises the host's libdcmi.so (here the simulator) to find the chips, as on a server.
+        os.environ["DCMI_SIM_CONFIG"] = os.path.join(host_root, "etc", "dcmi-sim", "topology.toml")
         argvs = commands(args, host_root, state_root, bundle)
         injected = os.path.join(directory, "config.injected.json")
-        check_injection(argvs, bundle, pristine, injected)
+        used_dcmi = check_injection(argvs, bundle, pristine, injected)
         shim_argv = [*argvs["runtime"][:3], "--runc", "/bin/true", *argvs["runtime"][3:]]
         shim_syscalls = syscall_profile(shim_argv, bundle, pristine, os.path.join(directory, "shim.strace"))
+        shim_objects = cpu_profile_by_object(shim_argv, bundle, pristine, os.path.join(directory, "shim.perf"))
         times = {mode: [] for mode in (*MODES, STARTUP, INJECTED_SPEC, SHIM_ONLY)}
         cpu_seconds = {mode: [] for mode in times}
         for round_index in range(args.rounds):
@@ -182,10 +220,12 @@ def main():
     shim_phase = times.pop(SHIM_ONLY)
     medians_ms = {mode: round(common.median(samples) * 1000.0, 3) for mode, samples in times.items()}
     figures = {
+        "ctk_used_dcmi": used_dcmi,
         "ctk_startup_ms": round(common.median(startup) * 1000.0, 3),
         "plain_runc_injected_spec_ms": round(common.median(injected_spec) * 1000.0, 3),
         "ctk_shim_phase_ms": round(common.median(shim_phase) * 1000.0, 3),
         "ctk_shim_syscalls": shim_syscalls,
+        "ctk_shim_cpu_by_object": shim_objects,
         "cpu_ms": {mode: round(common.median(values) * 1000.0, 3) for mode, values in cpu_seconds.items()},
         "runs_per_mode": {mode: len(samples) for mode, samples in times.items()},
         "median_ms": medians_ms,

@@ -94,6 +94,7 @@ class ReportTests(unittest.TestCase):
                 "ctk_startup_ms": 1.5, "plain_runc_injected_spec_ms": 41.0, "ctk_shim_phase_ms": 3.0,
                 "cpu_ms": {"ctk_shim_phase": 2.0},
                 "ctk_shim_syscalls": {"total_ms": 1.0, "top": [{"syscall": "fsync", "calls": 1, "ms": 0.9}]},
+                "ctk_shim_cpu_by_object": [{"object": "ascend-ctk", "percent": 60.0}], "ctk_used_dcmi": True,
             })
             out = os.path.join(results, "performance.md")
             completed = subprocess.run(
