@@ -17,7 +17,10 @@ for generator in dcmi-sys/gen_bindings.sh ascend-deviceplugin/gen_protos.sh; do
     [[ -f $generator ]] && bash "$generator" --check
 done
 
-step "build (the simulator library first: the tests load it with dlopen)"
+# --all-targets includes the criterion benches (benches/benches, examples/benches, ascend-deviceplugin/benches):
+# they are compiled here, in the dev profile, and run only by benches/run.sh. An optimised `cargo bench --no-run`
+# would add a second full release build to every CI run for no extra checking.
+step "build, benches included (the simulator library too: the tests load it with dlopen)"
 cargo build --workspace --all-targets --all-features
 
 step "clippy"
@@ -28,9 +31,6 @@ cargo test --workspace --all-features --no-fail-fast
 
 step "docs"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
-
-step "benches compile"
-cargo bench --workspace --no-run
 
 for check in scripts/checks/*.sh; do
     [[ -f $check ]] || continue

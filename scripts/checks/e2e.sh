@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 shellcheck deploy/e2e.sh scripts/checks/e2e.sh
-bash deploy/e2e.sh
+E2E_WORKSPACE_BUILD=1 bash deploy/e2e.sh
