@@ -2,6 +2,9 @@
 //! half of the chips held by pods), per naming mode and exposition format. The snapshot is synthetic: this measures
 //! the exporter's own work per scrape (labels, catalogue walk, prometheus-client encoding), not the driver.
 //!
+//! The "cached" cases measure a scrape served by [`ScrapeCache`] while the data does not change (every scrape but the
+//! first after a sampler round): a reference-count clone of the rendered bytes.
+//!
 //! `cargo bench -p ascend-tools --bench exporter_render`; figures in docs/npu-exporter.md.
 
 use std::hint::black_box;
@@ -19,8 +22,9 @@ use ascend_tools::exporter::pod_attribution::{
     AssignedDevices, ContainerAssignment, ContainerRef, PodAttribution, SharedAttribution,
 };
 use ascend_tools::exporter::render::{Exposition, NamingMode, RenderPlan, SnapshotCollector};
+use ascend_tools::exporter::scrape_cache::{ScrapeCache, DEFAULT_MAX_BODY_AGE};
 use ascend_tools::exporter::selection::Selection;
-use ascend_tools::exporter::snapshot::{ChipSnapshot, GroupFreshness, SharedSnapshot, Snapshot};
+use ascend_tools::exporter::snapshot::{ChipSnapshot, GroupFreshness, SharedSnapshot, Snapshot, SnapshotSource};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 fn populated_chip(index: u32, now: Instant) -> ChipSnapshot {
@@ -71,7 +75,31 @@ fn populated_chip(index: u32, now: Instant) -> ChipSnapshot {
     chip
 }
 
-fn exposition(chips: u32, naming: NamingMode) -> Exposition {
+/// The inputs of one exporter: its snapshot, attribution and render plan.
+struct Inputs {
+    source: Arc<dyn SnapshotSource>,
+    attribution: Arc<SharedAttribution>,
+    plan: RenderPlan,
+}
+
+impl Inputs {
+    fn exposition(&self) -> Exposition {
+        let collector =
+            SnapshotCollector::new(Arc::clone(&self.source), Arc::clone(&self.attribution), self.plan.clone(), "bench");
+        Exposition::new(collector)
+    }
+
+    fn scrape_cache(&self) -> ScrapeCache {
+        ScrapeCache::new(
+            self.exposition(),
+            Arc::clone(&self.source),
+            Arc::clone(&self.attribution),
+            DEFAULT_MAX_BODY_AGE,
+        )
+    }
+}
+
+fn inputs(chips: u32, naming: NamingMode) -> Inputs {
     let now = Instant::now();
     let shared = Arc::new(SharedSnapshot::new());
     shared.publish(Snapshot {
@@ -91,7 +119,7 @@ fn exposition(chips: u32, naming: NamingMode) -> Exposition {
     let attribution = Arc::new(SharedAttribution::new());
     attribution.publish(PodAttribution::from_assignments(&assignments));
     let plan = RenderPlan::new(naming, &Selection::default());
-    Exposition::new(SnapshotCollector::new(shared, attribution, plan, "bench"))
+    Inputs { source: shared, attribution, plan }
 }
 
 fn render(c: &mut Criterion) {
@@ -99,7 +127,9 @@ fn render(c: &mut Criterion) {
     for chips in [8u32, 64, 256] {
         group.throughput(Throughput::Elements(u64::from(chips)));
         for (naming, label) in [(NamingMode::Native, "native"), (NamingMode::Both, "both")] {
-            let exposition = exposition(chips, naming);
+            let inputs = inputs(chips, naming);
+            let exposition = inputs.exposition();
+            let scrape_cache = inputs.scrape_cache();
             for (format, format_label) in
                 [(ExpositionFormat::OpenMetrics, "openmetrics"), (ExpositionFormat::ClassicText, "classic")]
             {
@@ -112,6 +142,11 @@ fn render(c: &mut Criterion) {
                 group.bench_with_input(BenchmarkId::new(format!("{label}/{format_label}"), chips), &chips, |b, _| {
                     b.iter(|| black_box(exposition.render(format)))
                 });
+                group.bench_with_input(
+                    BenchmarkId::new(format!("{label}/{format_label}/cached"), chips),
+                    &chips,
+                    |b, _| b.iter(|| black_box(scrape_cache.body(format))),
+                );
             }
         }
     }

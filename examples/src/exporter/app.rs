@@ -14,6 +14,7 @@ use super::pod_attribution::SharedAttribution;
 use super::pod_resources_watch::PodResourcesWatch;
 use super::render::{Exposition, RenderPlan, SnapshotCollector};
 use super::sampler_source::SamplerSource;
+use super::scrape_cache::{ScrapeCache, DEFAULT_MAX_BODY_AGE};
 use super::selection::Selection;
 use super::snapshot::SnapshotSource;
 use super::tls::server_config;
@@ -75,9 +76,10 @@ pub async fn run(args: ExporterArgs) -> anyhow::Result<()> {
     }
 
     let plan = RenderPlan::new(args.naming, &selection);
-    let collector = SnapshotCollector::new(Arc::clone(&source), attribution, plan, EXPORTER_VERSION);
+    let collector = SnapshotCollector::new(Arc::clone(&source), Arc::clone(&attribution), plan, EXPORTER_VERSION);
+    let exposition = Exposition::new(collector);
     let state = ServerState {
-        exposition: Arc::new(Exposition::new(collector)),
+        scrape_cache: Arc::new(ScrapeCache::new(exposition, Arc::clone(&source), attribution, DEFAULT_MAX_BODY_AGE)),
         source,
         max_snapshot_age: args.max_snapshot_age,
         auth,

@@ -18,7 +18,7 @@ use tokio_rustls::TlsAcceptor;
 
 use super::basic_auth::BasicAuth;
 use super::exposition_format::ExpositionFormat;
-use super::render::Exposition;
+use super::scrape_cache::ScrapeCache;
 use super::snapshot::SnapshotSource;
 
 /// How long a client may take to send its request headers or finish a TLS handshake.
@@ -27,8 +27,8 @@ const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
 /// What the handlers share.
 #[derive(Clone)]
 pub struct ServerState {
-    /// Renders the latest snapshot.
-    pub exposition: Arc<Exposition>,
+    /// Renders the latest snapshot, once per change of the data.
+    pub scrape_cache: Arc<ScrapeCache>,
     /// For `/healthz`: how old the latest snapshot is.
     pub source: Arc<dyn SnapshotSource>,
     /// `/healthz` fails when the latest snapshot is older than this (the sampler thread stopped publishing).
@@ -55,7 +55,7 @@ pub fn router(state: ServerState) -> Router {
 async fn metrics(State(state): State<ServerState>, request: Request) -> Response {
     let accept = request.headers().get(header::ACCEPT).and_then(|value| value.to_str().ok());
     let format = ExpositionFormat::negotiate(accept);
-    match state.exposition.render(format) {
+    match state.scrape_cache.body(format) {
         Ok(body) => ([(header::CONTENT_TYPE, format.content_type())], body).into_response(),
         Err(error) => {
             tracing::error!(%error, "rendering metrics failed");

@@ -1,7 +1,8 @@
 //! `npu-exporter`: a Prometheus exporter for Ascend NPUs.
 //!
-//! A background sampler refreshes a [`snapshot::Snapshot`] on per-group intervals; a scrape renders the latest
-//! snapshot through prometheus-client and never waits on the driver. Pod labels come from the kubelet's
+//! A background sampler refreshes a [`snapshot::Snapshot`] on per-group intervals; the first scrape after a change
+//! renders the latest snapshot through prometheus-client, later ones serve those bytes ([`scrape_cache`]), and no
+//! scrape waits on the driver. Pod labels come from the kubelet's
 //! PodResources API. See `docs/npu-exporter.md` for the metric table, flags and measured figures.
 #![deny(missing_docs)]
 
@@ -20,6 +21,7 @@ pub mod pod_resources_watch;
 pub mod render;
 pub mod sample;
 pub mod sampler_source;
+pub mod scrape_cache;
 pub mod selection;
 pub mod series_labels;
 pub mod snapshot;

@@ -113,6 +113,12 @@ impl SharedAttribution {
     pub fn is_reachable(&self) -> bool {
         self.state.read().1
     }
+
+    /// The latest attribution and whether the last `List` call succeeded, read together.
+    pub fn latest_with_reachability(&self) -> (Arc<PodAttribution>, bool) {
+        let state = self.state.read();
+        (Arc::clone(&state.0), state.1)
+    }
 }
 
 #[cfg(test)]

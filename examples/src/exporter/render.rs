@@ -236,7 +236,16 @@ impl Exposition {
     /// # Errors
     /// Only a formatting error from the encoder, which writing into a `String` does not produce in practice.
     pub fn render(&self, format: ExpositionFormat) -> Result<String, std::fmt::Error> {
-        let mut body = String::with_capacity(64 * 1024);
+        self.render_with_capacity(format, 64 * 1024)
+    }
+
+    /// Renders the latest snapshot into a buffer of `capacity` bytes, so that a body of the expected size is written
+    /// without the buffer growing (and copying) along the way.
+    ///
+    /// # Errors
+    /// Only a formatting error from the encoder, which writing into a `String` does not produce in practice.
+    pub fn render_with_capacity(&self, format: ExpositionFormat, capacity: usize) -> Result<String, std::fmt::Error> {
+        let mut body = String::with_capacity(capacity);
         match format {
             ExpositionFormat::OpenMetrics => prometheus_client::encoding::text::encode(&mut body, &self.registry)?,
             ExpositionFormat::ClassicText => {

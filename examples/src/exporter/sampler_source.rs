@@ -8,7 +8,7 @@ use std::sync::Arc;
 use ascend_dcmi::sampler::ECC_COMPONENTS;
 use ascend_dcmi::{ChipSample, FrequencyKind, MetricGroup, Sampler, UtilizationKind};
 
-use super::snapshot::{ChipSnapshot, GroupFreshness, Snapshot, SnapshotSource};
+use super::snapshot::{ChipSnapshot, GroupFreshness, Snapshot, SnapshotRevision, SnapshotSource};
 
 /// Serves snapshots from a running background sampler.
 #[derive(Debug)]
@@ -22,6 +22,11 @@ impl SamplerSource {
     pub fn new(sampler: Sampler, driver_version: Option<String>) -> Self {
         Self { sampler, driver_version }
     }
+
+    /// The sampler, for example to poll it on demand when it was started with [`Sampler::new`].
+    pub fn sampler(&self) -> &Sampler {
+        &self.sampler
+    }
 }
 
 impl SnapshotSource for SamplerSource {
@@ -34,6 +39,12 @@ impl SnapshotSource for SamplerSource {
             driver_version: self.driver_version.clone(),
             chips,
         }))
+    }
+
+    /// The end of the sampler's latest round: the chips' slots change during rounds. A call that hung past its
+    /// round's deadline and returns later also writes its chip's slot; that value shows from the next round on.
+    fn revision(&self) -> Option<SnapshotRevision> {
+        self.sampler.last_poll().map(|poll| SnapshotRevision::RoundEnd(poll.started + poll.elapsed))
     }
 }
 

@@ -129,16 +129,30 @@ impl Snapshot {
     }
 }
 
+/// Names one published state of a source's data: two equal revisions mean that [`SnapshotSource::latest`] would
+/// render the same values, so a body rendered for the first can be served for the second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SnapshotRevision {
+    /// The sampler round that ended at this instant. Rounds run one at a time, so each ends at its own instant.
+    RoundEnd(Instant),
+    /// The n-th snapshot published into a [`SharedSnapshot`], counting from 1.
+    Published(u64),
+}
+
 /// Where a scrape gets the latest snapshot from.
 pub trait SnapshotSource: Send + Sync + 'static {
     /// The latest snapshot, `None` before the sampler published its first one.
     fn latest(&self) -> Option<Arc<Snapshot>>;
+
+    /// Which state [`latest`](Self::latest) would return, `None` before the first one; cheap (no copy of the chips),
+    /// so that a scrape can tell whether its cached body is still current.
+    fn revision(&self) -> Option<SnapshotRevision>;
 }
 
 /// A snapshot slot that a sampler thread writes and scrapes read; reads never wait on the driver.
 #[derive(Debug, Default)]
 pub struct SharedSnapshot {
-    slot: RwLock<Option<Arc<Snapshot>>>,
+    slot: RwLock<Option<(Arc<Snapshot>, u64)>>,
 }
 
 impl SharedSnapshot {
@@ -149,13 +163,19 @@ impl SharedSnapshot {
 
     /// Replaces the latest snapshot.
     pub fn publish(&self, snapshot: Snapshot) {
-        *self.slot.write() = Some(Arc::new(snapshot));
+        let mut slot = self.slot.write();
+        let sequence = slot.as_ref().map_or(1, |(_, previous)| previous + 1);
+        *slot = Some((Arc::new(snapshot), sequence));
     }
 }
 
 impl SnapshotSource for SharedSnapshot {
     fn latest(&self) -> Option<Arc<Snapshot>> {
-        self.slot.read().clone()
+        self.slot.read().as_ref().map(|(snapshot, _)| Arc::clone(snapshot))
+    }
+
+    fn revision(&self) -> Option<SnapshotRevision> {
+        self.slot.read().as_ref().map(|(_, sequence)| SnapshotRevision::Published(*sequence))
     }
 }
 
@@ -193,5 +213,16 @@ mod tests {
         snapshot.chips.push(ChipSnapshot::new(ids(3)));
         shared.publish(snapshot);
         assert_eq!(shared.latest().map(|s| s.chips.len()), Some(1));
+    }
+
+    #[test]
+    fn each_publish_is_a_new_revision() {
+        let shared = SharedSnapshot::new();
+        assert_eq!(shared.revision(), None);
+        shared.publish(Snapshot::empty());
+        let first = shared.revision();
+        assert_eq!(shared.revision(), first, "reading does not change the revision");
+        shared.publish(Snapshot::empty());
+        assert_ne!(shared.revision(), first);
     }
 }
