@@ -6,4 +6,5 @@ pub mod device_plugin;
 pub mod doctor;
 pub mod exporter;
 pub mod node_labeller;
+pub mod shutdown;
 pub mod smi;

@@ -90,20 +90,6 @@ async fn stopped(mut stop: watch::Receiver<bool>) {
 }
 
 async fn forward_signals(stop: watch::Sender<bool>) {
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(error) => {
-                tracing::error!(%error, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    tokio::select! {
-        () = terminate => tracing::info!("SIGTERM received"),
-        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT received"),
-    }
+    crate::shutdown::termination().await;
     let _ = stop.send(true);
 }

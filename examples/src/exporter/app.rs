@@ -90,7 +90,7 @@ pub async fn run(args: ExporterArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen_address))?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     tracing::info!(address = %listener.local_addr()?, scheme, "npu-exporter serving /metrics");
-    serve(listener, router(state), tls, web_config.http2, shutdown_signal()).await?;
+    serve(listener, router(state), tls, web_config.http2, crate::shutdown::termination()).await?;
     let _ = stop_watch.send(());
     tracing::info!("npu-exporter stopped");
     Ok(())
@@ -113,26 +113,4 @@ fn start_sampler(args: &ExporterArgs, config: SamplerConfig) -> anyhow::Result<S
     let sampler = Sampler::spawn(manager, config).context("starting the DCMI sampler")?;
     tracing::info!(chips = sampler.chips().len(), "sampler started");
     Ok(SamplerSource::new(sampler, driver_version))
-}
-
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut terminate) => {
-                tokio::select! {
-                    _ = interrupt => {}
-                    _ = terminate.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = interrupt.await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = interrupt.await;
-    }
 }

@@ -53,7 +53,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     };
     let labeller = NodeLabeller::new(manager, client, args.labeller_config());
     let hangups = tokio::spawn(reconcile_on_hangup(labeller.trigger()));
-    labeller.run(termination()).await;
+    labeller.run(crate::shutdown::termination()).await;
     hangups.abort();
     tracing::info!("stopped");
     Ok(())
@@ -102,7 +102,7 @@ async fn load_driver(args: &Args) -> anyhow::Result<Arc<dyn DeviceManager>> {
 /// `None` when a termination signal came first.
 async fn load_driver_until_stopped(args: &Args) -> Option<Arc<dyn DeviceManager>> {
     let retry: Duration = args.interval;
-    let stop = termination();
+    let stop = crate::shutdown::termination();
     tokio::pin!(stop);
     loop {
         match load_driver(args).await {
@@ -130,24 +130,5 @@ async fn reconcile_on_hangup(trigger: ReconcileTrigger) {
     while hangup.recv().await.is_some() {
         tracing::info!("SIGHUP received: reconciling now");
         trigger.request();
-    }
-}
-
-/// Completes on SIGTERM or SIGINT.
-async fn termination() {
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(error) => {
-                tracing::error!(%error, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    tokio::select! {
-        () = terminate => tracing::info!("SIGTERM received"),
-        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT received"),
     }
 }
