@@ -125,14 +125,19 @@ pub fn manager(chips: Vec<MockChip>) -> Arc<dyn DeviceManager> {
     mock.expect_driver_version().returning(|| Ok("24.1.rc2".to_owned()));
     let c = Arc::clone(&all);
     mock.expect_identity().returning(move |logic| find(&c, logic).map(|chip| identity(&chip)));
+    // One expectation per chip: mockall serialises the calls of one expectation, so with a single shared one a
+    // chip whose health call hangs would also block every other chip's health call.
+    for chip in all.iter() {
+        let (logic, health, delay) = (chip.ids.logic, chip.health, chip.health_delay);
+        mock.expect_health().withf(move |asked| *asked == logic).returning(move |_| {
+            if let Some(delay) = delay {
+                std::thread::sleep(delay);
+            }
+            Ok(health)
+        });
+    }
     let c = Arc::clone(&all);
-    mock.expect_health().returning(move |logic| {
-        let chip = find(&c, logic)?;
-        if let Some(delay) = chip.health_delay {
-            std::thread::sleep(delay);
-        }
-        Ok(chip.health)
-    });
+    mock.expect_health().returning(move |logic| find(&c, logic).map(|chip| chip.health));
     let c = Arc::clone(&all);
     mock.expect_temperature().returning(move |logic| {
         let chip = find(&c, logic)?;
