@@ -9,6 +9,28 @@ step() { printf '\n==> %s\n' "$*"; }
 step "dependencies"
 bash scripts/install-deps.sh
 
+# The tools refuse a libdcmi.so below a directory that anyone but root can write (the vendor's rule; the sticky
+# bit does not excuse /tmp), and the tests lay out fake hosts, simulator included, under the target directory. So a
+# checkout below such a directory (for example somewhere in /tmp) builds into a root-owned target directory instead.
+untrusted_ancestor() {
+    local dir=$1
+    while :; do
+        read -r owner mode < <(stat -L -c '%u %a' "$dir")
+        if [[ $owner != 0 ]] || (( 8#$mode & 8#022 )); then
+            echo "$dir"
+            return 0
+        fi
+        [[ $dir == / ]] && return 1
+        dir=$(dirname "$dir")
+    done
+}
+if [[ -z ${CARGO_TARGET_DIR:-} && $(id -u) == 0 ]] && untrusted=$(untrusted_ancestor "$PWD"); then
+    export CARGO_TARGET_DIR=/var/cache/ascend-rs-tests/target
+    mkdir -p "$CARGO_TARGET_DIR"
+    chmod 755 /var/cache/ascend-rs-tests "$CARGO_TARGET_DIR"
+    echo "test: $untrusted is writable by others or not owned by root; building in $CARGO_TARGET_DIR"
+fi
+
 step "formatting"
 cargo fmt --all --check
 
