@@ -81,14 +81,7 @@ impl Chip {
     #[doc(alias = "dcmi_get_device_chip_info_v2")]
     #[doc(alias = "dcmi_get_device_chip_info")]
     pub fn chip_info(&self) -> Result<ChipInfo> {
-        let raw = self.dcmi.library().chip_info(self.target())?;
-        Ok(ChipInfo {
-            chip_type: raw.chip_type,
-            chip_name: raw.chip_name,
-            chip_version: raw.chip_version,
-            aicore_count: raw.aicore_count,
-            npu_name: raw.npu_name,
-        })
+        self.dcmi.library().chip_info(self.target())
     }
 
     /// Board ids; fields the driver marks invalid (0xFFFFFFFF) are `None`.
@@ -194,14 +187,7 @@ impl Chip {
     /// Any DCMI error.
     #[doc(alias = "dcmi_get_card_elabel_v2")]
     pub fn elabel(&self) -> Result<Elabel> {
-        let raw = self.dcmi.library().elabel(self.target())?;
-        Ok(Elabel {
-            product_name: raw.product_name,
-            model: raw.model,
-            manufacturer: raw.manufacturer,
-            manufacturer_date: raw.manufacturer_date,
-            serial_number: raw.serial_number,
-        })
+        self.dcmi.library().elabel(self.target())
     }
 
     /// Everything that identifies the chip. Only the chip info call must work; parts the chip cannot report are

@@ -17,6 +17,7 @@ use libloading::os::unix::{Library as UnixLibrary, RTLD_GLOBAL, RTLD_LAZY};
 
 use crate::error::{code_meaning, CallContext, Error, Result};
 use crate::health::{FaultCode, FaultCodes, MAX_FAULT_CODES};
+use crate::identity::{ChipInfo, Elabel};
 use crate::ids::{CardId, ChipLocator, DeviceId, LogicId, PhyId};
 use crate::telemetry::{ChipProcess, ProcessList, MAX_PROCESSES};
 
@@ -272,20 +273,20 @@ impl LoadedLibrary {
     }
 
     /// `dcmi_get_device_chip_info_v2`, falling back to `dcmi_get_device_chip_info` on older drivers.
-    pub fn chip_info(&self, target: Target) -> Result<RawChipInfo> {
+    pub fn chip_info(&self, target: Target) -> Result<ChipInfo> {
         match self.chip_info_v2(target) {
             Err(error) if error.is_unsupported() => self.chip_info_v1(target),
             other => other,
         }
     }
 
-    fn chip_info_v2(&self, target: Target) -> Result<RawChipInfo> {
+    fn chip_info_v2(&self, target: Target) -> Result<ChipInfo> {
         let call = function!(self.dcmi_get_device_chip_info_v2);
         let mut info = sys::dcmi_chip_info_v2::default();
         // SAFETY: the struct matches the ABI layout (checked by dcmi-sys's layout assertions) and is writable.
         let code = unsafe { call(target.card(), target.device(), &mut info) };
         check(code, target.context("dcmi_get_device_chip_info_v2"))?;
-        Ok(RawChipInfo {
+        Ok(ChipInfo {
             chip_type: c_string(&info.chip_type),
             chip_name: c_string(&info.chip_name),
             chip_version: c_string(&info.chip_ver),
@@ -294,13 +295,13 @@ impl LoadedLibrary {
         })
     }
 
-    fn chip_info_v1(&self, target: Target) -> Result<RawChipInfo> {
+    fn chip_info_v1(&self, target: Target) -> Result<ChipInfo> {
         let call = function!(self.dcmi_get_device_chip_info);
         let mut info = sys::dcmi_chip_info::default();
         // SAFETY: the struct matches the ABI layout and is writable.
         let code = unsafe { call(target.card(), target.device(), &mut info) };
         check(code, target.context("dcmi_get_device_chip_info"))?;
-        Ok(RawChipInfo {
+        Ok(ChipInfo {
             chip_type: c_string(&info.chip_type),
             chip_name: c_string(&info.chip_name),
             chip_version: c_string(&info.chip_ver),
@@ -374,13 +375,13 @@ impl LoadedLibrary {
     }
 
     /// `dcmi_get_card_elabel_v2`.
-    pub fn elabel(&self, target: Target) -> Result<RawElabel> {
+    pub fn elabel(&self, target: Target) -> Result<Elabel> {
         let call = function!(self.dcmi_get_card_elabel_v2);
         let mut label = sys::dcmi_elabel_info::default();
         // SAFETY: the struct matches the ABI layout and is writable.
         let code = unsafe { call(target.card(), &mut label) };
         check(code, target.context("dcmi_get_card_elabel_v2"))?;
-        Ok(RawElabel {
+        Ok(Elabel {
             product_name: c_string(&label.product_name),
             model: c_string(&label.model),
             manufacturer: c_string(&label.manufacturer),
@@ -689,26 +690,6 @@ pub(crate) trait DeviceInfoBuffer {}
 impl DeviceInfoBuffer for sys::dcmi_soc_total_resource {}
 impl DeviceInfoBuffer for sys::dcmi_soc_free_resource {}
 impl DeviceInfoBuffer for sys::dcmi_vdev_query_stru {}
-
-/// Chip info strings, cut and decoded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RawChipInfo {
-    pub chip_type: String,
-    pub chip_name: String,
-    pub chip_version: String,
-    pub aicore_count: u32,
-    pub npu_name: Option<String>,
-}
-
-/// Electronic label strings, cut and decoded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RawElabel {
-    pub product_name: String,
-    pub model: String,
-    pub manufacturer: String,
-    pub manufacturer_date: String,
-    pub serial_number: String,
-}
 
 /// A fault event copied out of the driver's memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
