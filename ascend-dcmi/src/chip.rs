@@ -3,10 +3,11 @@
 use std::time::Duration;
 
 use crate::chip_type::ChipType;
+use crate::chip_view::ChipView;
 use crate::dcmi::Dcmi;
 use crate::error::{CallContext, Error, Result};
 use crate::ffi::Target;
-use crate::health::{DcmiHealth, FaultCode, FaultCodes, HealthReport};
+use crate::health::{FaultCodes, HealthReport};
 use crate::identity::{BoardInfo, ChipIdentity, ChipInfo, DieId, Elabel, PcieAddress};
 use crate::ids::{ChipIds, ChipLocator, LogicId, PhyId};
 use crate::numa;
@@ -14,13 +15,7 @@ use crate::telemetry::{
     BandwidthStats, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth,
     PcieBandwidth, Power, ProcessList, UtilizationKind, HCCS_LINKS,
 };
-use crate::units::{Celsius, MegaHertz, Percent, Volts, Watts, BYTES_PER_MB};
-
-/// Temperatures below this are not readings (the vendor rejects them too).
-const MIN_TEMPERATURE: i32 = -275;
-
-/// Board ids of 0xFFFFFFFF mean "not available".
-const INVALID_ID: u32 = u32::MAX;
+use crate::units::{Celsius, MegaHertz, Percent, Volts};
 
 /// Accepted PCIe profiling windows.
 const PCIE_PROFILING_MS: std::ops::RangeInclusive<u64> = 1..=2000;
@@ -46,12 +41,17 @@ impl Chip {
         &self.dcmi
     }
 
+    /// The borrowed view that holds the code of the telemetry and health methods (shared with the trait path).
+    fn view(&self) -> ChipView<'_> {
+        ChipView::new(&self.dcmi, self.ids)
+    }
+
     pub(crate) fn target(&self) -> Target {
-        self.dcmi.target(self.ids)
+        self.view().target()
     }
 
     pub(crate) fn context(&self, call: &'static str) -> CallContext {
-        CallContext::chip(call, self.ids.locator, Some(self.ids.logic))
+        self.view().context(call)
     }
 
     /// Every id of the chip.
@@ -81,7 +81,7 @@ impl Chip {
     #[doc(alias = "dcmi_get_device_chip_info_v2")]
     #[doc(alias = "dcmi_get_device_chip_info")]
     pub fn chip_info(&self) -> Result<ChipInfo> {
-        self.dcmi.library().chip_info(self.target())
+        self.view().chip_info()
     }
 
     /// Board ids; fields the driver marks invalid (0xFFFFFFFF) are `None`.
@@ -90,14 +90,7 @@ impl Chip {
     /// Any DCMI error.
     #[doc(alias = "dcmi_get_device_board_info")]
     pub fn board(&self) -> Result<BoardInfo> {
-        let raw = self.dcmi.library().board_info(self.target())?;
-        let valid = |id: u32| (id != INVALID_ID).then_some(id);
-        Ok(BoardInfo {
-            board_id: valid(raw.board_id),
-            pcb_id: valid(raw.pcb_id),
-            bom_id: valid(raw.bom_id),
-            slot_id: valid(raw.slot_id),
-        })
+        self.view().board()
     }
 
     /// The chip generation, classified from the chip name and board id as the vendor does (cached); `None` for
@@ -106,14 +99,7 @@ impl Chip {
     /// # Errors
     /// The DCMI error of the chip info call.
     pub fn chip_type(&self) -> Result<Option<ChipType>> {
-        if let Some(known) = self.dcmi.cached_chip_type(self.ids.logic) {
-            return Ok(known);
-        }
-        let info = self.chip_info()?;
-        let board_id = self.board().ok().and_then(|board| board.board_id);
-        let chip_type = ChipType::classify(&info.chip_name, board_id);
-        self.dcmi.cache_chip_type(self.ids.logic, chip_type);
-        Ok(chip_type)
+        self.view().chip_type()
     }
 
     /// The mainboard id.
@@ -140,20 +126,7 @@ impl Chip {
     /// Any DCMI error; [`Error::InvalidValue`] when a part does not fit its field.
     #[doc(alias = "dcmi_get_device_pcie_info_v2")]
     pub fn pcie_address(&self) -> Result<PcieAddress> {
-        let raw = self.dcmi.library().pcie_info(self.target())?;
-        let invalid = || Error::InvalidValue {
-            context: self.context("dcmi_get_device_pcie_info_v2"),
-            detail: format!(
-                "domain {} bus {} device {} function {}",
-                raw.domain, raw.bdf_busid, raw.bdf_deviceid, raw.bdf_funcid
-            ),
-        };
-        Ok(PcieAddress {
-            domain: u32::try_from(raw.domain).map_err(|_| invalid())?,
-            bus: u8::try_from(raw.bdf_busid).map_err(|_| invalid())?,
-            device: u8::try_from(raw.bdf_deviceid).map_err(|_| invalid())?,
-            function: u8::try_from(raw.bdf_funcid).map_err(|_| invalid())?,
-        })
+        self.view().pcie_address()
     }
 
     /// The NUMA-affine CPUs as a Linux cpulist, for example `"0-23"`.
@@ -225,37 +198,20 @@ impl Chip {
     /// Any DCMI error.
     #[doc(alias = "dcmi_get_device_errorcode_v2")]
     pub fn fault_codes(&self) -> Result<FaultCodes> {
-        self.dcmi.library().error_codes(self.target())
+        self.view().fault_codes()
     }
 
     /// Health word plus active fault codes, graded by the handle's [`crate::FaultPolicy`].
     ///
     /// A card that dropped off the bus (-8012) is not an error: the report says `card_dropped`, carries the
-    /// synthetic [`FaultCode::CARD_DROP`] and the level the policy gives it. The health word alone raises the level
+    /// synthetic [`crate::FaultCode::CARD_DROP`] and the level the policy gives it. The health word alone raises the level
     /// only when no fault code is active (see [`crate::FaultPolicy::grade_health_word`]).
     ///
     /// # Errors
     /// DCMI errors other than -8012.
     #[doc(alias = "dcmi_get_device_health")]
     pub fn health(&self) -> Result<HealthReport> {
-        let policy = self.dcmi.fault_policy();
-        let word = match self.dcmi.library().health(self.target()) {
-            Ok(word) => DcmiHealth::from_raw(word),
-            Err(error) if error.is_card_drop() => return Ok(card_dropped_report(policy)),
-            Err(error) => return Err(error),
-        };
-        let faults = match self.fault_codes() {
-            Ok(codes) => codes,
-            Err(error) if error.is_card_drop() => return Ok(card_dropped_report(policy)),
-            Err(error) if error.is_unsupported() => FaultCodes::default(),
-            Err(error) => return Err(error),
-        };
-        let level = if faults.is_empty() || word == DcmiHealth::Absent {
-            policy.grade_all(faults.as_slice()).max(policy.grade_health_word(word))
-        } else {
-            policy.grade_all(faults.as_slice())
-        };
-        Ok(HealthReport { dcmi: Some(word), faults, level, card_dropped: false })
+        self.view().health()
     }
 
     /// Chip temperature.
@@ -264,11 +220,7 @@ impl Chip {
     /// Any DCMI error; [`Error::InvalidValue`] below absolute zero.
     #[doc(alias = "dcmi_get_device_temperature")]
     pub fn temperature(&self) -> Result<Celsius> {
-        let value = self.dcmi.library().temperature(self.target())?;
-        if value < MIN_TEMPERATURE {
-            return Err(self.invalid("dcmi_get_device_temperature", format!("temperature {value} °C")));
-        }
-        Ok(Celsius(value))
+        self.view().temperature()
     }
 
     /// Power draw. On 310P, which has no chip sensor, this is the card's MCU power as [`Power::Card`]: the whole
@@ -279,17 +231,7 @@ impl Chip {
     #[doc(alias = "dcmi_get_device_power_info")]
     #[doc(alias = "dcmi_mcu_get_power_info")]
     pub fn power(&self) -> Result<Power> {
-        let card_level = self.chip_type()?.is_some_and(ChipType::has_card_level_power);
-        let (call, value) = if card_level {
-            ("dcmi_mcu_get_power_info", self.dcmi.library().card_power(self.target())?)
-        } else {
-            ("dcmi_get_device_power_info", self.dcmi.library().power(self.target())?)
-        };
-        if value < 0 {
-            return Err(self.invalid(call, format!("negative power {value} (0.1 W)")));
-        }
-        let watts = Watts::from_deciwatts(value);
-        Ok(if card_level { Power::Card(watts) } else { Power::Chip(watts) })
+        self.view().power()
     }
 
     /// Chip voltage.
@@ -298,11 +240,7 @@ impl Chip {
     /// Any DCMI error; [`Error::InvalidValue`] for readings of `i32::MAX` hundredths or more.
     #[doc(alias = "dcmi_get_device_voltage")]
     pub fn voltage(&self) -> Result<Volts> {
-        let value = self.dcmi.library().voltage(self.target())?;
-        if value >= i32::MAX.unsigned_abs() {
-            return Err(self.invalid("dcmi_get_device_voltage", format!("voltage {value} (0.01 V)")));
-        }
-        Ok(Volts::from_centivolts(value))
+        self.view().voltage()
     }
 
     /// One clock.
@@ -311,7 +249,7 @@ impl Chip {
     /// [`Error::NotSupported`] for kinds the chip lacks, or any DCMI error.
     #[doc(alias = "dcmi_get_device_frequency")]
     pub fn frequency(&self, kind: FrequencyKind) -> Result<MegaHertz> {
-        self.dcmi.library().frequency(self.target(), kind.raw()).map(MegaHertz)
+        self.view().frequency(kind)
     }
 
     /// One utilisation kind; see the crate guide for how the call is chosen and what is remembered.
@@ -323,7 +261,7 @@ impl Chip {
     #[doc(alias = "dcmi_get_device_multi_utilization_rate")]
     #[doc(alias = "dcmi_get_device_multi_utilization_rate_period")]
     pub fn utilization(&self, kind: UtilizationKind) -> Result<Percent> {
-        self.dcmi.inner.utilization.read(self.dcmi.library(), self.target(), self.ids.logic, kind)
+        self.view().utilization(kind)
     }
 
     /// DDR memory. Chips with HBM instead (910B, A3, 950) answer [`Error::NotSupported`] without a call.
@@ -332,27 +270,7 @@ impl Chip {
     /// [`Error::NotSupported`], any DCMI error, or [`Error::InvalidValue`] when more is available than exists.
     #[doc(alias = "dcmi_get_device_memory_info_v3")]
     pub fn ddr_memory(&self) -> Result<DdrMemory> {
-        const CALL: &str = "dcmi_get_device_memory_info_v3";
-        let hbm_only =
-            matches!(self.chip_type()?, Some(ChipType::Ascend910B | ChipType::Ascend910A3 | ChipType::Ascend950));
-        if hbm_only {
-            return Err(Error::NotSupported(self.context(CALL)));
-        }
-        let raw = self.dcmi.library().memory_info(self.target())?;
-        if raw.memory_size < raw.memory_available {
-            return Err(self.invalid(CALL, format!("{} MB available of {} MB", raw.memory_available, raw.memory_size)));
-        }
-        let utilization = Percent::new(raw.utiliza)
-            .ok_or_else(|| self.invalid(CALL, format!("utilisation {} is not a percentage", raw.utiliza)))?;
-        Ok(DdrMemory {
-            total_bytes: raw.memory_size.saturating_mul(BYTES_PER_MB),
-            available_bytes: raw.memory_available.saturating_mul(BYTES_PER_MB),
-            frequency: MegaHertz(raw.freq),
-            hugepage_size_bytes: raw.hugepagesize.saturating_mul(1024),
-            hugepages_total: raw.hugepages_total,
-            hugepages_free: raw.hugepages_free,
-            utilization,
-        })
+        self.view().ddr_memory()
     }
 
     /// HBM. Chips without HBM (310 family) answer [`Error::NotSupported`] without a call.
@@ -362,24 +280,7 @@ impl Chip {
     /// bandwidth utilisation above 100 %.
     #[doc(alias = "dcmi_get_device_hbm_info")]
     pub fn hbm_memory(&self) -> Result<HbmMemory> {
-        const CALL: &str = "dcmi_get_device_hbm_info";
-        if !self.chip_type()?.is_some_and(ChipType::has_hbm) {
-            return Err(Error::NotSupported(self.context(CALL)));
-        }
-        let raw = self.dcmi.library().hbm_info(self.target())?;
-        if raw.temp < 0 {
-            return Err(self.invalid(CALL, format!("HBM temperature {} °C", raw.temp)));
-        }
-        let bandwidth_utilization = Percent::new(raw.bandwith_util_rate).ok_or_else(|| {
-            self.invalid(CALL, format!("bandwidth utilisation {} is not a percentage", raw.bandwith_util_rate))
-        })?;
-        Ok(HbmMemory {
-            total_bytes: raw.memory_size.saturating_mul(BYTES_PER_MB),
-            used_bytes: raw.memory_usage.saturating_mul(BYTES_PER_MB),
-            frequency: MegaHertz(raw.freq),
-            temperature: Celsius(raw.temp),
-            bandwidth_utilization,
-        })
+        self.view().hbm_memory()
     }
 
     /// ECC state and counters of one memory component.
@@ -388,18 +289,7 @@ impl Chip {
     /// Any DCMI error.
     #[doc(alias = "dcmi_get_device_ecc_info")]
     pub fn ecc(&self, component: EccComponent) -> Result<EccCounters> {
-        let raw = self.dcmi.library().ecc_info(self.target(), component.raw())?;
-        Ok(EccCounters {
-            enabled: raw.enable_flag != 0,
-            single_bit_errors: raw.single_bit_error_cnt,
-            double_bit_errors: raw.double_bit_error_cnt,
-            total_single_bit_errors: raw.total_single_bit_error_cnt,
-            total_double_bit_errors: raw.total_double_bit_error_cnt,
-            single_bit_isolated_pages: raw.single_bit_isolated_pages_cnt,
-            double_bit_isolated_pages: raw.double_bit_isolated_pages_cnt,
-            single_bit_next_isolated_pages: raw.single_bit_next_isolated_pages_cnt,
-            double_bit_next_isolated_pages: raw.double_bit_next_isolated_pages_cnt,
-        })
+        self.view().ecc(component)
     }
 
     /// Processes using the chip and the device memory each holds (at most [`crate::MAX_PROCESSES`]).
@@ -408,7 +298,7 @@ impl Chip {
     /// Any DCMI error.
     #[doc(alias = "dcmi_get_device_resource_info")]
     pub fn processes(&self) -> Result<ProcessList> {
-        self.dcmi.library().processes(self.target())
+        self.view().processes()
     }
 
     /// PCIe bandwidth averaged over `profiling` (1..=2000 ms), in the driver's MB/ms.
@@ -454,14 +344,9 @@ impl Chip {
     /// [`Error::Timeout`] when the driver does not answer in time, or any DCMI error.
     #[doc(alias = "dcmi_get_device_network_health")]
     pub fn network_health(&self) -> Result<NetworkHealth> {
-        let target = self.target();
+        let ids = self.ids;
         let context = self.context("dcmi_get_device_network_health");
-        let raw = self.dcmi.call_with_deadline(context, move |dcmi| dcmi.library().network_health(target))?;
-        Ok(NetworkHealth::from_raw(raw))
-    }
-
-    fn invalid(&self, call: &'static str, detail: String) -> Error {
-        Error::InvalidValue { context: self.context(call), detail }
+        self.dcmi.call_with_deadline(context, move |dcmi| ChipView::new(dcmi, ids).network_health())
     }
 
     fn window(&self, call: &'static str, profiling: Duration, range: std::ops::RangeInclusive<u64>) -> Result<i32> {
@@ -475,10 +360,4 @@ impl Chip {
         }
         i32::try_from(millis).map_err(|_| invalid())
     }
-}
-
-fn card_dropped_report(policy: &crate::fault_policy::FaultPolicy) -> HealthReport {
-    let faults = FaultCodes::from_codes([FaultCode::CARD_DROP]);
-    let level = policy.grade_all(faults.as_slice());
-    HealthReport { dcmi: None, faults, level, card_dropped: true }
 }

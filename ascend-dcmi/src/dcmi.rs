@@ -10,7 +10,9 @@ use parking_lot::RwLock;
 
 use crate::builder::DcmiBuilder;
 use crate::chip::Chip;
+use crate::chip_table::ChipTable;
 use crate::chip_type::ChipType;
+use crate::chip_view::ChipView;
 use crate::error::{CallContext, Error, Result};
 use crate::fault_policy::FaultPolicy;
 use crate::ffi::{LoadedLibrary, Target};
@@ -28,7 +30,7 @@ pub(crate) struct Settings {
 /// Facts about chips that do not change while the library is loaded, learned on first use.
 #[derive(Debug, Default)]
 pub(crate) struct IdCache {
-    by_logic: RwLock<HashMap<LogicId, ChipIds>>,
+    by_logic: ChipTable,
     logic_by_phy: RwLock<HashMap<PhyId, LogicId>>,
     chip_types: RwLock<HashMap<LogicId, Option<ChipType>>>,
 }
@@ -150,7 +152,7 @@ impl Dcmi {
     }
 
     /// Enumerates every chip: each card of the card list, each chip on it, with its logic and physical ids. The
-    /// result fills the id caches.
+    /// result replaces the id caches: chips that are no longer listed are forgotten, changed ids are updated.
     ///
     /// # Errors
     /// Any DCMI error of `dcmi_get_card_list`, `dcmi_get_device_num_in_card`, `dcmi_get_device_logic_id` or
@@ -168,28 +170,26 @@ impl Dcmi {
             }
         }
         chips.sort_by_key(|ids| ids.logic);
-        let mut by_logic = self.inner.ids.by_logic.write();
+        self.inner.ids.by_logic.replace_all(&chips);
         let mut logic_by_phy = self.inner.ids.logic_by_phy.write();
-        for ids in &chips {
-            by_logic.insert(ids.logic, *ids);
-            logic_by_phy.insert(ids.phy, ids.logic);
-        }
+        logic_by_phy.clear();
+        logic_by_phy.extend(chips.iter().map(|ids| (ids.phy, ids.logic)));
         Ok(chips)
     }
 
-    /// Every id of the chip with this logic id (cached after the first lookup).
+    /// Every id of the chip with this logic id (cached after the first lookup; [`Self::chips`] refreshes the cache).
     ///
     /// # Errors
     /// [`Error::NoSuchChip`] when the driver does not know the id; other DCMI errors as they come.
     pub fn ids(&self, logic: LogicId) -> Result<ChipIds> {
-        if let Some(ids) = self.inner.ids.by_logic.read().get(&logic) {
-            return Ok(*ids);
+        if let Some(ids) = self.inner.ids.by_logic.get(logic) {
+            return Ok(ids);
         }
         let library = self.library();
         let locator = library.locator_from_logic(logic).map_err(|e| no_such_chip(e, format!("logic id {logic}")))?;
         let phy = library.phy_from_logic(logic)?;
         let ids = ChipIds { logic, phy, locator };
-        self.inner.ids.by_logic.write().insert(logic, ids);
+        self.inner.ids.by_logic.insert(ids);
         self.inner.ids.logic_by_phy.write().insert(phy, logic);
         Ok(ids)
     }
@@ -214,6 +214,12 @@ impl Dcmi {
     /// [`Error::NoSuchChip`] when there is no such chip.
     pub fn chip(&self, logic: LogicId) -> Result<Chip> {
         Ok(Chip::new(self.clone(), self.ids(logic)?))
+    }
+
+    /// A borrowed view of one chip by logic id: what the trait methods use, so that a call neither locks nor clones
+    /// the shared handle.
+    pub(crate) fn view(&self, logic: LogicId) -> Result<ChipView<'_>> {
+        Ok(ChipView::new(self, self.ids(logic)?))
     }
 
     /// A handle to one chip by physical id (`/dev/davinci<phy>`).

@@ -1,4 +1,11 @@
-//! `impl DeviceManager for Dcmi`: the trait's methods are the [`Chip`] methods of the chip with that logic id.
+//! `impl DeviceManager for Dcmi`: the trait's methods are the [`crate::Chip`] methods of the chip with that logic id.
+//!
+//! The polled methods go through a borrowed [`crate::chip_view::ChipView`] (a lock-free id lookup, no `Arc` clone),
+//! so the trait costs what the owned handle costs. One deliberate difference: `network_health` runs on the calling
+//! thread, where [`crate::Chip::network_health`] starts a worker thread with the handle's deadline. The trait's
+//! contract already says every method may block and must be called from a thread; its main caller, the
+//! [`crate::Sampler`], bounds each chip's whole chain with its own deadline and replaces a hung worker, so a second
+//! thread per call would only add a thread start and its allocations to every round.
 
 use std::time::Duration;
 
@@ -30,44 +37,48 @@ impl DeviceManager for Dcmi {
         self.chip(chip)?.identity()
     }
 
+    fn identity_unchanged(&self, chip: LogicId, known: &ChipIdentity) -> Result<bool> {
+        self.view(chip)?.identity_is(known)
+    }
+
     fn health(&self, chip: LogicId) -> Result<HealthReport> {
-        self.chip(chip)?.health()
+        self.view(chip)?.health()
     }
 
     fn temperature(&self, chip: LogicId) -> Result<Celsius> {
-        self.chip(chip)?.temperature()
+        self.view(chip)?.temperature()
     }
 
     fn power(&self, chip: LogicId) -> Result<Power> {
-        self.chip(chip)?.power()
+        self.view(chip)?.power()
     }
 
     fn voltage(&self, chip: LogicId) -> Result<Volts> {
-        self.chip(chip)?.voltage()
+        self.view(chip)?.voltage()
     }
 
     fn frequency(&self, chip: LogicId, kind: FrequencyKind) -> Result<MegaHertz> {
-        self.chip(chip)?.frequency(kind)
+        self.view(chip)?.frequency(kind)
     }
 
     fn utilization(&self, chip: LogicId, kind: UtilizationKind) -> Result<Percent> {
-        self.chip(chip)?.utilization(kind)
+        self.view(chip)?.utilization(kind)
     }
 
     fn ddr_memory(&self, chip: LogicId) -> Result<DdrMemory> {
-        self.chip(chip)?.ddr_memory()
+        self.view(chip)?.ddr_memory()
     }
 
     fn hbm_memory(&self, chip: LogicId) -> Result<HbmMemory> {
-        self.chip(chip)?.hbm_memory()
+        self.view(chip)?.hbm_memory()
     }
 
     fn ecc(&self, chip: LogicId, component: EccComponent) -> Result<EccCounters> {
-        self.chip(chip)?.ecc(component)
+        self.view(chip)?.ecc(component)
     }
 
     fn processes(&self, chip: LogicId) -> Result<ProcessList> {
-        self.chip(chip)?.processes()
+        self.view(chip)?.processes()
     }
 
     fn pcie_bandwidth(&self, chip: LogicId, profiling: Duration) -> Result<PcieBandwidth> {
@@ -79,7 +90,7 @@ impl DeviceManager for Dcmi {
     }
 
     fn network_health(&self, chip: LogicId) -> Result<NetworkHealth> {
-        self.chip(chip)?.network_health()
+        self.view(chip)?.network_health()
     }
 
     fn vnpus(&self, chip: LogicId) -> Result<VnpuInventory> {

@@ -30,7 +30,7 @@ const ERROR_CODE_SLOTS: usize = MAX_FAULT_CODES;
 /// Slots for processes: four times the documented 32, because the call takes no capacity argument.
 const PROCESS_SLOTS: usize = 4 * MAX_PROCESSES;
 /// Bytes for strings whose size the caller passes (product type, version): the vendor uses 65 and 33.
-const STRING_BUFFER: usize = 256;
+pub(crate) const STRING_BUFFER: usize = 256;
 /// Bytes for the affinity CPU list, which has no size argument at all (the vendor's 33 bytes can overflow).
 const AFFINITY_BUFFER: usize = 4096;
 
@@ -77,6 +77,71 @@ macro_rules! function {
 pub(crate) fn c_string<T: ByteLike + Copy>(buffer: &[T]) -> String {
     let bytes: Vec<u8> = buffer.iter().map(|b| b.byte()).take_while(|b| *b != 0).collect();
     String::from_utf8_lossy(&bytes).trim().to_owned()
+}
+
+/// Whether a fixed C buffer holds `text`, as [`c_string`] would decode it, without allocating. A buffer that is not
+/// valid UTF-8 never matches (decoding it would replace bytes): the caller then reads afresh, which is correct, only
+/// not allocation-free.
+pub(crate) fn c_string_is<T: ByteLike + Copy>(buffer: &[T], text: &str) -> bool {
+    const CHUNK: usize = AFFINITY_BUFFER;
+    let mut bytes = [0u8; CHUNK];
+    let length = buffer.iter().position(|b| b.byte() == 0).unwrap_or(buffer.len());
+    if length > CHUNK {
+        // Longer than any buffer this module hands out.
+        return c_string(buffer) == text;
+    }
+    for (slot, byte) in bytes.iter_mut().zip(&buffer[..length]) {
+        *slot = byte.byte();
+    }
+    std::str::from_utf8(&bytes[..length]).is_ok_and(|decoded| decoded.trim() == text)
+}
+
+/// `chip_info` as the driver wrote it: the v2 struct, or the v1 struct on older drivers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum RawChipInfo {
+    /// `dcmi_get_device_chip_info_v2`.
+    V2(sys::dcmi_chip_info_v2),
+    /// `dcmi_get_device_chip_info`.
+    V1(sys::dcmi_chip_info),
+}
+
+impl RawChipInfo {
+    fn decode(self) -> ChipInfo {
+        match self {
+            RawChipInfo::V2(info) => ChipInfo {
+                chip_type: c_string(&info.chip_type),
+                chip_name: c_string(&info.chip_name),
+                chip_version: c_string(&info.chip_ver),
+                aicore_count: info.aicore_cnt,
+                npu_name: Some(c_string(&info.npu_name)).filter(|name| !name.is_empty()),
+            },
+            RawChipInfo::V1(info) => ChipInfo {
+                chip_type: c_string(&info.chip_type),
+                chip_name: c_string(&info.chip_name),
+                chip_version: c_string(&info.chip_ver),
+                aicore_count: info.aicore_cnt,
+                npu_name: None,
+            },
+        }
+    }
+
+    /// Whether this is what `known` says, compared in place.
+    pub fn is(&self, known: &ChipInfo) -> bool {
+        let (chip_type, chip_name, chip_version, aicore_count) = match self {
+            RawChipInfo::V2(info) => (&info.chip_type, &info.chip_name, &info.chip_ver, info.aicore_cnt),
+            RawChipInfo::V1(info) => (&info.chip_type, &info.chip_name, &info.chip_ver, info.aicore_cnt),
+        };
+        let npu_name_matches = match (self, known.npu_name.as_deref()) {
+            (RawChipInfo::V2(info), Some(name)) => c_string_is(&info.npu_name, name),
+            (RawChipInfo::V2(info), None) => c_string_is(&info.npu_name, ""),
+            (RawChipInfo::V1(_), known_name) => known_name.is_none(),
+        };
+        aicore_count == known.aicore_count
+            && npu_name_matches
+            && c_string_is(chip_type, &known.chip_type)
+            && c_string_is(chip_name, &known.chip_name)
+            && c_string_is(chip_version, &known.chip_version)
+    }
 }
 
 /// `c_char` (signed) and `c_uchar` buffers alike.
@@ -274,40 +339,33 @@ impl LoadedLibrary {
 
     /// `dcmi_get_device_chip_info_v2`, falling back to `dcmi_get_device_chip_info` on older drivers.
     pub fn chip_info(&self, target: Target) -> Result<ChipInfo> {
+        self.raw_chip_info(target).map(RawChipInfo::decode)
+    }
+
+    /// [`Self::chip_info`] as the driver wrote it, for comparisons that must not allocate.
+    pub fn raw_chip_info(&self, target: Target) -> Result<RawChipInfo> {
         match self.chip_info_v2(target) {
-            Err(error) if error.is_unsupported() => self.chip_info_v1(target),
-            other => other,
+            Err(error) if error.is_unsupported() => self.chip_info_v1(target).map(RawChipInfo::V1),
+            other => other.map(RawChipInfo::V2),
         }
     }
 
-    fn chip_info_v2(&self, target: Target) -> Result<ChipInfo> {
+    fn chip_info_v2(&self, target: Target) -> Result<sys::dcmi_chip_info_v2> {
         let call = function!(self.dcmi_get_device_chip_info_v2);
         let mut info = sys::dcmi_chip_info_v2::default();
         // SAFETY: the struct matches the ABI layout (checked by dcmi-sys's layout assertions) and is writable.
         let code = unsafe { call(target.card(), target.device(), &mut info) };
         check(code, target.context("dcmi_get_device_chip_info_v2"))?;
-        Ok(ChipInfo {
-            chip_type: c_string(&info.chip_type),
-            chip_name: c_string(&info.chip_name),
-            chip_version: c_string(&info.chip_ver),
-            aicore_count: info.aicore_cnt,
-            npu_name: Some(c_string(&info.npu_name)).filter(|name| !name.is_empty()),
-        })
+        Ok(info)
     }
 
-    fn chip_info_v1(&self, target: Target) -> Result<ChipInfo> {
+    fn chip_info_v1(&self, target: Target) -> Result<sys::dcmi_chip_info> {
         let call = function!(self.dcmi_get_device_chip_info);
         let mut info = sys::dcmi_chip_info::default();
         // SAFETY: the struct matches the ABI layout and is writable.
         let code = unsafe { call(target.card(), target.device(), &mut info) };
         check(code, target.context("dcmi_get_device_chip_info"))?;
-        Ok(ChipInfo {
-            chip_type: c_string(&info.chip_type),
-            chip_name: c_string(&info.chip_name),
-            chip_version: c_string(&info.chip_ver),
-            aicore_count: info.aicore_cnt,
-            npu_name: None,
-        })
+        Ok(info)
     }
 
     /// `dcmi_get_device_board_info`.
@@ -332,12 +390,17 @@ impl LoadedLibrary {
 
     /// `dcmi_get_product_type`.
     pub fn product_type(&self, target: Target) -> Result<String> {
+        self.raw_product_type(target).map(|buffer| c_string(&buffer))
+    }
+
+    /// [`Self::product_type`] as the driver wrote it.
+    pub fn raw_product_type(&self, target: Target) -> Result<[c_char; STRING_BUFFER]> {
         let call = function!(self.dcmi_get_product_type);
         let mut buffer = [0 as c_char; STRING_BUFFER];
         // SAFETY: the buffer is valid for `STRING_BUFFER` bytes, which is the size passed.
         let code = unsafe { call(target.card(), target.device(), buffer.as_mut_ptr(), STRING_BUFFER as c_int) };
         check(code, target.context("dcmi_get_product_type"))?;
-        Ok(c_string(&buffer))
+        Ok(buffer)
     }
 
     /// `dcmi_get_device_pcie_info_v2`.
@@ -352,8 +415,14 @@ impl LoadedLibrary {
 
     /// `dcmi_get_affinity_cpu_info_by_device_id`: the affine CPU list.
     pub fn affinity_cpus(&self, target: Target) -> Result<String> {
+        self.with_affinity_cpus(target, c_string)
+    }
+
+    /// Hands the affine CPU list, as the driver wrote it (the used part of the buffer), to `read`: the buffer lives
+    /// on the stack, so a comparison allocates nothing.
+    pub fn with_affinity_cpus<R>(&self, target: Target, read: impl FnOnce(&[c_char]) -> R) -> Result<R> {
         let call = function!(self.dcmi_get_affinity_cpu_info_by_device_id);
-        let mut buffer = vec![0 as c_char; AFFINITY_BUFFER];
+        let mut buffer = [0 as c_char; AFFINITY_BUFFER];
         let mut length: c_int = 0;
         // SAFETY: the call takes no buffer size; the buffer is far larger than any CPU list the driver writes (the
         // vendor's own is 33 bytes), and the length pointer is valid for writes.
@@ -361,7 +430,7 @@ impl LoadedLibrary {
         check(code, target.context("dcmi_get_affinity_cpu_info_by_device_id"))?;
         let length = usize::try_from(length).unwrap_or(0).min(AFFINITY_BUFFER);
         let used = if length == 0 { &buffer[..] } else { &buffer[..length] };
-        Ok(c_string(used))
+        Ok(read(used))
     }
 
     /// `dcmi_get_device_die_v2` (VDIE: the chip's UUID).
@@ -376,11 +445,7 @@ impl LoadedLibrary {
 
     /// `dcmi_get_card_elabel_v2`.
     pub fn elabel(&self, target: Target) -> Result<Elabel> {
-        let call = function!(self.dcmi_get_card_elabel_v2);
-        let mut label = sys::dcmi_elabel_info::default();
-        // SAFETY: the struct matches the ABI layout and is writable.
-        let code = unsafe { call(target.card(), &mut label) };
-        check(code, target.context("dcmi_get_card_elabel_v2"))?;
+        let label = self.raw_elabel(target)?;
         Ok(Elabel {
             product_name: c_string(&label.product_name),
             model: c_string(&label.model),
@@ -388,6 +453,16 @@ impl LoadedLibrary {
             manufacturer_date: c_string(&label.manufacturer_date),
             serial_number: c_string(&label.serial_number),
         })
+    }
+
+    /// [`Self::elabel`] as the driver wrote it.
+    pub fn raw_elabel(&self, target: Target) -> Result<sys::dcmi_elabel_info> {
+        let call = function!(self.dcmi_get_card_elabel_v2);
+        let mut label = sys::dcmi_elabel_info::default();
+        // SAFETY: the struct matches the ABI layout and is writable.
+        let code = unsafe { call(target.card(), &mut label) };
+        check(code, target.context("dcmi_get_card_elabel_v2"))?;
+        Ok(label)
     }
 
     /// `dcmi_get_device_health`.
@@ -739,6 +814,20 @@ mod tests {
         let signed: [c_char; 3] = [0x41, 0, 0x42];
         assert_eq!(c_string(&signed), "A");
         assert_eq!(c_string(&[0xFFu8, 0]), "\u{FFFD}");
+    }
+
+    #[test]
+    fn in_place_comparison_agrees_with_decoding() {
+        let buffers: [&[u8]; 5] = [b"910B3\0junk", b" Ascend \0", b"\0", b"full", b"bad\xFF\0"];
+        for buffer in buffers {
+            let decoded = c_string(buffer);
+            let valid_utf8 = !decoded.contains('\u{FFFD}');
+            assert_eq!(c_string_is(buffer, &decoded), valid_utf8, "{buffer:?}");
+            assert!(!c_string_is(buffer, &format!("{decoded}x")), "{buffer:?}");
+        }
+        let signed: [c_char; 4] = [0x41, 0x42, 0, 0x43];
+        assert!(c_string_is(&signed, "AB"));
+        assert!(!c_string_is(&signed, "ABC"));
     }
 
     #[test]

@@ -107,7 +107,8 @@
 //! async executor. [`Dcmi::call_with_deadline`] runs one call on a worker thread and gives up after
 //! [`Dcmi::call_deadline`] ([`Error::Timeout`]); at most [`Dcmi::worker_concurrency`] such calls are in flight.
 //! [`Chip::network_health`], which the vendor documents as blocking after a card drop, always runs that way. For
-//! polling many chips, [`Sampler`] runs the calls on worker threads with deadlines and serves the last values.
+//! polling many chips, [`Sampler`] runs the calls on worker threads with deadlines and serves the last values; it
+//! calls through [`DeviceManager`], whose methods on [`Dcmi`] (`network_health` included) run on the calling thread.
 //!
 //! # Testing downstream code
 //!
@@ -147,7 +148,9 @@
 
 mod builder;
 mod chip;
+mod chip_table;
 mod chip_type;
+mod chip_view;
 mod dcmi;
 mod dcmi_manager;
 mod discovery;

@@ -42,6 +42,18 @@ pub trait DeviceManager: Send + Sync {
     /// [`crate::Error::NoSuchChip`], or the DCMI error of the chip info call (the only one that must work).
     fn identity(&self, chip: LogicId) -> Result<ChipIdentity>;
 
+    /// Whether the chip still is what `known` (an earlier [`Self::identity`] of the same chip) says: how
+    /// [`crate::Sampler`] refreshes its identity group without building a new identity while nothing changed.
+    ///
+    /// The default reads [`Self::identity`] and compares. `Dcmi` makes the same calls but compares the driver's
+    /// buffers in place, so a refresh of an unchanged chip allocates nothing.
+    ///
+    /// # Errors
+    /// As [`Self::identity`].
+    fn identity_unchanged(&self, chip: LogicId, known: &ChipIdentity) -> Result<bool> {
+        Ok(self.identity(chip)? == *known)
+    }
+
     /// Health word plus active fault codes, graded by the fault policy. A dropped card is reported as such, not as an
     /// error.
     ///
@@ -116,6 +128,10 @@ pub trait DeviceManager: Send + Sync {
     fn hccs_bandwidth(&self, chip: LogicId, profiling: Duration) -> Result<HccsBandwidth>;
 
     /// RoCE network health (training cards).
+    ///
+    /// The call can block for a long time after a card drop. `Dcmi` makes it on the calling thread like every other
+    /// method (the sampler bounds each chip's chain with its deadline); [`crate::Chip::network_health`] adds a
+    /// worker thread with the handle's deadline for callers without one.
     ///
     /// # Errors
     /// Any DCMI error.

@@ -2,50 +2,14 @@
 //! when readers take snapshots. A counting global allocator counts every allocation of every thread of this test
 //! binary; the binary holds this one test so that nothing else allocates meanwhile.
 
+mod counting_allocator;
 mod sampler_fake;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ascend_dcmi::{GroupSet, LogicId, Metric, MetricGroup, SampleState, Sampler, SamplerConfig, UtilizationKind};
 use sampler_fake::{fake_temperature, FakeManager};
-
-/// Counts allocations (and reallocations, which may allocate) and forwards everything to the system allocator.
-struct CountingAllocator;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every method forwards its arguments unchanged to `System`, which upholds the `GlobalAlloc` contract; the
-// counter is a lock-free atomic and never allocates.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: forwarded with the caller's layout, which the caller guarantees to be valid and non-zero-sized.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: as for `alloc`.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `System` (through this allocator) with `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: `ptr` was allocated by `System` with `layout`; the caller guarantees `new_size` is valid.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
 
 const CHIPS: u32 = 16;
 const HOT_GROUPS: [MetricGroup; 3] = [MetricGroup::Utilization, MetricGroup::ChipState, MetricGroup::Memory];
@@ -72,7 +36,7 @@ fn warm_polls_and_reads_allocate_nothing() {
     }
 
     let calls_before = fake.calls(LogicId(0));
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let before = counting_allocator::allocations();
     let mut completed = 0;
     for _ in 0..200 {
         for group in HOT_GROUPS {
@@ -93,7 +57,7 @@ fn warm_polls_and_reads_allocate_nothing() {
     });
     let snapshot = sampler.snapshot(LogicId(7)).expect("chip 7");
     let sampled_at = sampler.read(LogicId(2), |chip| chip.group(MetricGroup::Memory).last_completed());
-    let allocations = ALLOCATIONS.load(Ordering::SeqCst) - before;
+    let allocations = counting_allocator::allocations() - before;
 
     assert_eq!(allocations, 0, "a warm sampler allocated {allocations} times in 803 polls and reads");
     // The polls did the work they claim: each hot group polled 403 times, 11 + 11 + 7 calls per chip.

@@ -17,7 +17,9 @@ pub enum MetricGroup {
     Memory,
     /// What the chip is: names, board, PCIe address, serial number (Huawei's chip-list refresh, 60 s).
     ///
-    /// The only group whose values own heap memory, so the only one outside the zero-allocation guarantee.
+    /// The only group whose values own heap memory (behind an `Arc`). A refresh asks
+    /// [`crate::DeviceManager::identity_unchanged`] first and keeps the `Arc` while the chip is unchanged, so only
+    /// the first read and a real change allocate.
     Identity,
 }
 

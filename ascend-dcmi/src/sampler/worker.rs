@@ -15,6 +15,7 @@ use super::sampled::Sampled;
 use super::shared::Shared;
 use super::thread_warm_up::warm_up_thread;
 use crate::error::Result;
+use crate::identity::ChipIdentity;
 use crate::ids::LogicId;
 use crate::manager::DeviceManager;
 use crate::telemetry::{FrequencyKind, UtilizationKind};
@@ -113,9 +114,7 @@ impl Chain<'_> {
                 MetricGroup::Utilization => self.utilization(sample.utilization_mut())?,
                 MetricGroup::ChipState => self.chip_state(sample.state_mut())?,
                 MetricGroup::Memory => self.memory(sample.memory_mut())?,
-                MetricGroup::Identity => {
-                    self.read(Metric::Identity, sample.identity_mut(), |m, chip| m.identity(chip).map(Arc::new))?
-                }
+                MetricGroup::Identity => self.identity(sample.identity_mut())?,
             }
         }
         ControlFlow::Continue(())
@@ -137,6 +136,16 @@ impl Chain<'_> {
         }
         self.read(Metric::Health, &mut sample.health, |m, chip| m.health(chip))?;
         self.read(Metric::NetworkHealth, &mut sample.network_health, |m, chip| m.network_health(chip))
+    }
+
+    /// Keeps the identity it has (the same `Arc`) while the manager says the chip is unchanged: in steady state a
+    /// refresh builds nothing.
+    fn identity(&self, sample: &mut Sampled<Arc<ChipIdentity>>) -> Step {
+        let known = sample.value().cloned();
+        self.read(Metric::Identity, sample, |m, chip| match known {
+            Some(known) if m.identity_unchanged(chip, &known)? => Ok(known),
+            _ => m.identity(chip).map(Arc::new),
+        })
     }
 
     fn memory(&self, sample: &mut MemorySample) -> Step {
