@@ -338,7 +338,7 @@ step_container() {
     fi
     mv "$bundle/config.edited.json" "$bundle/config.json" || return 1
     if ! timeout "$wait_seconds" env DCMI_SIM_CONFIG="$sim_config" ASCEND_DCMI_LIBRARY="$dcmi_library" \
-        "$bin/ascend-ctk" runtime exec --host-root "$work/host" -- \
+        "$bin/ascend-ctk" runtime exec --host-root "$work/host" --chip-cache "$work/run/chips.json" -- \
         --root "$work/runc-state" run --bundle "$bundle" "$container_id" \
         >"$work/container.out" 2>"$work/container.err"; then
         fail "ascend-ctk runtime exec -- runc run failed or timed out"

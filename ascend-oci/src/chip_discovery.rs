@@ -25,6 +25,13 @@ pub enum ChipSource {
         /// The `libdcmi.so` that answered.
         library: PathBuf,
     },
+    /// DCMI's earlier answer, remembered by [`crate::chip_cache::ChipCache`] and still valid.
+    DcmiCache {
+        /// The `libdcmi.so` that answered.
+        library: PathBuf,
+        /// The cache file.
+        cache: PathBuf,
+    },
     /// The `/dev` scan, because DCMI could not be used.
     DeviceScan {
         /// Why DCMI was not used.
@@ -41,7 +48,7 @@ impl ChipSource {
                 "chips found by scanning /dev/davinci* because DCMI was not used: {dcmi_unavailable}; the chip type \
                  is unknown (pass --chip-type) and a chip without its device node cannot be noticed"
             )),
-            ChipSource::ChipTypeFlag | ChipSource::Dcmi { .. } => None,
+            ChipSource::ChipTypeFlag | ChipSource::Dcmi { .. } | ChipSource::DcmiCache { .. } => None,
         }
     }
 }
@@ -51,6 +58,9 @@ impl fmt::Display for ChipSource {
         match self {
             ChipSource::ChipTypeFlag => f.write_str("the /dev scan with the chip type given by the operator"),
             ChipSource::Dcmi { library } => write!(f, "DCMI ({})", library.display()),
+            ChipSource::DcmiCache { library, cache } => {
+                write!(f, "DCMI ({}), as remembered in {}", library.display(), cache.display())
+            }
             // The reason is long; `fallback_warning` carries it.
             ChipSource::DeviceScan { .. } => f.write_str("the /dev scan (DCMI not used)"),
         }

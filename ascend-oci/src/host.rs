@@ -122,7 +122,7 @@ impl HostChips {
     }
 }
 
-fn parse_davinci_name(name: &str) -> Option<u32> {
+pub(crate) fn parse_davinci_name(name: &str) -> Option<u32> {
     let digits = name.strip_prefix("davinci")?;
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;

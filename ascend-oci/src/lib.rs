@@ -8,7 +8,8 @@
 //!   resolution of every host path with ownership and mode checks.
 //! * [`chip_discovery`]: where the chip list and chip type come from: an operator's chip type,
 //!   DCMI (feature `dcmi`: `libdcmi.so` loaded at run time, chips cross-checked against their
-//!   `/dev/davinci<phy>` nodes), or the `/dev` scan.
+//!   `/dev/davinci<phy>` nodes), or the `/dev` scan; [`chip_cache`] remembers DCMI's answer
+//!   between container starts.
 //! * [`mount_list`]: the vendor's `.list` files naming driver files to mount.
 //! * [`inject`]: the plan for one container and its idempotent application to `config.json`.
 //! * [`runtime_shim`] (edit the bundle, then run runc) and [`hook`] (mount inside the container's
@@ -38,6 +39,7 @@
 pub mod atomic_file;
 pub mod bundle_config;
 pub mod cdi;
+pub mod chip_cache;
 pub mod chip_discovery;
 #[cfg(feature = "dcmi")]
 mod dcmi_chips;

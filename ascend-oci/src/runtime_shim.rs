@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::bundle_config::{load_bundle_config, save_json};
+use crate::chip_cache::ChipCache;
 use crate::chip_discovery::{discover_chips, ChipSource};
 use crate::error::{Error, Result};
 use crate::inject::{apply_plan_to_json, request_from_spec, InjectionConfig, InjectionPlan, MountDelivery};
@@ -151,6 +152,8 @@ pub struct PrepareOptions {
     pub cdi_kind: String,
     /// How driver mounts are delivered.
     pub delivery: MountDelivery,
+    /// Where DCMI's answer is remembered between containers; `None` asks DCMI every time.
+    pub chip_cache: Option<ChipCache>,
 }
 
 /// What [`prepare_bundle`] did.
@@ -163,6 +166,8 @@ pub struct PrepareOutcome {
     /// Where the chip list came from; `None` when the spec carried no request and the host was
     /// not read.
     pub chip_source: Option<ChipSource>,
+    /// Why the chip cache was ignored or not written, when that was unexpected.
+    pub cache_note: Option<String>,
 }
 
 /// Edits `<bundle>/config.json` for the request it carries. A spec without a request is not
@@ -177,10 +182,16 @@ pub fn prepare_bundle(bundle: &Path, options: &PrepareOptions) -> Result<Prepare
     let mut config = load_bundle_config(&config_path)?;
     let request = request_from_spec(&config.spec, &options.cdi_kind)?;
     if request.devices.is_nothing() {
-        return Ok(PrepareOutcome { chips: Vec::new(), mounts: Vec::new(), chip_source: None });
+        return Ok(PrepareOutcome { chips: Vec::new(), mounts: Vec::new(), chip_source: None, cache_note: None });
     }
     let root = HostRoot::open(&options.host_root)?;
-    let discovered = discover_chips(&root, options.chip_type.clone())?;
+    let (discovered, cache_note) = match &options.chip_cache {
+        Some(cache) => {
+            let cached = cache.discover(&root, options.chip_type.clone())?;
+            (cached.found, cached.note)
+        }
+        None => (discover_chips(&root, options.chip_type.clone())?, None),
+    };
     let plan = InjectionPlan::build(&root, &discovered.chips, &request, &options.injection)?;
     if apply_plan_to_json(&mut config.json, &plan, &options.delivery)? {
         save_json(&config_path, &config.json)?;
@@ -189,6 +200,7 @@ pub fn prepare_bundle(bundle: &Path, options: &PrepareOptions) -> Result<Prepare
         chips: plan.chips,
         mounts: plan.mounts.into_iter().map(|m| m.container_path).collect(),
         chip_source: Some(discovered.source),
+        cache_note,
     })
 }
 

@@ -32,6 +32,7 @@ fn options(host: &FakeHost) -> PrepareOptions {
         chip_type: None,
         cdi_kind: "huawei.com/npu".to_owned(),
         delivery: MountDelivery::InSpec,
+        chip_cache: None,
     }
 }
 

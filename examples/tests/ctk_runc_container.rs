@@ -105,6 +105,41 @@ fn runtime_exec_gives_exactly_the_requested_chips_and_read_only_driver() {
 }
 
 #[test]
+fn later_containers_get_their_chips_from_the_cache_without_the_driver() {
+    let host = SimHost::sample("atlas-800t-a2");
+    let first = Bundle::new(&["ASCEND_VISIBLE_DEVICES=2"]);
+    let output = first.run_through_ctk(&host, &[]);
+    assert!(output.status.success(), "first container failed\n{}", describe(&output));
+    assert!(host.chip_cache().is_file(), "the first start must remember DCMI's answer");
+
+    // The simulator cannot initialise any more (its topology is gone from the environment): only
+    // the cache can still name the chip type, which decides the shared nodes.
+    let second = Bundle::new(&["ASCEND_VISIBLE_DEVICES=5"]);
+    let mut command = ctk();
+    host.with_driver(&mut command).env_remove("DCMI_SIM_CONFIG");
+    command.args(["runtime", "exec", "--host-root"]).arg(host.root()).arg("--");
+    command.arg("--root").arg(second.state_root()).args(["run", "--bundle"]).arg(second.path()).arg(&second.id);
+    let output = run(&mut command);
+    let context = describe(&output);
+    assert!(output.status.success(), "second container failed\n{context}");
+    assert!(!context.contains("DCMI was not used") && !context.contains("warning"), "{context}");
+    let probe = Probe::parse(&output.stdout);
+    assert_eq!(probe.npu_devices, ["davinci5", "davinci_manager", "devmm_svm", "hisi_hdc"], "{context}");
+
+    // With the cache off the same start has to ask the driver, which now fails: the /dev scan,
+    // with its warning.
+    let third = Bundle::new(&["ASCEND_VISIBLE_DEVICES=6"]);
+    let mut command = ctk();
+    host.with_driver(&mut command).env_remove("DCMI_SIM_CONFIG");
+    command.args(["runtime", "exec", "--chip-cache", "off", "--host-root"]).arg(host.root()).arg("--");
+    command.arg("--root").arg(third.state_root()).args(["run", "--bundle"]).arg(third.path()).arg(&third.id);
+    let output = run(&mut command);
+    let context = describe(&output);
+    assert!(output.status.success(), "third container failed\n{context}");
+    assert!(context.contains("DCMI was not used"), "without the cache the driver must be asked\n{context}");
+}
+
+#[test]
 fn hook_delivery_mounts_inside_the_container_namespace() {
     let host = SimHost::sample("atlas-300i-pro");
     let bundle = Bundle::new(&["ASCEND_VISIBLE_DEVICES=0"]);

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
+use ascend_oci::chip_cache::{ChipCache, DEFAULT_CHIP_CACHE};
 use ascend_oci::inject::MountDelivery;
 use ascend_oci::runtime_config::{
     configure, parse_runtime_classes, runtime_class_manifest, runtime_class_warnings, ConfigureOptions, RuntimeKind,
@@ -26,6 +27,9 @@ pub enum RuntimeCommand {
     /// Register the runtime with a container engine.
     Configure(ConfigureArgs),
 }
+
+/// The `--chip-cache` value that turns the cache off.
+const CHIP_CACHE_OFF: &str = "off";
 
 /// How driver mounts are delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -49,6 +53,17 @@ pub struct ExecSettings {
     /// How driver mounts reach the container.
     #[arg(long, env = "ASCEND_CTK_MOUNT_DELIVERY", value_enum, default_value_t = Delivery::Spec)]
     mount_delivery: Delivery,
+    /// The file remembering DCMI's answer between container starts (root-owned; checked against the
+    /// boot, the /dev/davinci* nodes and the library before use), or `off` to ask DCMI every time.
+    #[arg(long, env = "ASCEND_CTK_CHIP_CACHE", default_value = DEFAULT_CHIP_CACHE)]
+    chip_cache: PathBuf,
+}
+
+impl ExecSettings {
+    /// The chip cache, unless turned off.
+    fn chip_cache(&self) -> Option<ChipCache> {
+        (self.chip_cache.as_os_str() != CHIP_CACHE_OFF).then(|| ChipCache::new(&self.chip_cache))
+    }
 }
 
 /// Arguments of `runtime exec`.
@@ -143,10 +158,14 @@ fn prepare(settings: &ExecSettings, bundle: &Path) -> anyhow::Result<()> {
         chip_type: settings.host.chip_type.clone(),
         cdi_kind: settings.host.cdi_kind.clone(),
         delivery,
+        chip_cache: settings.chip_cache(),
     };
     let outcome = prepare_bundle(bundle, &options).with_context(|| format!("preparing bundle {}", bundle.display()))?;
     if let Some(source) = &outcome.chip_source {
         report_fallback(source);
+    }
+    if let Some(note) = &outcome.cache_note {
+        eprintln!("ascend-ctk: warning: {note}");
     }
     Ok(())
 }
@@ -182,10 +201,14 @@ fn find_runc(wanted: &Path) -> anyhow::Result<PathBuf> {
         std::env::split_paths(&path).map(|dir| dir.join(wanted)).collect()
     };
     for candidate in candidates {
+        // One stat per PATH entry; only a file that exists is resolved.
+        if !candidate.is_file() {
+            continue;
+        }
         let Ok(real) = std::fs::canonicalize(&candidate) else {
             continue;
         };
-        if Some(&real) == own.as_ref() || !real.is_file() {
+        if Some(&real) == own.as_ref() {
             continue;
         }
         return Ok(check_trusted_file(&real)?);

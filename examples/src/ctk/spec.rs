@@ -43,6 +43,8 @@ pub fn run(command: SpecCommand) -> anyhow::Result<ExitCode> {
                 chip_type: args.host.chip_type.clone(),
                 cdi_kind: args.host.cdi_kind.clone(),
                 delivery,
+                // A one-off edit asks the driver afresh.
+                chip_cache: None,
             };
             let outcome = prepare_bundle(&args.bundle, &options)
                 .with_context(|| format!("preparing bundle {}", args.bundle.display()))?;

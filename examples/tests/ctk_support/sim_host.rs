@@ -72,14 +72,26 @@ impl SimHost {
     }
 
     /// Lets `command` reach the simulator: its topology, and the library named explicitly (the
-    /// tool would also find it under the host root).
+    /// tool would also find it under the host root). The runtime's chip cache is this host's own.
     pub fn with_driver<'c>(&self, command: &'c mut Command) -> &'c mut Command {
-        command.env("ASCEND_DCMI_LIBRARY", &self.fake.library).env("DCMI_SIM_CONFIG", &self.fake.topology)
+        command
+            .env("ASCEND_DCMI_LIBRARY", &self.fake.library)
+            .env("DCMI_SIM_CONFIG", &self.fake.topology)
+            .env("ASCEND_CTK_CHIP_CACHE", self.chip_cache())
     }
 
     /// Leaves `command` without the simulator's settings, so that DCMI fails to initialise.
     pub fn without_driver<'c>(&self, command: &'c mut Command) -> &'c mut Command {
-        command.env_remove("ASCEND_DCMI_LIBRARY").env_remove("DCMI_SIM_CONFIG")
+        command
+            .env_remove("ASCEND_DCMI_LIBRARY")
+            .env_remove("DCMI_SIM_CONFIG")
+            .env("ASCEND_CTK_CHIP_CACHE", self.chip_cache())
+    }
+
+    /// Where the runtime remembers this host's chips (next to the host root, in a root-owned
+    /// directory, as `/run/ascend-ctk` is on a server).
+    pub fn chip_cache(&self) -> PathBuf {
+        self._dir.path().join("run").join("chips.json")
     }
 
     /// The content of the fake `npu-smi` as the probe script's `echo $(cat ...)` prints it.
