@@ -14,7 +14,7 @@ use super::pod_attribution::SharedAttribution;
 use super::pod_resources_watch::PodResourcesWatch;
 use super::render::{Exposition, RenderPlan, SnapshotCollector};
 use super::sampler_source::SamplerSource;
-use super::scrape_cache::{ScrapeCache, DEFAULT_MAX_BODY_AGE};
+use super::scrape_cache::ScrapeCache;
 use super::selection::Selection;
 use super::snapshot::SnapshotSource;
 use super::tls::server_config;
@@ -79,7 +79,7 @@ pub async fn run(args: ExporterArgs) -> anyhow::Result<()> {
     let collector = SnapshotCollector::new(Arc::clone(&source), Arc::clone(&attribution), plan, EXPORTER_VERSION);
     let exposition = Exposition::new(collector);
     let state = ServerState {
-        scrape_cache: Arc::new(ScrapeCache::new(exposition, Arc::clone(&source), attribution, DEFAULT_MAX_BODY_AGE)),
+        scrape_cache: Arc::new(ScrapeCache::new(exposition, Arc::clone(&source), attribution, args.cache_max_age)),
         source,
         max_snapshot_age: args.max_snapshot_age,
         auth,

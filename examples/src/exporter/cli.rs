@@ -53,6 +53,11 @@ pub struct ExporterArgs {
     /// Do not ask the kubelet for pod attribution (pod labels stay empty).
     #[arg(long = "pod-resources.disable")]
     pub pod_resources_disable: bool,
+    /// How long a rendered /metrics body is served again while no new sampler round has ended; `0s` renders every
+    /// scrape, so that `ascend_npu_sample_age_seconds` is exact at scrape time (it may otherwise read up to this
+    /// much short).
+    #[arg(long = "metrics.cache-max-age", default_value = "1s", value_parser = duration_arg)]
+    pub cache_max_age: Duration,
     /// /healthz fails when the sampler has not completed a round for this long.
     #[arg(long = "healthz.max-snapshot-age", default_value = "30s", value_parser = duration_arg)]
     pub max_snapshot_age: Duration,
@@ -82,16 +87,19 @@ mod tests {
         assert_eq!(args.listen_address, DEFAULT_LISTEN_ADDRESS.parse().expect("valid"));
         assert_eq!(args.naming, NamingMode::Native);
         assert_eq!(args.deadline, Duration::from_secs(2));
+        assert_eq!(args.cache_max_age, crate::exporter::scrape_cache::DEFAULT_MAX_BODY_AGE);
         let args = ExporterArgs::try_parse_from([
             "npu-exporter",
             "--web.listen-address=127.0.0.1:9999",
             "--metrics.naming=both",
             "--dcmi.deadline=250ms",
+            "--metrics.cache-max-age=0s",
         ])
         .expect("flags parse");
         assert_eq!(args.listen_address.port(), 9999);
         assert_eq!(args.naming, NamingMode::Both);
         assert_eq!(args.deadline, Duration::from_millis(250));
+        assert_eq!(args.cache_max_age, Duration::ZERO);
         assert!(ExporterArgs::try_parse_from(["npu-exporter", "--dcmi.deadline=2"]).is_err());
     }
 }

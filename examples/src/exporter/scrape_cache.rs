@@ -6,7 +6,7 @@
 //!
 //! * the snapshot's [`SnapshotRevision`] (for the sampler: the end of its latest round),
 //! * the pod attribution (the same `Arc` and the same reachability), and
-//! * the body's own age, at most [`DEFAULT_MAX_BODY_AGE`].
+//! * the body's own age, at most `--metrics.cache-max-age` ([`DEFAULT_MAX_BODY_AGE`] by default).
 //!
 //! The body is rendered lazily, by the first scrape that finds it out of date; formats nobody asks for are never
 //! rendered. A scrape renders while holding its format's slot lock, so concurrent scrapes of an out-of-date body
@@ -29,8 +29,8 @@ use super::pod_attribution::{PodAttribution, SharedAttribution};
 use super::render::Exposition;
 use super::snapshot::{SnapshotRevision, SnapshotSource};
 
-/// How long a rendered body may be served while its inputs stay the same, which bounds how much the sample-age
-/// gauge under-reports.
+/// The default of `--metrics.cache-max-age`: how long a rendered body may be served while its inputs stay the same,
+/// which bounds how much the sample-age gauge under-reports.
 pub const DEFAULT_MAX_BODY_AGE: Duration = Duration::from_secs(1);
 
 /// Capacity of the first render of a format; later renders start from the previous body's length.
@@ -80,7 +80,7 @@ struct CachedBody {
 
 impl ScrapeCache {
     /// A cache over `exposition`, whose collector reads `source` and `attribution` (the same ones, which tell the
-    /// cache when the data changed); bodies live at most `max_body_age` ([`DEFAULT_MAX_BODY_AGE`] in the exporter).
+    /// cache when the data changed); bodies live at most `max_body_age` (`--metrics.cache-max-age`; zero renders every scrape).
     pub fn new(
         exposition: Exposition,
         source: Arc<dyn SnapshotSource>,
@@ -248,6 +248,14 @@ mod tests {
         let later = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
         assert_eq!(cache.render_count(), 2);
         assert!(age(&later) >= age(&first) + 0.1, "{} then {}", age(&first), age(&later));
+    }
+
+    #[test]
+    fn a_zero_max_age_renders_every_scrape() {
+        let (cache, _, _) = cache(Duration::ZERO);
+        cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        assert_eq!(cache.render_count(), 2);
     }
 
     #[test]
