@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ascend_benches::fake::FakeManager;
 use ascend_benches::serial::SerialPoller;
-use ascend_dcmi::{LogicId, Metric, MetricGroup, MetricSet, Sampler, SamplerConfig};
+use ascend_dcmi::{GroupSet, LogicId, Metric, MetricGroup, MetricSet, Sampler, SamplerConfig};
 use criterion::{BenchmarkId, Criterion, Throughput};
 
 const CHIP_COUNTS: [usize; 3] = [8, 64, 256];
@@ -22,7 +22,7 @@ fn one_call_per_chip(criterion: &mut Criterion) {
         let fake = Arc::new(FakeManager::new(chips));
         let mut serial = SerialPoller::new(fake.clone()).expect("the fake enumerates");
         group.bench_with_input(BenchmarkId::new("serial_loop", chips), &chips, |bench, _| {
-            bench.iter(|| black_box(serial.poll(MetricGroup::ChipState, selection)));
+            bench.iter(|| black_box(serial.poll(GroupSet::of(MetricGroup::ChipState), selection)));
         });
         for concurrency in CONCURRENCY {
             let config = SamplerConfig::default().with_metrics(selection).with_concurrency(concurrency);

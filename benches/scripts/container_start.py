@@ -2,15 +2,17 @@
 """Section 6 of benches/run.sh: container start with our injection against plain runc, same bundle.
 
 Method: a fake Atlas 800T A2 host (`dcmi-sim fake-host`, device nodes as character devices when run as root) and
-one busybox bundle (`runc spec`, process `/bin/true`, ASCEND_VISIBLE_DEVICES=0). hyperfine (no shell) times
-`runc run` of the bundle three ways: plain runc; `ascend-ctk runtime exec` (spec edited before runc: runtime
-mode); and `ascend-ctk runtime exec --mount-delivery hook` (devices in the spec, mounts by the createRuntime hook:
-hook mode). config.json is restored before every run (not timed), so each run starts from the same bundle. The
-three commands alternate over --rounds rounds; the figures are medians over every run of every round. To show
-where added time goes, the same rounds also time plain runc on the spec runtime mode writes, ascend-ctk's own phase
-(runtime mode exec'ing /bin/true instead of runc) and `ascend-ctk --version`, and that phase runs once under
-`strace -f -T` to sum the time spent in each system call, and 20 times under `perf record` to split its CPU time by
-the object (binary, libdcmi.so, libc, kernel) it falls in."""
+one busybox bundle (`runc spec`, process `/bin/true`, ASCEND_VISIBLE_DEVICES=0) on a tmpfs, as engines keep bundles
+and runc's state under /run. hyperfine (no shell) times `runc run` of the bundle three ways: plain runc;
+`ascend-ctk runtime exec` (spec edited before runc: runtime mode); and `ascend-ctk runtime exec --mount-delivery
+hook` (devices in the spec, mounts by the createRuntime hook: hook mode). The runtime's chip cache is warm (the
+checking run of each mode fills it), as on a node after its first container. config.json is restored before every
+run (not timed), so each run starts from the same bundle. The commands alternate over --rounds rounds; the figures
+are medians over every run of every round. To show where added time goes, the same rounds also time plain runc on
+the specs runtime and hook mode write (and on the latter with /bin/true as the hook), ascend-ctk's own phase
+(runtime mode exec'ing /bin/true instead of runc) with the chip cache warm and off, and `ascend-ctk --version`;
+that phase runs once under `strace -f -T` to sum the time spent in each system call, and 20 times under
+`perf record` to split its CPU time by the object (binary, libc, kernel) it falls in."""
 
 import argparse
 import json
@@ -28,6 +30,9 @@ MODES = ("plain", "runtime", "hook")
 STARTUP = "ctk_startup"
 INJECTED_SPEC = "plain_runc_injected_spec"
 SHIM_ONLY = "ctk_shim_phase"
+SHIM_ONLY_COLD = "ctk_shim_phase_no_cache"
+HOOK_SPEC = "plain_runc_hook_spec"
+TRUE_HOOK_SPEC = "plain_runc_true_hook_spec"
 
 
 def parse_arguments():
@@ -77,9 +82,9 @@ def make_bundle(bundle):
     return os.path.abspath(pristine)
 
 
-def commands(args, host_root, state_root, bundle):
+def commands(args, host_root, state_root, bundle, chip_cache):
     runc_tail = ["--root", state_root, "run", "--bundle", bundle, CONTAINER_ID]
-    ctk = [args.ctk, "runtime", "exec", "--host-root", host_root]
+    ctk = [args.ctk, "runtime", "exec", "--host-root", host_root, "--chip-cache", chip_cache]
     return {
         "plain": ["runc", *runc_tail],
         "runtime": [*ctk, "--", *runc_tail],
@@ -87,9 +92,10 @@ def commands(args, host_root, state_root, bundle):
     }
 
 
-def check_injection(argvs, bundle, pristine, injected_copy):
+def check_injection(argvs, bundle, pristine, copies):
     """Runs each mode once and checks it did what it claims, so that the timing is not of a no-op; keeps the spec
-    that runtime mode wrote as `injected_copy`. Returns whether ascend-ctk found the chips through DCMI (the
+    that runtime mode wrote as `copies["runtime"]`, the one hook mode wrote as `copies["hook"]`, and the latter with
+    the hook replaced by /bin/true as `copies["true_hook"]`. Returns whether ascend-ctk found the chips through DCMI (the
     production path) rather than by scanning /dev."""
     config_path = os.path.join(bundle, "config.json")
     used_dcmi = True
@@ -108,22 +114,33 @@ def check_injection(argvs, bundle, pristine, injected_copy):
             raise common.MeasurementError(
                 f"{mode} mode: /dev/davinci0 in spec {injected}, createRuntime hook {bool(hooks)}; "
                 f"expected {expected}")
-        if mode == "runtime":
-            shutil.copy(config_path, injected_copy)
+        if mode in ("runtime", "hook"):
+            shutil.copy(config_path, copies[mode])
+        if mode == "hook":
+            # The same spec with a hook that does nothing: what runc pays for running any hook process.
+            config["hooks"]["createRuntime"] = [{"path": "/bin/true", "args": ["true"]}]
+            common.write_json(copies["true_hook"], config)
     return used_dcmi
 
 
-def hyperfine_round(argvs, pristine, injected, bundle, runs, export):
+def hyperfine_round(argvs, pristine, copies, bundle, runs, export):
     """One hyperfine run of every command; each command's --prepare (in command order) restores its spec."""
     config = os.path.join(bundle, "config.json")
     commands_in_order = [(mode, " ".join(argvs[mode]), pristine) for mode in MODES]
     # To attribute the added time: plain runc on the spec runtime mode writes (the cost of the devices and mounts
     # themselves), and the start-up of the ascend-ctk binary alone.
-    commands_in_order.append((INJECTED_SPEC, " ".join(argvs["plain"]), injected))
+    commands_in_order.append((INJECTED_SPEC, " ".join(argvs["plain"]), copies["runtime"]))
+    # And on the spec hook mode writes, with our hook and with /bin/true as the hook: the hook's own share.
+    commands_in_order.append((HOOK_SPEC, " ".join(argvs["plain"]), copies["hook"]))
+    commands_in_order.append((TRUE_HOOK_SPEC, " ".join(argvs["plain"]), copies["true_hook"]))
     commands_in_order.append((STARTUP, f"{argvs['runtime'][0]} --version", pristine))
     # ascend-ctk's own phase: everything runtime mode does, then exec /bin/true instead of runc.
     shim_only = " ".join([*argvs["runtime"][:3], "--runc", "/bin/true", *argvs["runtime"][3:]])
     commands_in_order.append((SHIM_ONLY, shim_only, pristine))
+    # The same phase asking DCMI (the chip cache off): what the first container after a boot or a driver reload pays.
+    cold = [*argvs["runtime"][:3], "--runc", "/bin/true", *argvs["runtime"][3:]]
+    cold[cold.index("--chip-cache") + 1] = "off"
+    commands_in_order.append((SHIM_ONLY_COLD, " ".join(cold), pristine))
     argv = ["hyperfine", "-N", "--warmup", "2", "--runs", str(runs), "--export-json", export]
     for _, _, spec in commands_in_order:
         argv += ["--prepare", f"cp {spec} {config}"]
@@ -187,43 +204,62 @@ def main():
         os.makedirs(directory, mode=0o755)
     else:
         directory = tempfile.mkdtemp(prefix="perf-container-start")
+    mounted = None
     try:
         host_root = os.path.join(directory, "host")
         run_checked([args.dcmi_sim, "fake-host", "--topology", "atlas-800t-a2", "--root", host_root,
                      "--library", args.library])
-        bundle = os.path.join(directory, "bundle")
+        # Engines keep bundles and runc's state on the /run tmpfs (containerd: /run/containerd/..., runc:
+        # /run/runc); so does this bench, on a tmpfs of its own (mode 0755, root's, like /run).
+        run_dir = os.path.join(directory, "run")
+        os.makedirs(run_dir)
+        run_checked(["mount", "-t", "tmpfs", "-o", "mode=0755,size=256m", "ascend-perf-run", run_dir])
+        mounted = run_dir
+        bundle = os.path.join(run_dir, "bundle")
         os.makedirs(bundle)
         pristine = make_bundle(bundle)
-        state_root = os.path.join(directory, "runc-state")
+        state_root = os.path.join(run_dir, "runc")
         # ascend-ctk initialises the host's libdcmi.so (here the simulator) to find the chips, as on a server.
         os.environ["DCMI_SIM_CONFIG"] = os.path.join(host_root, "etc", "dcmi-sim", "topology.toml")
-        argvs = commands(args, host_root, state_root, bundle)
-        injected = os.path.join(directory, "config.injected.json")
-        used_dcmi = check_injection(argvs, bundle, pristine, injected)
+        # The runtime remembers DCMI's answer in this file (on a server: /run/ascend-ctk/chips.json); the first
+        # run of check_injection fills it, so the timed runs see the steady state of a node.
+        chip_cache = os.path.join(run_dir, "ascend-ctk", "chips.json")
+        argvs = commands(args, host_root, state_root, bundle, chip_cache)
+        copies = {name: os.path.join(directory, f"config.{name}.json") for name in ("runtime", "hook", "true_hook")}
+        used_dcmi = check_injection(argvs, bundle, pristine, copies)
         shim_argv = [*argvs["runtime"][:3], "--runc", "/bin/true", *argvs["runtime"][3:]]
         shim_syscalls = syscall_profile(shim_argv, bundle, pristine, os.path.join(directory, "shim.strace"))
         shim_objects = cpu_profile_by_object(shim_argv, bundle, pristine, os.path.join(directory, "shim.perf"))
-        times = {mode: [] for mode in (*MODES, STARTUP, INJECTED_SPEC, SHIM_ONLY)}
+        times = {mode: [] for mode in (*MODES, STARTUP, INJECTED_SPEC, HOOK_SPEC, TRUE_HOOK_SPEC, SHIM_ONLY,
+                                               SHIM_ONLY_COLD)}
         cpu_seconds = {mode: [] for mode in times}
         for round_index in range(args.rounds):
             export = os.path.join(directory, f"hyperfine-{round_index}.json")
             for mode, (samples, cpu_s) in hyperfine_round(
-                    argvs, pristine, injected, bundle, args.runs, export).items():
+                    argvs, pristine, copies, bundle, args.runs, export).items():
                 times[mode].extend(samples)
                 cpu_seconds[mode].append(cpu_s)
     finally:
-        subprocess.run(["runc", "--root", os.path.join(directory, "runc-state"), "delete", "--force", CONTAINER_ID],
+        subprocess.run(["runc", "--root", os.path.join(directory, "run", "runc"), "delete", "--force", CONTAINER_ID],
                        capture_output=True, check=False)
+        if mounted:
+            subprocess.run(["umount", mounted], capture_output=True, check=False)
         shutil.rmtree(directory, ignore_errors=True)
     startup = times.pop(STARTUP)
     injected_spec = times.pop(INJECTED_SPEC)
+    hook_spec = times.pop(HOOK_SPEC)
+    true_hook_spec = times.pop(TRUE_HOOK_SPEC)
     shim_phase = times.pop(SHIM_ONLY)
+    shim_phase_cold = times.pop(SHIM_ONLY_COLD)
     medians_ms = {mode: round(common.median(samples) * 1000.0, 3) for mode, samples in times.items()}
     figures = {
         "ctk_used_dcmi": used_dcmi,
         "ctk_startup_ms": round(common.median(startup) * 1000.0, 3),
         "plain_runc_injected_spec_ms": round(common.median(injected_spec) * 1000.0, 3),
+        "plain_runc_hook_spec_ms": round(common.median(hook_spec) * 1000.0, 3),
+        "plain_runc_true_hook_spec_ms": round(common.median(true_hook_spec) * 1000.0, 3),
         "ctk_shim_phase_ms": round(common.median(shim_phase) * 1000.0, 3),
+        "ctk_shim_phase_no_cache_ms": round(common.median(shim_phase_cold) * 1000.0, 3),
         "ctk_shim_syscalls": shim_syscalls,
         "ctk_shim_cpu_by_object": shim_objects,
         "cpu_ms": {mode: round(common.median(values) * 1000.0, 3) for mode, values in cpu_seconds.items()},

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Section 3 of benches/run.sh: one hung chip against the others' sample age and the scrape latency.
 
-npu-exporter (default flags: 2 s per-chip deadline, 4 chips at once) runs against a simulated node. The same
+npu-exporter (default flags: 2 s per-chip deadline, 4 chips at once; `--metrics.cache-max-age=0s` so that every
+scrape renders and reports the ages of that moment) runs against a simulated node. The same
 scrape series (fresh connection per scrape, one every 100 ms) is taken with every chip answering and again after
 the simulator's overlay makes every call of one chip block (`hang = true`). From each scrape: its latency, and per
 metric group the oldest `ascend_npu_sample_age_seconds` among the chips that are not hung. The utilization group
@@ -77,7 +78,10 @@ def main():
         common.write_overlay(overlay, "")
         port = common.free_port()
         log = os.path.join(directory, "exporter.log")
-        with common.start_exporter(args.exporter, args.library, topology, overlay, port, log) as exporter:
+        # Every scrape renders (no cached body), so each age is the age at the moment of the scrape: a cached body
+        # shows the ages of its render, which depend on when the render happened relative to the rounds.
+        with common.start_exporter(args.exporter, args.library, topology, overlay, port, log,
+                                   extra_args=("--metrics.cache-max-age=0s",)) as exporter:
             time.sleep(2.0)
             healthy = scrape_series(port, args.scrapes, hung_phy)
             common.write_overlay(

@@ -9,9 +9,11 @@ import sys
 import tempfile
 import unittest
 
+import cargo_artifacts
 import container_start
 import perf_common
 import report_sections
+import write_report
 import wrk_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -30,11 +32,31 @@ Requests/sec:   1402.98
 Transfer/sec:    359.98MB
 """
 
-# The efficiency table line of benches/benches/full_poll.rs, as its format string prints it.
-EFFICIENCY = ("fake, 2000us per call         chips  64  chain   22.134ms  waves 16  ideal  354.144ms  "
-              "sampler  360.001ms  poll/ideal 1.017\n"
-              "dcmi-sim, 1 ms per call       chips   8  chain   11.2ms  waves  2  ideal   22.4ms  "
-              "sampler   23.9ms  poll/ideal 1.067\n")
+# What `cargo build --message-format json-render-diagnostics` prints for a bench, a library and a test.
+CARGO_MESSAGES = [
+    '{"reason":"compiler-artifact","target":{"kind":["bench"],"name":"full_poll"},'
+    '"executable":"/t/release/deps/full_poll-1a2b"}',
+    '{"reason":"compiler-artifact","target":{"kind":["lib"],"name":"ascend_dcmi"},"executable":null}',
+    '{"reason":"compiler-artifact","target":{"kind":["test"],"name":"sampler_alloc"},'
+    '"executable":"/t/release/deps/sampler_alloc-3c4d"}',
+    '{"reason":"build-finished","success":true}',
+]
+
+# benches/benches/full_poll.rs's JSON record, as it writes it (two hosts).
+FULL_POLL = {
+    "template_sample": "atlas-800t-a2", "latency_ms": 2, "concurrency": 4, "deadline_ms": 2000, "metrics": 30,
+    "chain_repeats": 5, "warm_up_polls": 3,
+    "cases": [
+        {"chips": 8, "chain_reads": 23, "waves": 2, "chain_ns": 68_000_000, "ideal_ns": 136_000_000,
+         "sampler_ns": 137_360_000, "serial_ns": 550_000_000, "chain_samples_ns": [68_000_000],
+         "sampler_samples_ns": [137_360_000] * 9, "serial_samples_ns": [550_000_000] * 5,
+         "sampler_over_ideal": 1.01, "serial_over_sampler": 4.004},
+        {"chips": 64, "chain_reads": 23, "waves": 16, "chain_ns": 68_000_000, "ideal_ns": 1_088_000_000,
+         "sampler_ns": 1_414_400_000, "serial_ns": 4_400_000_000, "chain_samples_ns": [68_000_000],
+         "sampler_samples_ns": [1_414_400_000] * 5, "serial_samples_ns": [4_400_000_000] * 3,
+         "sampler_over_ideal": 1.3, "serial_over_sampler": 3.111},
+    ],
+}
 
 
 class ParserTests(unittest.TestCase):
@@ -51,19 +73,23 @@ class ParserTests(unittest.TestCase):
         with self.assertRaises(perf_common.MeasurementError):
             wrk_run.parse_report("Requests/sec: 10\n")
 
-    def test_efficiency_table(self):
-        lines = [m.groupdict() for m in report_sections.EFFICIENCY_LINE.finditer(EFFICIENCY)]
-        self.assertEqual([line["label"] for line in lines], ["fake, 2000us per call", "dcmi-sim, 1 ms per call"])
-        self.assertEqual(lines[0]["chips"], "64")
-        self.assertEqual(lines[0]["waves"], "16")
-        self.assertAlmostEqual(report_sections.duration_ns(lines[0]["chain"]), 22_134_000.0)
-        self.assertEqual(lines[1]["ratio"], "1.067")
+    def test_cargo_artifacts(self):
+        self.assertEqual(cargo_artifacts.find(CARGO_MESSAGES, "bench", "full_poll"), "/t/release/deps/full_poll-1a2b")
+        self.assertEqual(cargo_artifacts.find(CARGO_MESSAGES, "test", "sampler_alloc"),
+                         "/t/release/deps/sampler_alloc-3c4d")
+        with self.assertRaisesRegex(LookupError, "no test executable named sampler_alloc_sim .*bench full_poll"):
+            cargo_artifacts.find(CARGO_MESSAGES, "test", "sampler_alloc_sim")
 
-    def test_rust_durations(self):
-        self.assertEqual(report_sections.duration_ns("12.5µs"), 12_500.0)
-        self.assertEqual(report_sections.duration_ns("1.5s"), 1.5e9)
-        with self.assertRaises(ValueError):
-            report_sections.duration_ns("12 ms")
+    def test_slowest_crates_of_cargo_timings(self):
+        html = ('<script>\nconst UNIT_DATA = [{"i":0,"name":"tonic","version":"0.14.0","mode":"todo","target":"",'
+                '"start":1.0,"duration":68.0},{"i":1,"name":"ascend-tools","version":"0.1.0","mode":"todo",'
+                '"target":" npu-exporter \\"bin\\"","start":2.0,"duration":90.5},{"i":2,"name":"libc",'
+                '"version":"0.2.0","mode":"todo","target":"","start":0.0,"duration":3.0}];\n'
+                'const CONCURRENCY_DATA = [];\n</script>')
+        self.assertEqual(write_report.slowest_crates(html)[:2],
+                         [("ascend-tools npu-exporter bin", 90.5), ("tonic", 68.0)])
+        self.assertEqual(write_report.slowest_crates("<html>no timings</html>"), [])
+        self.assertEqual(write_report.slowest_crates(None), [])
 
     def test_strace_line(self):
         found = container_start.SYSCALL_LINE.match("4242  fsync(4)            = 0 <0.004400>")
@@ -83,7 +109,7 @@ class ReportTests(unittest.TestCase):
 
     def test_figures_come_from_the_files_and_failures_are_reported(self):
         with tempfile.TemporaryDirectory() as results:
-            self.write(results, "criterion.error", "did not finish within 600 s: boom")
+            self.write(results, "safe_vs_raw.error", "did not finish within 120 s: boom")
             self.write(results, "allocations.error", "the release build failed")
             self.write(results, "container_start.cmd", "python3 benches/scripts/container_start.py --runs 10")
             self.write(results, "container_start.json", {
@@ -92,6 +118,8 @@ class ReportTests(unittest.TestCase):
                 "p90_ms": {"plain": 41.0, "runtime": 43.0, "hook": 50.0},
                 "ratio_to_plain": {"plain": 1.0, "runtime": 1.05, "hook": 1.2},
                 "ctk_startup_ms": 1.5, "plain_runc_injected_spec_ms": 41.0, "ctk_shim_phase_ms": 3.0,
+                "ctk_shim_phase_no_cache_ms": 6.0, "plain_runc_hook_spec_ms": 45.0,
+                "plain_runc_true_hook_spec_ms": 43.0,
                 "cpu_ms": {"ctk_shim_phase": 2.0},
                 "ctk_shim_syscalls": {"total_ms": 1.0, "top": [{"syscall": "fsync", "calls": 1, "ms": 0.9}]},
                 "ctk_shim_cpu_by_object": [{"object": "ascend-ctk", "percent": 60.0}], "ctk_used_dcmi": True,
@@ -104,13 +132,59 @@ class ReportTests(unittest.TestCase):
             self.assertEqual(completed.returncode, 1, completed.stderr)
             with open(out, encoding="utf-8") as report:
                 text = report.read()
-        self.assertIn("not measured: criterion: did not finish within 600 s: boom", text)
+        self.assertIn("| 1 | The cost of safety | not measured: safe_vs_raw: did not finish within 120 s: boom", text)
+        self.assertIn("| 2 | heap allocations per steady-state poll (`sampler_alloc`) | not measured: the release "
+                      "build failed | 0 | **not measured** |", text)
         self.assertIn("| 6 | runtime mode / plain runc, median start | 1.050x (+5.0 %) | < +10 % | met |", text)
         self.assertIn("| 6 | hook mode / plain runc, median start | 1.200x (+20.0 %) | < +10 % | **missed** |", text)
         self.assertIn("python3 benches/scripts/container_start.py --runs 10", text)
         self.assertIn("The script took 321 s in all", text)
         # No result file and no recorded reason: still "not measured", never a made-up figure.
         self.assertIn("| 3 | A hung chip | not measured: hung_chip: its result files are incomplete", text)
+
+    def test_full_poll_figures_and_each_allocation_test_on_its_own(self):
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "full_poll.json", FULL_POLL)
+            for chips, serial, sampler in ((8, 4_000.0, 5_000.0), (64, 32_000.0, 16_000.0)):
+                for name, median in (("serial_loop", serial), ("sampler", sampler)):
+                    directory = os.path.join(results, "criterion", "full_poll_sim_0ms", name, str(chips), "new")
+                    os.makedirs(directory)
+                    self.write(directory, "benchmark.json", {"full_id": f"full_poll/sim_0ms/{name}/{chips}"})
+                    self.write(directory, "estimates.json", {"median": {"point_estimate": median}})
+            self.write(results, "allocations.log", "running 1 test\n"
+                       "test warm_polls_and_reads_allocate_nothing ... ok\n")
+            self.write(results, "allocations_sim.error", "exit status 101: test failed")
+            self.write(results, "allocations_sim.log", "thread 'main' panicked: a warm sampler allocated 12 times in "
+                       "400 polls\ntest warm_polls_through_dcmi_sim_allocate_nothing ... FAILED\n")
+            section = report_sections.FullPoll(write_report.Results(results))
+            rows = section.summary_rows()
+            body = "\n".join(section.body())
+        self.assertIn("| 2 | 8 chips, 2 ms per call: sampler poll / (chain × waves) | 1.010 | "
+                      "≤ 1.25 (close to ideal) | met |", rows)
+        self.assertIn("| 2 | 64 chips, 2 ms per call: sampler poll / (chain × waves) | 1.300 | "
+                      "≤ 1.25 (close to ideal) | **missed** |", rows)
+        self.assertIn("| 2 | 64 chips, 2 ms per call: serial loop / sampler | 3.11x | (no target) | info |", rows)
+        self.assertIn("| 2 | heap allocations per steady-state poll (`sampler_alloc`) | 0 | 0 | met |", rows)
+        # A failing test that reports its count is a measured miss, not "not measured".
+        self.assertIn("| 2 | heap allocations per steady-state poll (`sampler_alloc_sim`) | 12 allocations in 400 "
+                      "polls | 0 | **missed** |", rows)
+        self.assertIn("| 64 | 32 µs | 16 µs | 2.00x |", body)
+        self.assertIn("| 64 | 68 ms (23) | 16 | 1.09 s | 1.41 s (5) | 1.300 | 4.4 s (3) | 3.11x | 1.011 |", body)
+        self.assertEqual(section.failures(), [])
+
+    def test_a_missing_allocation_test_is_not_measured_and_keeps_the_rest(self):
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "full_poll.error", "did not finish within 300 s: stuck")
+            self.write(results, "allocations.log", "test warm_polls_and_reads_allocate_nothing ... ok\n")
+            self.write(results, "allocations_sim.error", "ascend-dcmi/tests/sampler_alloc_sim.rs does not exist")
+            section = report_sections.FullPoll(write_report.Results(results))
+            rows = section.summary_rows()
+        self.assertEqual(rows[0], "| 2 | Full-node poll: sampler against a serial loop | not measured: full_poll: did "
+                         "not finish within 300 s: stuck | | |")
+        self.assertIn("| 2 | heap allocations per steady-state poll (`sampler_alloc`) | 0 | 0 | met |", rows)
+        self.assertIn("| 2 | heap allocations per steady-state poll (`sampler_alloc_sim`) | not measured: "
+                      "ascend-dcmi/tests/sampler_alloc_sim.rs does not exist | 0 | **not measured** |", rows)
+        self.assertEqual([name for name, _ in section.failures()], ["full_poll", "allocations_sim"])
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use ascend_dcmi::sampler::METRIC_COUNT;
-use ascend_dcmi::{DeviceManager, LogicId, Metric, MetricGroup, MetricSet, Result};
+use ascend_dcmi::{DeviceManager, GroupSet, LogicId, Metric, MetricSet, Result};
 
 /// Polls chips serially, remembering unsupported calls per chip and metric as the sampler does.
 pub struct SerialPoller {
@@ -30,26 +30,35 @@ impl SerialPoller {
         &self.chips
     }
 
-    /// Makes every selected call of `group` on every chip; returns how many succeeded.
-    pub fn poll(&mut self, group: MetricGroup, selection: MetricSet) -> usize {
+    /// Makes every selected call of `groups` on every chip, one chip after the other; returns how many succeeded.
+    pub fn poll(&mut self, groups: GroupSet, selection: MetricSet) -> usize {
         let mut succeeded = 0;
         for index in 0..self.chips.len() {
-            succeeded += self.poll_one(index, group, selection);
+            succeeded += self.poll_one(index, groups, selection);
         }
         succeeded
     }
 
-    /// One chip's chain only (to measure the chain the ideal poll time is built from).
-    pub fn poll_one(&mut self, index: usize, group: MetricGroup, selection: MetricSet) -> usize {
+    /// One chip's chain only (the chain the ideal poll time is built from); 0 for an index past the chips.
+    pub fn poll_one(&mut self, index: usize, groups: GroupSet, selection: MetricSet) -> usize {
         match self.chips.get(index) {
-            Some(chip) => self.poll_chip(index, *chip, group, selection),
+            Some(chip) => self.poll_chip(index, *chip, groups, selection),
             None => 0,
         }
     }
 
-    fn poll_chip(&mut self, index: usize, chip: LogicId, group: MetricGroup, selection: MetricSet) -> usize {
+    /// How many calls one chip's chain makes now: the selected metrics of `groups` that chip `index` has not
+    /// answered as unsupported (0 for an index past the chips).
+    pub fn chain_calls(&self, index: usize, groups: GroupSet, selection: MetricSet) -> usize {
+        match self.unsupported.get(index) {
+            Some(unsupported) => chain(groups, selection).filter(|metric| !unsupported[metric.index()]).count(),
+            None => 0,
+        }
+    }
+
+    fn poll_chip(&mut self, index: usize, chip: LogicId, groups: GroupSet, selection: MetricSet) -> usize {
         let mut succeeded = 0;
-        for metric in Metric::ALL.into_iter().filter(|metric| metric.group() == group && selection.contains(*metric)) {
+        for metric in chain(groups, selection) {
             let known_unsupported = &mut self.unsupported[index][metric.index()];
             if *known_unsupported {
                 continue;
@@ -62,6 +71,13 @@ impl SerialPoller {
         }
         succeeded
     }
+}
+
+/// The metrics of one chip's chain: the selected metrics of `groups`, group by group as the sampler's chain runs.
+fn chain(groups: GroupSet, selection: MetricSet) -> impl Iterator<Item = Metric> {
+    groups.iter().flat_map(move |group| {
+        Metric::ALL.into_iter().filter(move |metric| metric.group() == group && selection.contains(*metric))
+    })
 }
 
 /// Makes the call behind `metric` and drops the value (through `black_box`, so it is not optimised away).
@@ -84,9 +100,4 @@ fn call(manager: &dyn DeviceManager, chip: LogicId, metric: Metric) -> Result<()
 
 fn keep<T>(result: Result<T>) -> Result<()> {
     black_box(result).map(|_| ())
-}
-
-/// How many calls one chip's chain of `group` makes when every metric is selected and supported.
-pub fn chain_length(group: MetricGroup) -> usize {
-    MetricSet::group(group).len()
 }

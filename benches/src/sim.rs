@@ -1,4 +1,5 @@
-//! dcmi-sim for the benches: a sample topology, an overlay file to inject latency, and handles to the library.
+//! dcmi-sim for the benches: a sample or replicated topology, an overlay file to inject latency, and handles to the
+//! library.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -6,7 +7,10 @@ use std::time::Duration;
 use ascend_dcmi::Dcmi;
 use tempfile::TempDir;
 
-/// A simulated host: `DCMI_SIM_CONFIG` names a sample topology, `DCMI_SIM_OVERLAY` a file this type writes.
+use crate::replicated_topology::{replicated_topology, write_topology};
+
+/// A simulated host: `DCMI_SIM_CONFIG` names a sample topology or a topology file, `DCMI_SIM_OVERLAY` a file this
+/// type writes.
 pub struct SimHost {
     _directory: TempDir,
     overlay: PathBuf,
@@ -22,13 +26,32 @@ impl SimHost {
     /// A message naming what is missing: the library (build it with `cargo build -p dcmi-sim --release`), the
     /// sample, or the temporary directory.
     pub fn start(sample: &str) -> Result<SimHost, String> {
-        let library = dcmi_sim::library_path().map_err(|error| error.to_string())?;
         if dcmi_sim::samples::by_name(sample).is_none() {
             return Err(format!("dcmi-sim has no sample topology {sample:?}"));
         }
-        let directory = tempfile::tempdir().map_err(|error| format!("cannot create a temporary directory: {error}"))?;
+        let directory = temporary_directory()?;
+        SimHost::start_with(format!("sample:{sample}"), directory)
+    }
+
+    /// As [`SimHost::start`], on a host of `chips` copies of the first chip of `sample`
+    /// ([`crate::replicated_topology::replicated_topology`]), written to a file in the host's temporary directory.
+    /// One host at a time: the simulator is one per process, and the next [`SimHost::dcmi`] replaces it with this
+    /// host's topology. Start it while no thread calls the simulator (no sampler of an earlier host alive).
+    ///
+    /// # Errors
+    /// As [`SimHost::start`], and the topology's own errors (chip count, file).
+    pub fn start_replicated(sample: &str, chips: usize) -> Result<SimHost, String> {
+        let topology = replicated_topology(sample, chips)?;
+        let directory = temporary_directory()?;
+        let path = directory.path().join(format!("{sample}-x{chips}.toml"));
+        write_topology(&topology, &path)?;
+        SimHost::start_with(path.display().to_string(), directory)
+    }
+
+    fn start_with(config: String, directory: TempDir) -> Result<SimHost, String> {
+        let library = dcmi_sim::library_path().map_err(|error| error.to_string())?;
         let overlay = directory.path().join("overlay.toml");
-        std::env::set_var(dcmi_sim::CONFIG_ENV, format!("sample:{sample}"));
+        std::env::set_var(dcmi_sim::CONFIG_ENV, config);
         std::env::set_var(dcmi_sim::OVERLAY_ENV, &overlay);
         let host = SimHost { _directory: directory, overlay, library };
         host.set_latency(Duration::ZERO).map_err(|error| format!("{}: {error}", host.overlay.display()))?;
@@ -64,4 +87,8 @@ impl SimHost {
     pub fn dcmi(&self) -> ascend_dcmi::Result<Dcmi> {
         Dcmi::builder().library_path(&self.library).verify_library_ownership(false).init()
     }
+}
+
+fn temporary_directory() -> Result<TempDir, String> {
+    tempfile::tempdir().map_err(|error| format!("cannot create a temporary directory: {error}"))
 }
