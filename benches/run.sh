@@ -149,8 +149,10 @@ reproduce() {
 # ---- sections 1 and 2: the criterion benches of the sampler's owners, and the allocation tests -----------------
 if built safe_vs_raw && bench=$(executable safe_vs_raw bench safe_vs_raw); then
     run_section safe_vs_raw 120 env CRITERION_HOME="$RESULTS/criterion" DCMI_SIM_LIBRARY="$LIBRARY" \
+        ASCEND_BENCH_SAFE_VS_RAW_JSON="$RESULTS/safe_vs_raw.json" \
         "$bench" --bench --warm-up-time 1 --measurement-time 3 || true
-    reproduce safe_vs_raw "cargo bench -p ascend-benches --bench safe_vs_raw -- --warm-up-time 1 --measurement-time 3"
+    reproduce safe_vs_raw "ASCEND_BENCH_SAFE_VS_RAW_JSON=safe_vs_raw.json cargo bench -p ascend-benches --bench \
+safe_vs_raw -- --warm-up-time 1 --measurement-time 3"
 fi
 if built full_poll && bench=$(executable full_poll bench full_poll); then
     run_section full_poll 300 env CRITERION_HOME="$RESULTS/criterion" DCMI_SIM_LIBRARY="$LIBRARY" \

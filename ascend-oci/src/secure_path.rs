@@ -10,7 +10,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{FileType, Mode, OFlags, ResolveFlags, Stat};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, Stat};
 
 use crate::error::{Error, Result};
 
@@ -298,10 +298,19 @@ fn check_tree(dir: &OwnedFd, dir_path: &Path, depth: usize, budget: &mut usize) 
             .checked_sub(1)
             .ok_or_else(|| Error::unsafe_path(dir_path, format!("holds more than {MAX_TREE_ENTRIES} entries")))?;
         let child_path = dir_path.join(name);
-        let child = open_beneath(dir.as_fd(), Path::new(name), ResolveFlags::BENEATH)
-            .map_err(|e| Error::errno("open", &child_path, e))?;
-        let stat = check_fd(&child, &child_path)?;
+        // One stat per entry (a symlink's own); only directories are opened, to descend. A driver directory holds
+        // hundreds of files and every container start checks it.
+        let stat = rustix::fs::statat(&readable, name, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|e| Error::errno("stat", &child_path, e))?;
+        check_owner_and_mode(&child_path, &stat)?;
         if FileType::from_raw_mode(stat.st_mode) == FileType::Directory {
+            let child = open_beneath(dir.as_fd(), Path::new(name), ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS)
+                .map_err(|e| Error::errno("open", &child_path, e))?;
+            // The directory opened is the one checked (not swapped in between): same inode.
+            let opened = check_fd(&child, &child_path)?;
+            if (opened.st_dev, opened.st_ino) != (stat.st_dev, stat.st_ino) {
+                return Err(Error::unsafe_path(&child_path, "changed while it was checked"));
+            }
             check_tree(&child, &child_path, depth + 1, budget)?;
         }
     }

@@ -100,6 +100,29 @@ fn group_writable_file_inside_a_mounted_directory_is_refused() {
 }
 
 #[test]
+fn writable_subdirectory_and_foreign_symlink_inside_a_mounted_directory_are_refused() {
+    let host = FakeHost::new(&[0]);
+    let subdirectory = host.path("/usr/local/Ascend/driver/lib64/driver");
+    std::fs::set_permissions(&subdirectory, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let err = resolve(&host, "/usr/local/Ascend/driver/lib64\n", false).expect_err("world-writable subdirectory");
+    assert!(err.to_string().contains("lib64/driver") && err.to_string().contains("0777"), "{err}");
+
+    std::fs::set_permissions(&subdirectory, std::fs::Permissions::from_mode(0o755)).expect("chmod back");
+    let link = host.path("/usr/local/Ascend/driver/lib64/common/libfoo.so");
+    std::os::unix::fs::symlink("libc_sec.so", &link).expect("symlink");
+    rustix::fs::chownat(
+        rustix::fs::CWD,
+        &link,
+        Some(rustix::fs::Uid::from_raw(1000)),
+        None,
+        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+    )
+    .expect("chown the link itself");
+    let err = resolve(&host, "/usr/local/Ascend/driver/lib64\n", false).expect_err("link owned by 1000");
+    assert!(err.to_string().contains("libfoo.so") && err.to_string().contains("not owned by root"), "{err}");
+}
+
+#[test]
 fn file_not_owned_by_root_is_refused() {
     let host = FakeHost::new(&[0]);
     let file = host.path("/usr/local/bin/npu-smi");

@@ -1,9 +1,16 @@
 //! One temperature read on dcmi-sim answering instantly: through the raw `dcmi-sys` function pointer, through the
 //! safe [`ascend_dcmi::Chip::temperature`], and through the [`ascend_dcmi::DeviceManager`] trait (which looks the
 //! chip up by logic id on every call). The safe path should cost within 10% of the raw one.
+//!
+//! With `--bench`, the ratios follow: criterion measures the three paths one after the other, so a machine that
+//! speeds up or slows down between them (these are shared VMs) moves the ratio by as much as the difference being
+//! measured. The interleaved figure times a batch of each path in turn, round after round (the order rotating), and
+//! takes the median of the per-round ratios; it goes to stdout and, as JSON, to the file named by
+//! `ASCEND_BENCH_SAFE_VS_RAW_JSON`.
 
 use std::hint::black_box;
 use std::os::raw::c_int;
+use std::time::{Duration, Instant};
 
 use ascend_benches::sim::SimHost;
 use ascend_dcmi::{DeviceManager, LogicId};
@@ -11,6 +18,26 @@ use criterion::Criterion;
 use dcmi_sys::DcmiLib;
 
 const SIM_SAMPLE: &str = "atlas-800t-a2";
+const RESULTS_ENV: &str = "ASCEND_BENCH_SAFE_VS_RAW_JSON";
+/// Rounds of the interleaved measurement, and reads per path per round.
+const ROUNDS: usize = 301;
+const BATCH: usize = 2000;
+
+/// The median of per-round ratios `path / raw`.
+fn median_ratio(path: &[Duration], raw: &[Duration]) -> f64 {
+    let mut ratios: Vec<f64> = path.iter().zip(raw).map(|(p, r)| p.as_secs_f64() / r.as_secs_f64()).collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
+}
+
+/// Times `BATCH` calls of `read`.
+fn batch(read: &mut dyn FnMut()) -> Duration {
+    let started = Instant::now();
+    for _ in 0..BATCH {
+        read();
+    }
+    started.elapsed()
+}
 
 fn main() {
     let host = SimHost::start(SIM_SAMPLE).unwrap_or_else(|error| panic!("dcmi-sim is needed: {error}"));
@@ -26,23 +53,70 @@ fn main() {
     assert_eq!(unsafe { init() }, 0, "dcmi_init");
     let temperature = *raw.dcmi_get_device_temperature.as_ref().expect("dcmi_get_device_temperature is exported");
 
+    let raw_read = || {
+        let mut celsius: c_int = 0;
+        // SAFETY: card and device come from the simulator's own enumeration; the out pointer is valid.
+        let code = unsafe { temperature(locator.card.0, locator.device.0, &mut celsius) };
+        assert_eq!(code, 0, "dcmi_get_device_temperature");
+        black_box(celsius)
+    };
+    let chip_read = || black_box(chip.temperature().expect("temperature"));
+    let manager_read = || black_box(DeviceManager::temperature(&dcmi, LogicId(0)).expect("temperature"));
+
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group("safe_vs_raw/temperature");
-    group.bench_function("raw_fn_pointer", |bench| {
-        bench.iter(|| {
-            let mut celsius: c_int = 0;
-            // SAFETY: card and device come from the simulator's own enumeration; the out pointer is valid.
-            let code = unsafe { temperature(locator.card.0, locator.device.0, &mut celsius) };
-            assert_eq!(code, 0, "dcmi_get_device_temperature");
-            black_box(celsius)
-        });
-    });
-    group.bench_function("safe_chip", |bench| {
-        bench.iter(|| black_box(chip.temperature().expect("temperature")));
-    });
-    group.bench_function("safe_device_manager", |bench| {
-        bench.iter(|| black_box(DeviceManager::temperature(&dcmi, LogicId(0)).expect("temperature")));
-    });
+    group.bench_function("raw_fn_pointer", |bench| bench.iter(raw_read));
+    group.bench_function("safe_chip", |bench| bench.iter(chip_read));
+    group.bench_function("safe_device_manager", |bench| bench.iter(manager_read));
     group.finish();
     criterion.final_summary();
+
+    if !std::env::args().any(|argument| argument == "--bench") {
+        return;
+    }
+    let mut paths: [(&str, Box<dyn FnMut() + '_>, Vec<Duration>); 3] = [
+        (
+            "raw_fn_pointer",
+            Box::new(|| {
+                let _ = raw_read();
+            }),
+            Vec::with_capacity(ROUNDS),
+        ),
+        (
+            "safe_chip",
+            Box::new(|| {
+                let _ = chip_read();
+            }),
+            Vec::with_capacity(ROUNDS),
+        ),
+        (
+            "safe_device_manager",
+            Box::new(|| {
+                let _ = manager_read();
+            }),
+            Vec::with_capacity(ROUNDS),
+        ),
+    ];
+    for round in 0..ROUNDS {
+        for offset in 0..paths.len() {
+            let (_, read, times) = &mut paths[(round + offset) % 3];
+            times.push(batch(read.as_mut()));
+        }
+    }
+    let raw_times = paths[0].2.clone();
+    println!("\ninterleaved: {ROUNDS} rounds of {BATCH} reads per path, median of per-round ratios to raw");
+    let mut ratios = serde_json::Map::new();
+    for (name, _, times) in &paths {
+        let ratio = median_ratio(times, &raw_times);
+        let mut sorted = times.clone();
+        sorted.sort();
+        let per_read_ns = sorted[sorted.len() / 2].as_secs_f64() * 1e9 / BATCH as f64;
+        println!("{name:<20} {per_read_ns:>8.1} ns per read (median batch)  ratio {ratio:.3}");
+        ratios.insert((*name).to_owned(), serde_json::json!({ "ratio_to_raw": ratio, "median_ns": per_read_ns }));
+    }
+    if let Ok(path) = std::env::var(RESULTS_ENV) {
+        let record = serde_json::json!({ "rounds": ROUNDS, "batch": BATCH, "paths": ratios });
+        let text = serde_json::to_string_pretty(&record).expect("JSON of numbers and strings serialises");
+        std::fs::write(&path, text + "\n").unwrap_or_else(|error| panic!("{RESULTS_ENV}={path}: {error}"));
+    }
 }

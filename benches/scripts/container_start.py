@@ -155,18 +155,32 @@ def hyperfine_round(argvs, pristine, copies, bundle, runs, export):
 SYSCALL_LINE = re.compile(r"^\d+\s+(\w+)\(.*<([\d.]+)>$")
 
 
-def syscall_profile(argv, bundle, pristine, trace_path, top=6):
-    """Runs ascend-ctk's own phase once under `strace -f -T` and sums the time spent inside each system call:
-    [(name, calls, milliseconds)] of the top ones, plus the total inside system calls."""
+HOOK_EXEC_LINE = re.compile(r'^(\d+)\s+execve\("[^"]*ascend-ctk", \[[^]]*"hook"')
+
+
+def syscall_profile(argv, bundle, pristine, trace_path, top=6, hook_only=False):
+    """Runs `argv` once under `strace -f -T` and sums the time spent inside each system call: [(name, calls,
+    milliseconds)] of the top ones, plus the total inside system calls. With `hook_only`, only the calls of the
+    ascend-ctk hook process runc starts count, from its exec on."""
     shutil.copy(pristine, os.path.join(bundle, "config.json"))
     run_checked(["strace", "-f", "-T", "-o", trace_path, *argv])
     totals = {}
+    hook_pid = None
     with open(trace_path, encoding="utf-8", errors="replace") as trace:
         for line in trace:
+            if hook_only:
+                if hook_pid is None:
+                    started = HOOK_EXEC_LINE.match(line)
+                    hook_pid = started.group(1) if started else None
+                    continue
+                if line.split(maxsplit=1)[0] != hook_pid:
+                    continue
             found = SYSCALL_LINE.match(line.strip())
             if found:
                 calls, seconds = totals.get(found.group(1), (0, 0.0))
                 totals[found.group(1)] = (calls + 1, seconds + float(found.group(2)))
+    if hook_only and hook_pid is None:
+        raise common.MeasurementError(f"no ascend-ctk hook process in {trace_path}")
     ranked = sorted(totals.items(), key=lambda item: item[1][1], reverse=True)
     return {
         "top": [{"syscall": name, "calls": calls, "ms": round(seconds * 1000.0, 3)}
@@ -230,6 +244,11 @@ def main():
         shim_argv = [*argvs["runtime"][:3], "--runc", "/bin/true", *argvs["runtime"][3:]]
         shim_syscalls = syscall_profile(shim_argv, bundle, pristine, os.path.join(directory, "shim.strace"))
         shim_objects = cpu_profile_by_object(shim_argv, bundle, pristine, os.path.join(directory, "shim.perf"))
+        # The hook on its own: plain runc on the spec hook mode writes, where the only ascend-ctk process is the hook.
+        hook_syscalls = syscall_profile(argvs["plain"], bundle, copies["hook"], os.path.join(directory, "hook.strace"),
+                                        hook_only=True)
+        hook_objects = cpu_profile_by_object(argvs["plain"], bundle, copies["hook"],
+                                             os.path.join(directory, "hook.perf"))
         times = {mode: [] for mode in (*MODES, STARTUP, INJECTED_SPEC, HOOK_SPEC, TRUE_HOOK_SPEC, SHIM_ONLY,
                                                SHIM_ONLY_COLD)}
         cpu_seconds = {mode: [] for mode in times}
@@ -262,6 +281,8 @@ def main():
         "ctk_shim_phase_no_cache_ms": round(common.median(shim_phase_cold) * 1000.0, 3),
         "ctk_shim_syscalls": shim_syscalls,
         "ctk_shim_cpu_by_object": shim_objects,
+        "ctk_hook_syscalls": hook_syscalls,
+        "ctk_hook_cpu_by_object": hook_objects,
         "cpu_ms": {mode: round(common.median(values) * 1000.0, 3) for mode, values in cpu_seconds.items()},
         "runs_per_mode": {mode: len(samples) for mode, samples in times.items()},
         "median_ms": medians_ms,

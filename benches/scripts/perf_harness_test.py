@@ -123,6 +123,8 @@ class ReportTests(unittest.TestCase):
                 "cpu_ms": {"ctk_shim_phase": 2.0},
                 "ctk_shim_syscalls": {"total_ms": 1.0, "top": [{"syscall": "fsync", "calls": 1, "ms": 0.9}]},
                 "ctk_shim_cpu_by_object": [{"object": "ascend-ctk", "percent": 60.0}], "ctk_used_dcmi": True,
+                "ctk_hook_syscalls": {"total_ms": 2.0, "top": [{"syscall": "move_mount", "calls": 5, "ms": 0.5}]},
+                "ctk_hook_cpu_by_object": [{"object": "[kernel.kallsyms]", "percent": 55.0}],
             })
             out = os.path.join(results, "performance.md")
             completed = subprocess.run(
