@@ -30,6 +30,19 @@ fn median_ratio(path: &[Duration], raw: &[Duration]) -> f64 {
     ratios[ratios.len() / 2]
 }
 
+/// One path of the interleaved measurement: its reads and the batch times.
+struct TimedPath<'a> {
+    name: &'static str,
+    read: Box<dyn FnMut() + 'a>,
+    times: Vec<Duration>,
+}
+
+impl<'a> TimedPath<'a> {
+    fn new(name: &'static str, read: impl FnMut() + 'a) -> Self {
+        TimedPath { name, read: Box::new(read), times: Vec::with_capacity(ROUNDS) }
+    }
+}
+
 /// Times `BATCH` calls of `read`.
 fn batch(read: &mut dyn FnMut()) -> Duration {
     let started = Instant::now();
@@ -74,39 +87,27 @@ fn main() {
     if !std::env::args().any(|argument| argument == "--bench") {
         return;
     }
-    let mut paths: [(&str, Box<dyn FnMut() + '_>, Vec<Duration>); 3] = [
-        (
-            "raw_fn_pointer",
-            Box::new(|| {
-                let _ = raw_read();
-            }),
-            Vec::with_capacity(ROUNDS),
-        ),
-        (
-            "safe_chip",
-            Box::new(|| {
-                let _ = chip_read();
-            }),
-            Vec::with_capacity(ROUNDS),
-        ),
-        (
-            "safe_device_manager",
-            Box::new(|| {
-                let _ = manager_read();
-            }),
-            Vec::with_capacity(ROUNDS),
-        ),
+    let mut paths = [
+        TimedPath::new("raw_fn_pointer", || {
+            let _ = raw_read();
+        }),
+        TimedPath::new("safe_chip", || {
+            let _ = chip_read();
+        }),
+        TimedPath::new("safe_device_manager", || {
+            let _ = manager_read();
+        }),
     ];
     for round in 0..ROUNDS {
         for offset in 0..paths.len() {
-            let (_, read, times) = &mut paths[(round + offset) % 3];
-            times.push(batch(read.as_mut()));
+            let path = &mut paths[(round + offset) % 3];
+            path.times.push(batch(path.read.as_mut()));
         }
     }
-    let raw_times = paths[0].2.clone();
+    let raw_times = paths[0].times.clone();
     println!("\ninterleaved: {ROUNDS} rounds of {BATCH} reads per path, median of per-round ratios to raw");
     let mut ratios = serde_json::Map::new();
-    for (name, _, times) in &paths {
+    for TimedPath { name, times, .. } in &paths {
         let ratio = median_ratio(times, &raw_times);
         let mut sorted = times.clone();
         sorted.sort();
