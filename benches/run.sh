@@ -216,7 +216,7 @@ if built container_start; then
         not_measured container_start "missing tools: $missing (scripts/deps/debian.txt)"
     else
         run_section container_start 300 python3 "$SCRIPTS/container_start.py" --ctk "$BIN/ascend-ctk" \
-            --dcmi-sim "$BIN/dcmi-sim" --library "$LIBRARY" --runs 10 --rounds 6 \
+            --dcmi-sim "$BIN/dcmi-sim" --library "$LIBRARY" --runs 25 --rounds 12 \
             --work-dir "$RESULTS/container_start-work" --out "$RESULTS/container_start.json" || true
     fi
 fi

@@ -570,8 +570,9 @@ class ContainerStart(Section):
             "is starting any process of this binary) minus the exec of runc that plain runc pays too; the devices "
             f"and mounts themselves cost runc {injected_delta:+.1f} ms. Hook mode adds "
             f"{median['hook'] - median['runtime']:+.1f} ms over runtime mode: runc starting a hook process costs "
-            f"{any_hook:+.1f} ms with `/bin/true`, and our hook's own work (read the state and config, enter the "
-            f"mount namespace, mount the driver) {hook_own:+.1f} ms more. Without the chip cache every start "
+            f"{any_hook:+.1f} ms with `/bin/true`, and our hook {hook_own:+.1f} ms more, of which starting an "
+            f"ascend-ctk process is {figures['ctk_startup_ms']:.1f} ms and the rest reading the state and config, "
+            "entering the mount namespace and mounting the driver. Without the chip cache every start "
             f"would pay {figures['ctk_shim_phase_no_cache_ms'] - figures['ctk_shim_phase_ms']:+.1f} ms more for "
             "loading and asking the driver (the simulator here; a real driver's `dcmi_init` is slower).",
         ]
