@@ -9,7 +9,8 @@ hook` (devices in the spec, mounts by the createRuntime hook: hook mode). The ru
 checking run of each mode fills it), as on a node after its first container. config.json is restored before every
 run (not timed), so each run starts from the same bundle. The commands alternate over --rounds rounds; the figures
 are medians over every run of every round. To show where added time goes, the same rounds also time plain runc on
-the specs runtime and hook mode write (and on the latter with /bin/true as the hook), ascend-ctk's own phase
+the specs runtime and hook mode write (and on the latter with /bin/true as the hook), runc started through
+/usr/bin/env (an exec in front of runc that does nothing else), ascend-ctk's own phase
 (runtime mode exec'ing /bin/true instead of runc) with the chip cache warm and off, and `ascend-ctk --version`;
 that phase runs once under `strace -f -T` to sum the time spent in each system call, and 20 times under
 `perf record` to split its CPU time by the object (binary, libc, kernel) it falls in."""
@@ -31,6 +32,7 @@ STARTUP = "ctk_startup"
 INJECTED_SPEC = "plain_runc_injected_spec"
 SHIM_ONLY = "ctk_shim_phase"
 SHIM_ONLY_COLD = "ctk_shim_phase_no_cache"
+ENV_RUNC = "plain_runc_through_env"
 HOOK_SPEC = "plain_runc_hook_spec"
 TRUE_HOOK_SPEC = "plain_runc_true_hook_spec"
 
@@ -130,6 +132,8 @@ def hyperfine_round(argvs, pristine, copies, bundle, runs, export):
     # To attribute the added time: plain runc on the spec runtime mode writes (the cost of the devices and mounts
     # themselves), and the start-up of the ascend-ctk binary alone.
     commands_in_order.append((INJECTED_SPEC, " ".join(argvs["plain"]), copies["runtime"]))
+    # The same, started through /usr/bin/env: what any program that execs runc adds, whatever it does itself.
+    commands_in_order.append((ENV_RUNC, " ".join(["/usr/bin/env", *argvs["plain"]]), copies["runtime"]))
     # And on the spec hook mode writes, with our hook and with /bin/true as the hook: the hook's own share.
     commands_in_order.append((HOOK_SPEC, " ".join(argvs["plain"]), copies["hook"]))
     commands_in_order.append((TRUE_HOOK_SPEC, " ".join(argvs["plain"]), copies["true_hook"]))
@@ -249,7 +253,7 @@ def main():
                                         hook_only=True)
         hook_objects = cpu_profile_by_object(argvs["plain"], bundle, copies["hook"],
                                              os.path.join(directory, "hook.perf"))
-        times = {mode: [] for mode in (*MODES, STARTUP, INJECTED_SPEC, HOOK_SPEC, TRUE_HOOK_SPEC, SHIM_ONLY,
+        times = {mode: [] for mode in (*MODES, STARTUP, INJECTED_SPEC, ENV_RUNC, HOOK_SPEC, TRUE_HOOK_SPEC, SHIM_ONLY,
                                                SHIM_ONLY_COLD)}
         cpu_seconds = {mode: [] for mode in times}
         for round_index in range(args.rounds):
@@ -266,6 +270,7 @@ def main():
         shutil.rmtree(directory, ignore_errors=True)
     startup = times.pop(STARTUP)
     injected_spec = times.pop(INJECTED_SPEC)
+    env_runc = times.pop(ENV_RUNC)
     hook_spec = times.pop(HOOK_SPEC)
     true_hook_spec = times.pop(TRUE_HOOK_SPEC)
     shim_phase = times.pop(SHIM_ONLY)
@@ -275,6 +280,7 @@ def main():
         "ctk_used_dcmi": used_dcmi,
         "ctk_startup_ms": round(common.median(startup) * 1000.0, 3),
         "plain_runc_injected_spec_ms": round(common.median(injected_spec) * 1000.0, 3),
+        "plain_runc_through_env_ms": round(common.median(env_runc) * 1000.0, 3),
         "plain_runc_hook_spec_ms": round(common.median(hook_spec) * 1000.0, 3),
         "plain_runc_true_hook_spec_ms": round(common.median(true_hook_spec) * 1000.0, 3),
         "ctk_shim_phase_ms": round(common.median(shim_phase) * 1000.0, 3),

@@ -119,7 +119,7 @@ class ReportTests(unittest.TestCase):
                 "ratio_to_plain": {"plain": 1.0, "runtime": 1.05, "hook": 1.2},
                 "ctk_startup_ms": 1.5, "plain_runc_injected_spec_ms": 41.0, "ctk_shim_phase_ms": 3.0,
                 "ctk_shim_phase_no_cache_ms": 6.0, "plain_runc_hook_spec_ms": 45.0,
-                "plain_runc_true_hook_spec_ms": 43.0,
+                "plain_runc_true_hook_spec_ms": 43.0, "plain_runc_through_env_ms": 41.5,
                 "cpu_ms": {"ctk_shim_phase": 2.0},
                 "ctk_shim_syscalls": {"total_ms": 1.0, "top": [{"syscall": "fsync", "calls": 1, "ms": 0.9}]},
                 "ctk_shim_cpu_by_object": [{"object": "ascend-ctk", "percent": 60.0}], "ctk_used_dcmi": True,
