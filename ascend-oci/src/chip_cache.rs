@@ -20,19 +20,16 @@
 //! it when the driver cannot be used. A cache file that is not root-owned, is writable by group or
 //! others, or does not parse is ignored with a note and replaced.
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{Mode, OFlags};
 use serde::{Deserialize, Serialize};
 
 use crate::atomic_file::{write_atomically_with, WriteOptions};
 use crate::chip_discovery::{discover_chips, ChipSource, DiscoveredChips};
 use crate::error::{Error, Result};
 use crate::hook::read_limited_file;
-use crate::host::{parse_davinci_name, HostChip, HostChips};
+use crate::host::{chip_node_entries, HostChip, HostChips};
 use crate::secure_path::{check_trusted_file, HostRoot};
 
 /// Where the runtime keeps the cache unless told otherwise.
@@ -242,25 +239,14 @@ impl Fingerprint {
     }
 }
 
-/// Every `/dev/davinci<N>` character device under the host root, sorted by name.
+/// Every `/dev/davinci<N>` character device under the host root (its own `lstat`), sorted by name.
 fn chip_nodes(root: &HostRoot) -> Result<Vec<NodeIdentity>> {
-    let dev_path = root.host_path(Path::new("/dev"));
-    let dev = root.open_no_symlinks(Path::new("/dev"))?;
-    let readable = rustix::fs::openat(&dev, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-        .map_err(|e| Error::errno("open directory", &dev_path, e))?;
-    let entries = rustix::fs::Dir::read_from(&readable).map_err(|e| Error::errno("read directory", &dev_path, e))?;
     let mut nodes = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::errno("read directory", &dev_path, e))?;
-        let name = OsStr::from_bytes(entry.file_name().to_bytes());
-        let Some(name) = name.to_str().filter(|name| parse_davinci_name(name).is_some()) else {
-            continue;
-        };
-        let path = dev_path.join(name);
-        let meta = std::fs::symlink_metadata(&path).map_err(|e| Error::io("stat", &path, e))?;
+    for entry in chip_node_entries(root)? {
+        let meta = std::fs::symlink_metadata(&entry.host_path).map_err(|e| Error::io("stat", &entry.host_path, e))?;
         if meta.file_type().is_char_device() {
             nodes.push(NodeIdentity {
-                name: name.to_owned(),
+                name: entry.name,
                 inode: meta.ino(),
                 rdev: meta.rdev(),
                 changed_seconds: meta.ctime(),

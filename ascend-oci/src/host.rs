@@ -41,24 +41,11 @@ impl HostChips {
     /// # Errors
     /// [`Error::Io`] if `<host root>/dev` cannot be read.
     pub fn scan(root: &HostRoot, chip_type: Option<String>) -> Result<Self> {
-        let dev_path = root.host_path(Path::new("/dev"));
-        let dev = root.open_no_symlinks(Path::new("/dev"))?;
-        let readable =
-            rustix::fs::openat(&dev, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-                .map_err(|e| Error::errno("open directory", &dev_path, e))?;
-        let entries =
-            rustix::fs::Dir::read_from(&readable).map_err(|e| Error::errno("read directory", &dev_path, e))?;
-        let mut ids = BTreeSet::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::errno("read directory", &dev_path, e))?;
-            let name = OsStr::from_bytes(entry.file_name().to_bytes());
-            let Some(id) = name.to_str().and_then(parse_davinci_name) else {
-                continue;
-            };
-            if entry.file_type() == FileType::CharacterDevice {
-                ids.insert(id);
-            }
-        }
+        let ids: BTreeSet<u32> = chip_node_entries(root)?
+            .into_iter()
+            .filter(|entry| entry.file_type == FileType::CharacterDevice)
+            .map(|entry| entry.phy_id)
+            .collect();
         Ok(HostChips {
             chip_type,
             product_type: None,
@@ -122,7 +109,46 @@ impl HostChips {
     }
 }
 
-pub(crate) fn parse_davinci_name(name: &str) -> Option<u32> {
+/// One `davinci<N>` entry of `<host root>/dev`, as the directory listing gives it.
+pub(crate) struct ChipNodeEntry {
+    /// The `N`.
+    pub phy_id: u32,
+    /// The entry's name (`davinci<N>`).
+    pub name: String,
+    /// Its host path.
+    pub host_path: PathBuf,
+    /// The type the listing reports (no `stat`).
+    pub file_type: FileType,
+}
+
+/// Every `davinci<N>` entry of `<host root>/dev` (opened without following symlinks), in listing order.
+///
+/// # Errors
+/// [`Error::Io`] if `<host root>/dev` cannot be opened or read.
+pub(crate) fn chip_node_entries(root: &HostRoot) -> Result<Vec<ChipNodeEntry>> {
+    let dev_path = root.host_path(Path::new("/dev"));
+    let dev = root.open_no_symlinks(Path::new("/dev"))?;
+    let readable = rustix::fs::openat(&dev, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|e| Error::errno("open directory", &dev_path, e))?;
+    let entries = rustix::fs::Dir::read_from(&readable).map_err(|e| Error::errno("read directory", &dev_path, e))?;
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::errno("read directory", &dev_path, e))?;
+        let name = OsStr::from_bytes(entry.file_name().to_bytes());
+        let Some((name, phy_id)) = name.to_str().and_then(|name| Some((name, parse_davinci_name(name)?))) else {
+            continue;
+        };
+        found.push(ChipNodeEntry {
+            phy_id,
+            name: name.to_owned(),
+            host_path: dev_path.join(name),
+            file_type: entry.file_type(),
+        });
+    }
+    Ok(found)
+}
+
+fn parse_davinci_name(name: &str) -> Option<u32> {
     let digits = name.strip_prefix("davinci")?;
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;

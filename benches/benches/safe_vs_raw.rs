@@ -12,6 +12,7 @@ use std::hint::black_box;
 use std::os::raw::c_int;
 use std::time::{Duration, Instant};
 
+use ascend_benches::poll_timing::median;
 use ascend_benches::sim::SimHost;
 use ascend_dcmi::{DeviceManager, LogicId};
 use criterion::Criterion;
@@ -109,9 +110,8 @@ fn main() {
     let mut ratios = serde_json::Map::new();
     for TimedPath { name, times, .. } in &paths {
         let ratio = median_ratio(times, &raw_times);
-        let mut sorted = times.clone();
-        sorted.sort();
-        let per_read_ns = sorted[sorted.len() / 2].as_secs_f64() * 1e9 / BATCH as f64;
+        let per_batch = median(times).expect("ROUNDS batches were timed");
+        let per_read_ns = per_batch.as_secs_f64() * 1e9 / BATCH as f64;
         println!("{name:<20} {per_read_ns:>8.1} ns per read (median batch)  ratio {ratio:.3}");
         ratios.insert((*name).to_owned(), serde_json::json!({ "ratio_to_raw": ratio, "median_ns": per_read_ns }));
     }

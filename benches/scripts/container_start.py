@@ -21,7 +21,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 
 import perf_common as common
@@ -125,6 +124,15 @@ def check_injection(argvs, bundle, pristine, copies):
     return used_dcmi
 
 
+def shim_phase_argv(argvs, chip_cache=None):
+    """Runtime mode's command with /bin/true in runc's place: ascend-ctk's own phase. `chip_cache` replaces the
+    --chip-cache value (`off` for the cold path)."""
+    argv = [*argvs["runtime"][:3], "--runc", "/bin/true", *argvs["runtime"][3:]]
+    if chip_cache is not None:
+        argv[argv.index("--chip-cache") + 1] = chip_cache
+    return argv
+
+
 def hyperfine_round(argvs, pristine, copies, bundle, runs, export):
     """One hyperfine run of every command; each command's --prepare (in command order) restores its spec."""
     config = os.path.join(bundle, "config.json")
@@ -139,12 +147,10 @@ def hyperfine_round(argvs, pristine, copies, bundle, runs, export):
     commands_in_order.append((TRUE_HOOK_SPEC, " ".join(argvs["plain"]), copies["true_hook"]))
     commands_in_order.append((STARTUP, f"{argvs['runtime'][0]} --version", pristine))
     # ascend-ctk's own phase: everything runtime mode does, then exec /bin/true instead of runc.
-    shim_only = " ".join([*argvs["runtime"][:3], "--runc", "/bin/true", *argvs["runtime"][3:]])
+    shim_only = " ".join(shim_phase_argv(argvs))
     commands_in_order.append((SHIM_ONLY, shim_only, pristine))
     # The same phase asking DCMI (the chip cache off): what the first container after a boot or a driver reload pays.
-    cold = [*argvs["runtime"][:3], "--runc", "/bin/true", *argvs["runtime"][3:]]
-    cold[cold.index("--chip-cache") + 1] = "off"
-    commands_in_order.append((SHIM_ONLY_COLD, " ".join(cold), pristine))
+    commands_in_order.append((SHIM_ONLY_COLD, " ".join(shim_phase_argv(argvs, chip_cache="off")), pristine))
     argv = ["hyperfine", "-N", "--warmup", "2", "--runs", str(runs), "--export-json", export]
     for _, _, spec in commands_in_order:
         argv += ["--prepare", f"cp {spec} {config}"]
@@ -215,7 +221,6 @@ def cpu_profile_by_object(argv, bundle, pristine, data_path, repeats=20, top=6):
 
 
 def main():
-    common.exit_on_sigterm()
     args = parse_arguments()
     if args.work_dir:
         directory = os.path.abspath(args.work_dir)
@@ -245,7 +250,7 @@ def main():
         argvs = commands(args, host_root, state_root, bundle, chip_cache)
         copies = {name: os.path.join(directory, f"config.{name}.json") for name in ("runtime", "hook", "true_hook")}
         used_dcmi = check_injection(argvs, bundle, pristine, copies)
-        shim_argv = [*argvs["runtime"][:3], "--runc", "/bin/true", *argvs["runtime"][3:]]
+        shim_argv = shim_phase_argv(argvs)
         shim_syscalls = syscall_profile(shim_argv, bundle, pristine, os.path.join(directory, "shim.strace"))
         shim_objects = cpu_profile_by_object(shim_argv, bundle, pristine, os.path.join(directory, "shim.perf"))
         # The hook on its own: plain runc on the spec hook mode writes, where the only ascend-ctk process is the hook.
@@ -300,7 +305,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except common.MeasurementError as error:
-        sys.exit(f"container_start: {error}")
+    common.run_script("container_start", main)

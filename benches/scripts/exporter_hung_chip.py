@@ -11,7 +11,6 @@ metric group the oldest `ascend_npu_sample_age_seconds` among the chips that are
 import argparse
 import os
 import re
-import sys
 import tempfile
 import time
 
@@ -68,7 +67,6 @@ def phase_figures(latencies, oldest_ages):
 
 
 def main():
-    common.exit_on_sigterm()
     args = parse_arguments()
     hung_phy = args.chips - 1 - args.hung_logic_id
     with tempfile.TemporaryDirectory(prefix="perf-hung-chip") as directory:
@@ -104,7 +102,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except common.MeasurementError as error:
-        sys.exit(f"exporter_hung_chip: {error}")
+    common.run_script("exporter_hung_chip", main)

@@ -11,7 +11,6 @@ device plugin's load has started; the exporter loads alone after --go-timeout se
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 
@@ -66,7 +65,6 @@ def wait_for(path, timeout_s):
 
 
 def main():
-    common.exit_on_sigterm()
     args = parse_arguments()
     with tempfile.TemporaryDirectory(prefix="perf-exporter-load") as directory:
         topology = os.path.join(directory, "topology.toml")
@@ -125,7 +123,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except common.MeasurementError as error:
-        sys.exit(f"exporter_load: {error}")
+    common.run_script("exporter_load", main)

@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 # How long a component may take to come up before the section fails.
@@ -101,6 +102,8 @@ class Process:
         try:
             self.popen = subprocess.Popen(
                 argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        except OSError as error:
+            raise MeasurementError(f"cannot start {argv[0]}: {error}") from error
         finally:
             if log_path:
                 log.close()
@@ -215,3 +218,13 @@ def exit_on_sigterm():
     def leave(signum, _frame):
         raise SystemExit(128 + signum)
     signal.signal(signal.SIGTERM, leave)
+
+
+def run_script(name, main):
+    """The entry point of a section script: SIGTERM stops its processes on the way out (see exit_on_sigterm), and a
+    MeasurementError ends it with status 1 and `name: reason` on stderr."""
+    exit_on_sigterm()
+    try:
+        main()
+    except MeasurementError as error:
+        sys.exit(f"{name}: {error}")

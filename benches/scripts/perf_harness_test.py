@@ -91,6 +91,19 @@ class ParserTests(unittest.TestCase):
         self.assertEqual(write_report.slowest_crates("<html>no timings</html>"), [])
         self.assertEqual(write_report.slowest_crates(None), [])
 
+    def test_a_binary_that_cannot_start_is_a_measurement_error_naming_it(self):
+        with self.assertRaises(perf_common.MeasurementError) as caught:
+            perf_common.Process(["/nonexistent/npu-exporter"])
+        self.assertIn("/nonexistent/npu-exporter", str(caught.exception))
+
+    def test_shim_phase_runs_true_in_runcs_place_and_can_turn_the_cache_off(self):
+        argvs = {"runtime": ["ctk", "runtime", "exec", "--host-root", "/h", "--chip-cache", "/c", "--", "run"]}
+        self.assertEqual(container_start.shim_phase_argv(argvs),
+                         ["ctk", "runtime", "exec", "--runc", "/bin/true", "--host-root", "/h", "--chip-cache", "/c",
+                          "--", "run"])
+        self.assertEqual(container_start.shim_phase_argv(argvs, chip_cache="off")[8], "off")
+        self.assertEqual(argvs["runtime"][6], "/c", "the runtime command itself is left as it was")
+
     def test_strace_line(self):
         found = container_start.SYSCALL_LINE.match("4242  fsync(4)            = 0 <0.004400>")
         self.assertEqual((found.group(1), found.group(2)), ("fsync", "0.004400"))

@@ -481,6 +481,16 @@ class DevicePlugin(Section):
         return lines
 
 
+def syscall_summary(syscalls):
+    """`name` ms (calls×), ... of a strace summary's top system calls."""
+    return ", ".join(f"`{row['syscall']}` {row['ms']:.2f} ms ({row['calls']}×)" for row in syscalls["top"])
+
+
+def objects_summary(objects):
+    """object percent, ... of a CPU profile split by object."""
+    return ", ".join(f"{row['object']} {row['percent']:.1f} %" for row in objects)
+
+
 class ContainerStart(Section):
     number = 6
     title = "Container start with our injection"
@@ -551,18 +561,17 @@ class ContainerStart(Section):
             "",
             f"Time inside system calls of ascend-ctk's phase (one run under `strace -f -T`, {syscalls['total_ms']:.2f} "
             "ms in all, strace's own overhead included): "
-            + ", ".join(f"`{row['syscall']}` {row['ms']:.2f} ms ({row['calls']}×)" for row in syscalls["top"]) + ".",
+            + syscall_summary(syscalls) + ".",
             "",
             "Its CPU time by object (`perf record -F 20000` over 20 runs; share of ascend-ctk's samples): "
-            + ", ".join(f"{row['object']} {row['percent']:.1f} %" for row in figures["ctk_shim_cpu_by_object"])
+            + objects_summary(figures["ctk_shim_cpu_by_object"])
             + ". The kernel share is exec, page faults of the binary and process teardown.",
             "",
             "The hook on its own (plain runc on the spec hook mode writes, where the hook is the only ascend-ctk "
             f"process): time inside its system calls (one run under `strace -f -T`, {hook_syscalls['total_ms']:.2f} "
-            "ms in all) " + ", ".join(f"`{row['syscall']}` {row['ms']:.2f} ms ({row['calls']}×)"
-                                      for row in hook_syscalls["top"])
+            "ms in all) " + syscall_summary(hook_syscalls)
             + "; its CPU time by object (`perf record`, 20 runs): "
-            + ", ".join(f"{row['object']} {row['percent']:.1f} %" for row in figures["ctk_hook_cpu_by_object"])
+            + objects_summary(figures["ctk_hook_cpu_by_object"])
             + ". The mounts are `open_tree`, `move_mount` and `mount` (the read-only remount), the same work runc "
             "does for the spec's mounts in runtime mode; what only hook mode pays is starting the process (exec, "
             "the dynamic loader, page faults) and reading the state and config again.",
