@@ -55,14 +55,36 @@ pub struct ExecSettings {
     mount_delivery: Delivery,
     /// The file remembering DCMI's answer between container starts (root-owned; checked against the
     /// boot, the /dev/davinci* nodes and the library before use), or `off` to ask DCMI every time.
-    #[arg(long, env = "ASCEND_CTK_CHIP_CACHE", default_value = DEFAULT_CHIP_CACHE)]
-    chip_cache: PathBuf,
+    #[arg(long, env = "ASCEND_CTK_CHIP_CACHE", default_value = DEFAULT_CHIP_CACHE, value_parser = parse_chip_cache)]
+    chip_cache: ChipCacheSetting,
+}
+
+/// `--chip-cache`: a file, or off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ChipCacheSetting {
+    Off,
+    File(PathBuf),
+}
+
+/// An absolute path or `off`: a relative path would land wherever the engine starts the runtime (often the bundle).
+fn parse_chip_cache(text: &str) -> Result<ChipCacheSetting, String> {
+    if text == CHIP_CACHE_OFF {
+        return Ok(ChipCacheSetting::Off);
+    }
+    let path = PathBuf::from(text);
+    if !path.is_absolute() {
+        return Err(format!("{text:?} is neither an absolute path nor {CHIP_CACHE_OFF:?}"));
+    }
+    Ok(ChipCacheSetting::File(path))
 }
 
 impl ExecSettings {
     /// The chip cache, unless turned off.
     fn chip_cache(&self) -> Option<ChipCache> {
-        (self.chip_cache.as_os_str() != CHIP_CACHE_OFF).then(|| ChipCache::new(&self.chip_cache))
+        match &self.chip_cache {
+            ChipCacheSetting::Off => None,
+            ChipCacheSetting::File(path) => Some(ChipCache::new(path)),
+        }
     }
 }
 
@@ -246,4 +268,21 @@ fn configure_engine(args: &ConfigureArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chip_cache_is_an_absolute_file_or_off() {
+        let settings = ExecSettings::try_parse_from(["ascend-runtime", "--chip-cache", "off"]).expect("off parses");
+        assert_eq!(settings.chip_cache(), None);
+        let settings = ExecSettings::try_parse_from(["ascend-runtime"]).expect("the default parses");
+        assert_eq!(settings.chip_cache(), Some(ChipCache::new(DEFAULT_CHIP_CACHE)));
+        let error = ExecSettings::try_parse_from(["ascend-runtime", "--chip-cache", "chips.json"])
+            .expect_err("a relative path is refused")
+            .to_string();
+        assert!(error.contains("\"chips.json\" is neither an absolute path nor \"off\""), "{error}");
+    }
 }
