@@ -3,7 +3,7 @@
 
 mod node_labels_support;
 
-use ascend_deviceplugin::node_labels::{
+use ascend_kube::node_labels::{
     NodeLabels, ACCELERATOR_LABEL, CHIP_COUNT_LABEL, CHIP_NAME_LABEL, CHIP_TYPE_LABEL, DRIVER_VERSION_LABEL, MIXED,
     PRODUCT_LABEL,
 };

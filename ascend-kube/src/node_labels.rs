@@ -23,6 +23,8 @@ use std::fmt;
 
 use ascend_dcmi::{ChipIdentity, ChipType, DeviceManager};
 
+use crate::error::{Error, Result};
+
 /// The prefix of this stack's own node labels.
 pub const LABEL_PREFIX: &str = "ascend.huawei.com/";
 /// Chip generation of the node (`310P`, `910B`, ... or [`MIXED`]): what the node pools select on.
@@ -53,25 +55,6 @@ pub const UNKNOWN: &str = "unknown";
 /// The longest label value Kubernetes accepts.
 pub const MAX_LABEL_VALUE_LEN: usize = 63;
 
-/// A label set could not be computed because the driver could not be read.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum NodeLabelError {
-    /// The driver enumerates no chip. Labels are then left as they are: a driver that is still starting reports no
-    /// chips, and removing `chip-type` would take the node out of its pool (and the labeller off the node).
-    #[error("the driver reports no NPU chip on this node; node labels are left unchanged")]
-    NoChips,
-    /// A DCMI call failed; the error names the call and the chip.
-    #[error("reading {what} for the node labels: {source}")]
-    Dcmi {
-        /// What was being read, for example `"the chip list"` or `"the identity of chip logic 3"`.
-        what: String,
-        /// The DCMI error.
-        #[source]
-        source: ascend_dcmi::Error,
-    },
-}
-
 /// The labels a node should carry, keyed by label name. Every key is one of [`MANAGED_LABELS`] and every value is a
 /// valid label value.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -81,18 +64,20 @@ impl NodeLabels {
     /// Reads the chips and the driver version and computes the labels. Blocks on the driver: call it from a thread.
     ///
     /// # Errors
-    /// [`NodeLabelError::NoChips`] when the driver enumerates none, [`NodeLabelError::Dcmi`] when the chip list, a
+    /// [`Error::NoChips`] when the driver enumerates none, [`Error::Dcmi`] when the chip list, a
     /// chip's identity or the driver version cannot be read (no partial label set: a chip missing from the count
     /// would relabel the node wrongly).
-    pub fn read(manager: &dyn DeviceManager) -> Result<Self, NodeLabelError> {
-        let chips = manager.chips().map_err(|source| NodeLabelError::Dcmi { what: "the chip list".into(), source })?;
+    pub fn read(manager: &dyn DeviceManager) -> Result<Self> {
+        let chips = manager
+            .chips()
+            .map_err(|source| Error::Dcmi { what: "the chip list for the node labels".into(), source })?;
         if chips.is_empty() {
-            return Err(NodeLabelError::NoChips);
+            return Err(Error::NoChips);
         }
         let identities = chips
             .iter()
             .map(|ids| {
-                manager.identity(ids.logic).map_err(|source| NodeLabelError::Dcmi {
+                manager.identity(ids.logic).map_err(|source| Error::Dcmi {
                     what: format!("the identity of chip logic {} (phy {})", ids.logic, ids.phy),
                     source,
                 })
@@ -100,7 +85,7 @@ impl NodeLabels {
             .collect::<Result<Vec<_>, _>>()?;
         let driver_version = manager
             .driver_version()
-            .map_err(|source| NodeLabelError::Dcmi { what: "the driver version".into(), source })?;
+            .map_err(|source| Error::Dcmi { what: "the driver version for the node labels".into(), source })?;
         Ok(Self::from_inventory(&driver_version, &identities))
     }
 

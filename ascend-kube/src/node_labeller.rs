@@ -1,5 +1,11 @@
 //! Keeps a node's NPU labels current: reads the chips, compares with the node, patches only what differs.
 //!
+//! The labels are changed with a JSON merge patch of `metadata.labels` (field manager
+//! [`NODE_LABELLER_FIELD_MANAGER`]): a merge patch changes only the keys it lists, so labels set by anyone else are
+//! untouched by construction, and a managed key the node should no longer carry is sent as `null`. (Server-side
+//! apply would also work, but it would take ownership of the managed keys from whoever set them by hand, and a later
+//! `kubectl label` would conflict; the merge patch keeps the behaviour operators had.)
+//!
 //! A reconcile runs every [`LabellerConfig::interval`] (default [`DEFAULT_RECONCILE_INTERVAL`]) and whenever a
 //! [`ReconcileTrigger`] asks. It is idempotent: when the node already carries the right labels nothing is sent but
 //! the GET. Failures (driver not ready, API server unreachable, missing RBAC) are logged and retried at the next
@@ -7,11 +13,10 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use ascend_deviceplugin::kube_client::KubeClient;
-//! use ascend_deviceplugin::node_labeller::{LabellerConfig, NodeLabeller};
+//! use ascend_kube::node_labeller::{LabellerConfig, NodeLabeller};
 //!
-//! # async fn example(manager: Arc<dyn ascend_dcmi::DeviceManager>) -> Result<(), Box<dyn std::error::Error>> {
-//! let labeller = NodeLabeller::new(manager, KubeClient::in_cluster()?, LabellerConfig::new("worker-1"));
+//! # async fn example(manager: Arc<dyn ascend_dcmi::DeviceManager>) -> Result<(), ascend_kube::Error> {
+//! let labeller = NodeLabeller::new(manager, ascend_kube::connect().await?, LabellerConfig::new("worker-1"))?;
 //! labeller.run(async { let _ = tokio::signal::ctrl_c().await; }).await;
 //! # Ok(())
 //! # }
@@ -23,10 +28,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::DeviceManager;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, Patch, PatchParams};
 use tokio::sync::Notify;
 
-use crate::kube_client::{KubeClient, KubeError};
-use crate::node_labels::{LabelPatch, NodeLabelError, NodeLabels};
+use crate::client::{check_node_name, request, DEFAULT_REQUEST_TIMEOUT, NODE_LABELLER_FIELD_MANAGER};
+use crate::error::{Error, Result};
+use crate::node_labels::{LabelPatch, NodeLabels};
 
 /// How often labels are reconciled by default.
 pub const DEFAULT_RECONCILE_INTERVAL: Duration = Duration::from_secs(60);
@@ -42,6 +50,8 @@ pub struct LabellerConfig {
     pub interval: Duration,
     /// How long reading the chips may take.
     pub driver_deadline: Duration,
+    /// How long one API request may take.
+    pub request_timeout: Duration,
 }
 
 impl LabellerConfig {
@@ -51,29 +61,9 @@ impl LabellerConfig {
             node_name: node_name.into(),
             interval: DEFAULT_RECONCILE_INTERVAL,
             driver_deadline: DEFAULT_DRIVER_DEADLINE,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
         }
     }
-}
-
-/// Why a reconcile failed. The node's labels are unchanged in every case.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum LabellerError {
-    /// The driver could not be read.
-    #[error(transparent)]
-    Labels(#[from] NodeLabelError),
-    /// The API server refused or could not be reached.
-    #[error(transparent)]
-    Kube(#[from] KubeError),
-    /// Reading the chips took longer than the deadline (a dropped card can block DCMI for long).
-    #[error("reading the chips took longer than {0:?}; node labels are left unchanged")]
-    DriverDeadline(Duration),
-    /// The previous read of the chips is still blocked in the driver, so no new one was started.
-    #[error("a previous read of the chips is still blocked in the driver; node labels are left unchanged")]
-    DriverBusy,
-    /// The thread reading the chips failed.
-    #[error("the thread reading the chips failed: {0}")]
-    DriverThread(String),
 }
 
 /// The result of a successful reconcile.
@@ -100,7 +90,7 @@ impl ReconcileTrigger {
 /// Reconciles the NPU labels of one node.
 pub struct NodeLabeller {
     manager: Arc<dyn DeviceManager>,
-    client: KubeClient,
+    nodes: Api<Node>,
     config: LabellerConfig,
     trigger: Arc<Notify>,
     /// Set while a thread reads the chips; a read that outlived its deadline keeps it set until it returns.
@@ -108,15 +98,19 @@ pub struct NodeLabeller {
 }
 
 impl NodeLabeller {
-    /// A labeller of `config.node_name` using the driver behind `manager`.
-    pub fn new(manager: Arc<dyn DeviceManager>, client: KubeClient, config: LabellerConfig) -> Self {
-        NodeLabeller {
+    /// A labeller of `config.node_name` using the driver behind `manager` and the API server behind `client`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidNodeName`] when the node name cannot be an object name.
+    pub fn new(manager: Arc<dyn DeviceManager>, client: kube::Client, config: LabellerConfig) -> Result<Self> {
+        check_node_name(&config.node_name)?;
+        Ok(NodeLabeller {
             manager,
-            client,
+            nodes: Api::all(client),
             config,
             trigger: Arc::new(Notify::new()),
             driver_busy: Arc::new(AtomicBool::new(false)),
-        }
+        })
     }
 
     /// The configuration.
@@ -132,33 +126,39 @@ impl NodeLabeller {
     /// The labels the node should carry, read from the driver on a blocking thread within the deadline.
     ///
     /// # Errors
-    /// [`LabellerError::Labels`] from the driver, [`LabellerError::DriverDeadline`], [`LabellerError::DriverBusy`]
-    /// while an earlier read is still blocked, [`LabellerError::DriverThread`] if the thread panicked.
-    pub async fn desired_labels(&self) -> Result<NodeLabels, LabellerError> {
+    /// [`Error::NoChips`] or [`Error::Dcmi`] from the driver, [`Error::DriverDeadline`], [`Error::DriverBusy`]
+    /// while an earlier read is still blocked, [`Error::DriverThread`] if the thread panicked.
+    pub async fn desired_labels(&self) -> Result<NodeLabels> {
         desired_labels(Arc::clone(&self.manager), &self.driver_busy, self.config.driver_deadline).await
     }
 
     /// What a reconcile would patch now, without patching: the desired labels against the node's.
     ///
     /// # Errors
-    /// As [`NodeLabeller::desired_labels`], and [`LabellerError::Kube`] when the node cannot be read.
-    pub async fn plan(&self) -> Result<LabelPatch, LabellerError> {
+    /// As [`NodeLabeller::desired_labels`], and [`Error::Api`], [`Error::Transport`] or [`Error::Timeout`] when
+    /// the node cannot be read.
+    pub async fn plan(&self) -> Result<LabelPatch> {
         let desired = self.desired_labels().await?;
-        let current = self.client.node_labels(&self.config.node_name).await?;
-        Ok(desired.patch_against(&current))
+        let node = &self.config.node_name;
+        let current =
+            request("get", format!("nodes/{node}"), self.config.request_timeout, self.nodes.get(node)).await?;
+        Ok(desired.patch_against(&current.metadata.labels.unwrap_or_default()))
     }
 
     /// Reads the chips and the node and patches the labels that differ; sends no PATCH when none do.
     ///
     /// # Errors
-    /// As [`NodeLabeller::plan`], and [`LabellerError::Kube`] when the PATCH is refused. The labels are then as
-    /// they were.
-    pub async fn reconcile(&self) -> Result<Reconciled, LabellerError> {
+    /// As [`NodeLabeller::plan`], and [`Error::Api`] when the PATCH is refused. The labels are then as they were.
+    pub async fn reconcile(&self) -> Result<Reconciled> {
         let patch = self.plan().await?;
         if patch.is_empty() {
             return Ok(Reconciled::Unchanged);
         }
-        self.client.patch_node_labels(&self.config.node_name, &patch).await?;
+        let node = &self.config.node_name;
+        let params = PatchParams { field_manager: Some(NODE_LABELLER_FIELD_MANAGER.into()), ..PatchParams::default() };
+        let merge = Patch::Merge(patch.to_merge_patch());
+        request("patch", format!("nodes/{node}"), self.config.request_timeout, self.nodes.patch(node, &params, &merge))
+            .await?;
         Ok(Reconciled::Patched(patch))
     }
 
@@ -193,9 +193,9 @@ async fn desired_labels(
     manager: Arc<dyn DeviceManager>,
     busy: &Arc<AtomicBool>,
     deadline: Duration,
-) -> Result<NodeLabels, LabellerError> {
+) -> Result<NodeLabels> {
     if busy.swap(true, Ordering::AcqRel) {
-        return Err(LabellerError::DriverBusy);
+        return Err(Error::DriverBusy);
     }
     let release = Arc::clone(busy);
     let read = tokio::task::spawn_blocking(move || {
@@ -207,8 +207,8 @@ async fn desired_labels(
         Ok(Ok(labels)) => Ok(labels?),
         Ok(Err(error)) => {
             busy.store(false, Ordering::Release);
-            Err(LabellerError::DriverThread(error.to_string()))
+            Err(Error::DriverThread(error.to_string()))
         }
-        Err(_) => Err(LabellerError::DriverDeadline(deadline)),
+        Err(_) => Err(Error::DriverDeadline(deadline)),
     }
 }

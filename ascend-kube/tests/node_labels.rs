@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 mod node_labels_support;
 
 use ascend_dcmi::{Error, LogicId, MockDeviceManager};
-use ascend_deviceplugin::node_labels::{
-    LabelPatch, NodeLabelError, NodeLabels, ACCELERATOR_LABEL, CHIP_COUNT_LABEL, CHIP_NAME_LABEL, CHIP_TYPE_LABEL,
+use ascend_kube::node_labels::{
+    LabelPatch, NodeLabels, ACCELERATOR_LABEL, CHIP_COUNT_LABEL, CHIP_NAME_LABEL, CHIP_TYPE_LABEL,
     DRIVER_VERSION_LABEL, MANAGED_LABELS, MIXED, PRODUCT_LABEL,
 };
 use node_labels_support::{chip, driver};
@@ -104,7 +104,7 @@ fn an_odd_driver_version_becomes_a_valid_label_value() {
 #[test]
 fn no_chips_is_an_error_not_an_empty_label_set() {
     let error = NodeLabels::read(&driver(Vec::new(), "24.1.rc2")).expect_err("no chips");
-    assert!(matches!(error, NodeLabelError::NoChips));
+    assert!(matches!(error, ascend_kube::Error::NoChips));
     assert!(error.to_string().contains("left unchanged"), "{error}");
 }
 
