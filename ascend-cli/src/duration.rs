@@ -84,7 +84,8 @@ pub fn format_duration(duration: Duration) -> String {
     if millis == 0 {
         return "0s".to_owned();
     }
-    let (per_unit, unit) = UNITS.into_iter().find(|(per_unit, _)| millis.is_multiple_of(*per_unit)).unwrap_or((1, "ms"));
+    let (per_unit, unit) =
+        UNITS.into_iter().find(|(per_unit, _)| millis.is_multiple_of(*per_unit)).unwrap_or((1, "ms"));
     format!("{}{unit}", millis / per_unit)
 }
 
