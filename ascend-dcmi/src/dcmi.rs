@@ -53,8 +53,8 @@ impl std::fmt::Debug for Inner {
 
 /// A loaded DCMI library. Clone it freely: clones share the library, the id caches and the settings.
 ///
-/// The library is unloaded when the last clone (and the last [`Chip`], event stream or worker call holding one)
-/// goes; [`Dcmi::shutdown`] does that explicitly and reports `dlclose` errors, `Drop` never panics.
+/// The library is unloaded when the last clone (and the last [`Chip`](crate::Chip), event stream or worker call
+/// holding one) goes; [`Dcmi::shutdown`] does that explicitly and reports `dlclose` errors, `Drop` never panics.
 ///
 /// ```no_run
 /// use ascend_dcmi::Dcmi;
