@@ -22,6 +22,7 @@
 //! plugin::run(manager, PluginConfig::default(), Arc::new(NoopObserver), shutdown).await
 //! # }
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

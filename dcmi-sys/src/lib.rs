@@ -64,6 +64,7 @@
 //! After editing the header run `bash dcmi-sys/gen_bindings.sh`; CI runs
 //! `bash dcmi-sys/gen_bindings.sh --check` to detect drift.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
 /// The generated bindings; see the crate documentation.
