@@ -25,6 +25,8 @@ python3 scripts/crate_metadata_test.py
 shellcheck scripts/checks/package.sh scripts/checks/docs-rs.sh scripts/checks/rust-version.sh scripts/semver-check.sh
 
 target=${CARGO_TARGET_DIR:-$PWD/target}
+# The verification and consumer builds are one-shot: incremental state would only cost time and disk.
+export CARGO_INCREMENTAL=0
 metadata=$(cargo metadata --format-version 1 --no-deps)
 declare -A versions
 crates=()
