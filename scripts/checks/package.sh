@@ -9,8 +9,7 @@
 #   4. a crate outside the workspace (scripts/checks/package-consumer) depends on ascend-dcmi and dcmi-sim as a user's
 #      crate does, with crates.io patched to the unpacked .crate files: it builds, runs a mock-driven test and loads
 #      the packaged simulator's libdcmi_sim.so through ascend-dcmi's loader.
-# Needs crates.io (the index is consulted as `cargo publish` would). Its cost beyond the build step: about a minute
-# on a 2-core machine with a warm target directory (docs/releasing.md has the measurement).
+# Needs crates.io (the index is consulted as `cargo publish` would). What it costs: docs/releasing.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
