@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use crate::api_family::ApiFamily;
 use crate::dcmi::Dcmi;
 use crate::error::Result;
 use crate::event::FaultEventStream;
@@ -21,6 +22,7 @@ use crate::telemetry::{
     DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth, PcieBandwidth, Power,
     ProcessList, UtilizationKind,
 };
+use crate::ub_port::{UbPort, UbPortStats};
 use crate::units::{Celsius, MegaHertz, Percent, Volts};
 use crate::vnpu::{VnpuId, VnpuInventory};
 
@@ -115,5 +117,13 @@ impl DeviceManager for Dcmi {
 
     fn fault_events(&self, poll_interval: Duration) -> Result<FaultEventStream> {
         Dcmi::fault_events(self, poll_interval)
+    }
+
+    fn api_family(&self) -> ApiFamily {
+        Dcmi::api_family(self)
+    }
+
+    fn ub_port_stats(&self, chip: LogicId, port: UbPort) -> Result<UbPortStats> {
+        self.chip(chip)?.ub_port_stats(port)
     }
 }

@@ -133,7 +133,7 @@
 //!
 //! let mut mock = MockDeviceManager::new();
 //! mock.expect_chips().returning(|| {
-//!     let locator = ChipLocator { card: CardId(0), device: DeviceId(0) };
+//!     let locator = Some(ChipLocator { card: CardId(0), device: DeviceId(0) });
 //!     Ok(vec![ChipIds { logic: LogicId(0), phy: PhyId(4), locator }])
 //! });
 //! mock.expect_health().returning(|_| Ok(HealthReport::healthy()));
@@ -146,6 +146,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+mod api_family;
 mod builder;
 mod chip;
 mod chip_table;
@@ -169,11 +170,13 @@ mod reset;
 mod reset_ops;
 pub mod sampler;
 mod telemetry;
+mod ub_port;
 mod units;
 mod utilization;
 mod vnpu;
 mod vnpu_ops;
 
+pub use api_family::ApiFamily;
 pub use builder::{DcmiBuilder, DEFAULT_CALL_DEADLINE, DEFAULT_WORKER_CONCURRENCY};
 pub use chip::Chip;
 pub use chip_type::{ChipType, ParseChipTypeError};
@@ -199,6 +202,7 @@ pub use telemetry::{
     BandwidthStats, ChipProcess, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth,
     NetworkHealth, PcieBandwidth, Power, ProcessList, UtilizationKind, HCCS_LINKS, MAX_PROCESSES,
 };
+pub use ub_port::{UbPort, UbPortStats, MAX_UB_DIE, MAX_UB_PORT};
 pub use units::{Celsius, MegaHertz, Percent, Volts, Watts, BYTES_PER_MB};
 pub use utilization::UtilizationMethod;
 pub use vnpu::{Vnpu, VnpuId, VnpuInventory, VnpuTemplate, TEMPLATES as VNPU_TEMPLATES};

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::api_family::ApiFamily;
 use crate::error::Result;
 use crate::event::FaultEventStream;
 use crate::health::HealthReport;
@@ -15,6 +16,7 @@ use crate::telemetry::{
     DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth, PcieBandwidth, Power,
     ProcessList, UtilizationKind,
 };
+use crate::ub_port::{UbPort, UbPortStats};
 use crate::units::{Celsius, MegaHertz, Percent, Volts};
 use crate::vnpu::{VnpuId, VnpuInventory};
 
@@ -174,4 +176,18 @@ pub trait DeviceManager: Send + Sync {
     /// # Errors
     /// The DCMI error of subscribing, when polling is not possible either.
     fn fault_events(&self, poll_interval: Duration) -> Result<FaultEventStream>;
+
+    /// The API family the driver serves. The default is [`ApiFamily::V1`], for implementations that predate V2.
+    fn api_family(&self) -> ApiFamily {
+        ApiFamily::V1
+    }
+
+    /// Packet counters of one unified-bus port (Ascend950).
+    ///
+    /// # Errors
+    /// [`crate::Error::UnavailableOnApi`] on the V1 API (the default), or any DCMI error.
+    fn ub_port_stats(&self, chip: LogicId, port: UbPort) -> Result<UbPortStats> {
+        let _ = (chip, port);
+        Err(crate::Error::UnavailableOnApi { call: "dcmiv2_get_port_pkt_stats_info", family: ApiFamily::V1 })
+    }
 }

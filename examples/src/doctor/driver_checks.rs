@@ -366,13 +366,11 @@ pub fn chips_healthy(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
         let health = chip.health.as_ref();
         let level = health.map_or("-", |h| h.level.as_str());
         let faults: Vec<&str> = health.map(|h| h.faults.iter().map(|f| f.code.as_str()).collect()).unwrap_or_default();
-        let mut line = format!(
-            "NPU {} ({name}, card {} device {}): {}",
-            chip.ids.phy_id,
-            chip.ids.card_id,
-            chip.ids.device_id,
-            chip.status.label()
-        );
+        let place = match (chip.ids.card_id, chip.ids.device_id) {
+            (Some(card), Some(device)) => format!("card {card} device {device}"),
+            _ => format!("logic {}", chip.ids.logic_id),
+        };
+        let mut line = format!("NPU {} ({name}, {place}): {}", chip.ids.phy_id, chip.status.label());
         if chip.status != ChipStatus::Ok {
             line.push_str(&format!(", level {level}"));
             if !faults.is_empty() {
@@ -391,7 +389,11 @@ pub fn chips_healthy(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
     }
     let resets: Vec<String> = bad
         .iter()
-        .map(|chip| format!("npu-smi set -t reset -i {} -c {}", chip.ids.card_id, chip.ids.device_id))
+        .map(|chip| match (chip.ids.card_id, chip.ids.device_id) {
+            (Some(card), Some(device)) => format!("npu-smi set -t reset -i {card} -c {device}"),
+            // The DCMI V2 API (Ascend950) addresses a chip by logic id; there is no card to name.
+            _ => format!("reset NPU {} (logic id {}) with the vendor's tool", chip.ids.phy_id, chip.ids.logic_id),
+        })
         .collect();
     check
         .fix(format!(
