@@ -106,7 +106,7 @@ pub(crate) enum RawChipInfo {
 }
 
 impl RawChipInfo {
-    fn decode(self) -> ChipInfo {
+    pub(crate) fn decode(self) -> ChipInfo {
         match self {
             RawChipInfo::V2(info) => ChipInfo {
                 chip_type: c_string(&info.chip_type),

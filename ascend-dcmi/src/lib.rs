@@ -159,6 +159,9 @@ mod event;
 mod events;
 mod fault_policy;
 mod ffi;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod health;
 mod identity;
 mod ids;
