@@ -12,6 +12,8 @@
 # (fuzz/entries/tests/corpus_replay.rs). The summary table is also written to fuzz/last-run.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# cargo-fuzz runs the fuzzer from the fuzz directory: every path handed to libFuzzer is absolute.
+repo=$PWD
 
 seconds=60
 jobs=1
@@ -40,14 +42,14 @@ fuzz build
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-summary=fuzz/last-run.txt
+summary=$repo/fuzz/last-run.txt
 printf '%-20s %12s %10s %8s %8s  %s\n' target executions exec/s seeds corpus result | tee "$summary"
 failed=0
 for target in "${targets[@]}"; do
-    seeds=fuzz/corpus/$target
+    seeds=$repo/fuzz/corpus/$target
     [[ -d $seeds ]] || { echo "fuzz.sh: no corpus $seeds" >&2; exit 2; }
     work=$scratch/$target
-    mkdir -p "$work" "fuzz/artifacts/$target"
+    mkdir -p "$work" "$repo/fuzz/artifacts/$target"
     log=$scratch/$target.log
     result=ok
     # -timeout: one input over 10 s is a hang; -malloc_limit_mb: one allocation over 512 MiB is unbounded. Parallel
@@ -56,7 +58,7 @@ for target in "${targets[@]}"; do
     ((jobs > 1)) && parallel=(-jobs="$jobs" -workers="$jobs")
     fuzz run "$target" "$work" "$seeds" -- -max_total_time="$seconds" "${parallel[@]}" \
         -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -print_final_stats=1 \
-        -artifact_prefix="fuzz/artifacts/$target/" >"$log" 2>&1 || result=FAILED
+        -artifact_prefix="$repo/fuzz/artifacts/$target/" >"$log" 2>&1 || result=FAILED
     if ((jobs > 1)); then
         cat fuzz-*.log >>"$log" 2>/dev/null || true
         rm -f fuzz-*.log

@@ -208,24 +208,9 @@ fn the_container_environment_cannot_choose_the_loader_runc_or_driver_library() {
 #[test]
 fn oversized_and_deeply_nested_config_json_are_refused_before_any_work() {
     let host = SimHost::sample("atlas-300i-pro");
-    let cases: [(&str, Box<dyn Fn(&mut serde_json::Value) -> String>, &[&str]); 2] = [
-        (
-            "oversized",
-            Box::new(|config| {
-                config["annotations"] = serde_json::json!({ "padding": "x".repeat(17 * 1024 * 1024) });
-                config.to_string()
-            }),
-            &["config.json", "exceeds the limit"],
-        ),
-        (
-            "nested",
-            Box::new(|config| {
-                let text = config.to_string();
-                let depth = 100_000;
-                format!("{},\"x-nested\":{}{}}}", &text[..text.len() - 1], "[".repeat(depth), "]".repeat(depth))
-            }),
-            &["config.json", "recursion limit"],
-        ),
+    let cases: [(&str, ConfigEdit, &[&str]); 2] = [
+        ("oversized", oversized_config, &["config.json", "exceeds the limit"]),
+        ("nested", deeply_nested_config, &["config.json", "recursion limit"]),
     ];
     for (name, make, expected) in cases {
         let bundle = Bundle::new(&["ASCEND_VISIBLE_DEVICES=0"]);
@@ -245,6 +230,22 @@ fn all_on_a_node_that_lost_a_chip_node_is_refused_naming_it() {
     let before = config_bytes(&bundle);
     let output = bundle.run_through_ctk(&host, &[]);
     assert_refused_untouched(&bundle, &before, &output, &["davinci3"]);
+}
+
+/// Turns a valid `config.json` into a hostile one, as text.
+type ConfigEdit = fn(&mut serde_json::Value) -> String;
+
+/// 17 MiB, over the 16 MiB the runtime reads.
+fn oversized_config(config: &mut serde_json::Value) -> String {
+    config["annotations"] = serde_json::json!({ "padding": "x".repeat(17 * 1024 * 1024) });
+    config.to_string()
+}
+
+/// An unknown field nested 100,000 arrays deep: a recursive parser without a limit would overflow its stack.
+fn deeply_nested_config(config: &mut serde_json::Value) -> String {
+    let text = config.to_string();
+    let depth = 100_000;
+    format!("{},\"x-nested\":{}{}}}", &text[..text.len() - 1], "[".repeat(depth), "]".repeat(depth))
 }
 
 fn walk_files(dir: &Path) -> Vec<PathBuf> {

@@ -33,7 +33,7 @@ pub fn oci_config(data: &[u8]) {
     let Ok(json) = serde_json::from_slice::<Value>(data) else { return };
     let Ok(spec) = serde_json::from_value::<Spec>(json.clone()) else { return };
     let _ = request_from_spec(&spec, DEFAULT_CDI_KIND);
-    let delivery = if data.len() % 2 == 0 { MountDelivery::InSpec } else { MountDelivery::ByHook(hook()) };
+    let delivery = if data.len().is_multiple_of(2) { MountDelivery::InSpec } else { MountDelivery::ByHook(hook()) };
     let mut config = json;
     if apply_plan_to_json(&mut config, &plan(), &delivery).is_err() {
         return;
