@@ -129,8 +129,10 @@ pub(crate) fn c_string_is<T: ByteLike + Copy>(buffer: &[T], text: &str) -> bool 
     let mut bytes = [0u8; CHUNK];
     let length = buffer.iter().position(|b| b.byte() == 0).unwrap_or(buffer.len());
     if length > CHUNK {
-        // Longer than any buffer this module hands out.
-        return c_string(buffer) == text;
+        // Longer than any buffer this module hands out: decoded on the heap, by the same rule for invalid UTF-8
+        // (found by fuzzing: comparing `c_string`'s lossy decoding matched such a buffer).
+        let bytes: Vec<u8> = buffer[..length].iter().map(|b| b.byte()).collect();
+        return std::str::from_utf8(&bytes).is_ok_and(|decoded| decoded.trim() == text);
     }
     for (slot, byte) in bytes.iter_mut().zip(&buffer[..length]) {
         *slot = byte.byte();
@@ -148,7 +150,7 @@ pub(crate) enum RawChipInfo {
 }
 
 impl RawChipInfo {
-    fn decode(self) -> ChipInfo {
+    pub(crate) fn decode(self) -> ChipInfo {
         match self {
             RawChipInfo::V2(info) => ChipInfo {
                 chip_type: c_string(&info.chip_type),
@@ -1026,6 +1028,11 @@ mod tests {
         let signed: [c_char; 4] = [0x41, 0x42, 0, 0x43];
         assert!(c_string_is(&signed, "AB"));
         assert!(!c_string_is(&signed, "ABC"));
+        // Longer than the stack chunk, with a byte that is not UTF-8: never equal to its lossy decoding.
+        let mut long = vec![b'a'; 5000];
+        long[4500] = 0xFF;
+        assert!(!c_string_is(&long, &c_string(&long)));
+        assert!(c_string_is(&[b'b'; 5000], &"b".repeat(5000)));
     }
 
     #[test]

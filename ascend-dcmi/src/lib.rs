@@ -170,6 +170,9 @@ mod error;
 mod fault_events;
 mod fault_policy;
 mod ffi;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod health;
 mod identity;
 mod ids;
