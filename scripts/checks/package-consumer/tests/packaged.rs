@@ -10,7 +10,7 @@ fn ids(logic: u32, phy: u32) -> ChipIds {
     ChipIds {
         logic: LogicId(logic),
         phy: PhyId(phy),
-        locator: ChipLocator { card: CardId(i32::try_from(logic).expect("small id")), device: DeviceId(0) },
+        locator: Some(ChipLocator { card: CardId(i32::try_from(logic).expect("small id")), device: DeviceId(0) }),
     }
 }
 
