@@ -1,18 +1,19 @@
-//! Reads every chip through a [`DeviceManager`] into a [`HostReport`], each chip on its own thread with a deadline.
+//! Reads every chip through a [`DeviceManager`] into a [`HostReport`], each chip on a driver-call worker with a
+//! deadline.
 //!
-//! A DCMI call can block for seconds, or forever, on a dropped card, and cannot be cancelled. So every chip is read on
-//! a worker thread that fills in its report field by field; when the deadline passes the fields read so far are kept
-//! and the chip is marked [`ChipStatus::Timeout`]. A worker that is still blocked when the next refresh comes (in
-//! `watch`) is not joined by a second one: the chip is reported as still not answering, so a hung chip costs one thread,
-//! not one per refresh.
+//! A DCMI call can block for seconds, or forever, on a dropped card, and cannot be cancelled. So every chip is read by
+//! ascend-dcmi's [`DriverCalls`] on a worker that fills in its report field by field; when the deadline passes the
+//! fields read so far are kept and the chip is marked [`ChipStatus::Timeout`]. A read that is still blocked when the
+//! next refresh comes (in `watch`) is not joined by a second one: the chip is reported as still not answering, so a
+//! hung chip costs one thread, not one per refresh.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread;
 use std::time::{Duration, Instant};
 
+use ascend_dcmi::deadline::{DriverCalls, Started};
 use ascend_dcmi::{
     ChipIdentity, ChipIds, DeviceManager, Error as DcmiError, FaultCode, FaultLevel, FaultPolicy, FrequencyKind,
     LogicId, Power, UtilizationKind,
@@ -136,12 +137,20 @@ fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, Progress> {
     shared.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// What a driver call of the collector reads: the chip list, or one chip by logic id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Read {
+    Enumeration,
+    Chip(u32),
+}
+
 /// Collects [`HostReport`]s; keep one for the life of a `watch` so hung chips are remembered.
 pub struct Collector {
     manager: Arc<dyn DeviceManager>,
     options: CollectOptions,
-    in_flight: Arc<Mutex<HashMap<u32, Shared>>>,
-    enumeration_in_flight: Arc<Mutex<bool>>,
+    calls: DriverCalls<Read>,
+    /// The report each chip's latest read fills in, kept to show how far a read that still hangs got.
+    progress: Mutex<HashMap<u32, Shared>>,
 }
 
 impl std::fmt::Debug for Collector {
@@ -158,12 +167,8 @@ struct Enumeration {
 impl Collector {
     /// A collector over `manager`.
     pub fn new(manager: Arc<dyn DeviceManager>, options: CollectOptions) -> Self {
-        Self {
-            manager,
-            options,
-            in_flight: Arc::new(Mutex::new(HashMap::new())),
-            enumeration_in_flight: Arc::new(Mutex::new(false)),
-        }
+        let calls = DriverCalls::new("smi-read", ascend_dcmi::DEFAULT_WORKER_CONCURRENCY, options.deadline);
+        Self { manager, options, calls, progress: Mutex::new(HashMap::new()) }
     }
 
     /// The options in use.
@@ -201,74 +206,69 @@ impl Collector {
     }
 
     fn enumerate(&self) -> Result<Enumeration, CollectError> {
-        {
-            let mut busy = self.enumeration_in_flight.lock().unwrap_or_else(PoisonError::into_inner);
-            if *busy {
-                return Err(CollectError::EnumerateTimeout(self.options.deadline));
-            }
-            *busy = true;
-        }
         let (sender, receiver) = mpsc::channel();
         let manager = Arc::clone(&self.manager);
-        let busy = Arc::clone(&self.enumeration_in_flight);
-        thread::Builder::new()
-            .name("smi-enumerate".into())
-            .spawn(move || {
-                let result = Enumeration { chips: manager.chips(), driver_version: manager.driver_version() };
-                *busy.lock().unwrap_or_else(PoisonError::into_inner) = false;
-                // The receiver is gone only when the deadline passed; nothing is waiting for the result then.
-                let _ = sender.send(result);
-            })
-            .map_err(|error| CollectError::Thread(error.to_string()))?;
-        receiver.recv_timeout(self.options.deadline).map_err(|_| CollectError::EnumerateTimeout(self.options.deadline))
+        let list = move || Enumeration { chips: manager.chips(), driver_version: manager.driver_version() };
+        // The receiver is gone only when the deadline passed; nothing is waiting for the result then.
+        let deliver = move |enumeration| {
+            let _ = sender.send(enumeration);
+        };
+        match self.calls.start(Read::Enumeration, list, deliver) {
+            Ok(Started::Started) => {}
+            Ok(Started::StillBusy) => return Err(CollectError::EnumerateTimeout(self.options.deadline)),
+            Err(error) => return Err(CollectError::Thread(error.to_string())),
+        }
+        receiver.recv_timeout(self.options.deadline).map_err(|_| {
+            self.calls.give_up_overdue(Instant::now());
+            CollectError::EnumerateTimeout(self.options.deadline)
+        })
     }
 
     fn read_chips(&self, chips: &[ChipIds], deadline: Duration) -> Result<Vec<ChipReport>, CollectError> {
         let (done_sender, done_receiver) = mpsc::channel::<u32>();
         let mut shared_reports = Vec::with_capacity(chips.len());
-        let mut pending = 0usize;
+        let mut pending = Vec::with_capacity(chips.len());
         for ids in chips {
-            let ids_report = self.ids_report(ids);
             let key = ids.logic.get();
-            let still_busy = self.in_flight.lock().unwrap_or_else(PoisonError::into_inner).get(&key).cloned();
-            if let Some(previous) = still_busy {
-                shared_reports.push((previous, true));
-                continue;
-            }
             let shared: Shared = Arc::new(Mutex::new(Progress {
-                report: ChipReport::empty(ids_report, ChipStatus::Timeout),
+                report: ChipReport::empty(self.ids_report(ids), ChipStatus::Timeout),
                 reading: "identity",
             }));
-            self.in_flight.lock().unwrap_or_else(PoisonError::into_inner).insert(key, Arc::clone(&shared));
-            self.spawn_worker(*ids, Arc::clone(&shared), done_sender.clone())?;
-            shared_reports.push((shared, false));
-            pending += 1;
+            let (manager, options, progress) = (Arc::clone(&self.manager), self.options.clone(), Arc::clone(&shared));
+            let logic = ids.logic;
+            let read = move || read_chip(manager.as_ref(), &options, logic, &progress);
+            let done = done_sender.clone();
+            let started = self
+                .calls
+                .start(Read::Chip(key), read, move |()| {
+                    let _ = done.send(key);
+                })
+                .map_err(|error| CollectError::Thread(error.to_string()))?;
+            let mut progress = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
+            match started {
+                Started::Started => {
+                    progress.insert(key, Arc::clone(&shared));
+                    shared_reports.push((shared, false));
+                    pending.push(key);
+                }
+                Started::StillBusy => shared_reports.push((progress.get(&key).cloned().unwrap_or(shared), true)),
+            }
         }
         drop(done_sender);
         let until = Instant::now() + deadline;
-        while pending > 0 {
-            let left = until.saturating_duration_since(Instant::now());
-            match done_receiver.recv_timeout(left) {
-                Ok(_) => pending -= 1,
+        while !pending.is_empty() {
+            match done_receiver.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                Ok(key) => pending.retain(|pending| *pending != key),
                 Err(_) => break,
             }
         }
+        // Reads that never started are withdrawn (reported as timed out below); hung ones are given up, so that their
+        // workers are replaced while they keep their chips busy.
+        for key in pending {
+            self.calls.withdraw(&Read::Chip(key));
+        }
+        self.calls.give_up_overdue(Instant::now());
         Ok(shared_reports.into_iter().map(|(shared, was_hung)| self.finish(&shared, was_hung)).collect())
-    }
-
-    fn spawn_worker(&self, ids: ChipIds, shared: Shared, done: mpsc::Sender<u32>) -> Result<(), CollectError> {
-        let manager = Arc::clone(&self.manager);
-        let options = self.options.clone();
-        let in_flight = Arc::clone(&self.in_flight);
-        thread::Builder::new()
-            .name(format!("smi-chip-{}", ids.logic))
-            .spawn(move || {
-                read_chip(manager.as_ref(), &options, ids.logic, &shared);
-                in_flight.lock().unwrap_or_else(PoisonError::into_inner).remove(&ids.logic.get());
-                let _ = done.send(ids.logic.get());
-            })
-            .map(|_| ())
-            .map_err(|error| CollectError::Thread(error.to_string()))
     }
 
     /// The chip's report now: complete, or what was read before the deadline, marked as timed out.
@@ -300,8 +300,8 @@ impl Collector {
         ChipIdsReport {
             logic_id: logic,
             phy_id: ids.phy.get(),
-            card_id: ids.locator.card.get(),
-            device_id: ids.locator.device.get(),
+            card_id: ids.locator.map(|locator| locator.card.get()),
+            device_id: ids.locator.map(|locator| locator.device.get()),
             visible_id,
         }
     }
