@@ -28,6 +28,8 @@
 
 pub mod allocate;
 pub mod api;
+#[cfg(feature = "daemon")]
+pub mod daemon;
 mod error;
 #[cfg(feature = "fake-kubelet")]
 pub mod fake_kubelet;

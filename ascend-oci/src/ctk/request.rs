@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use ascend_oci::request::DeviceSelection;
+use crate::request::DeviceSelection;
 use clap::Subcommand;
 
 /// Request subcommands.

@@ -18,7 +18,7 @@ use super::schema::{HostReport, SCHEMA_VERSION};
 use super::sim::{self, DEFAULT_SIM_TOPOLOGY};
 use super::watch::{self, FrameStyle, WatchOptions};
 use super::{details, health_view, table};
-use crate::doctor::version_files::{firmware_version, FIRMWARE_VERSION_FILE};
+use crate::version_files::{firmware_version, FIRMWARE_VERSION_FILE};
 
 /// `ascend-smi`: Ascend NPUs at a glance.
 #[derive(Debug, Parser)]

@@ -3,8 +3,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::{Error, Health, PluginObserver};
 use ascend_dcmi::ChipIds;
-use ascend_deviceplugin::{Error, Health, PluginObserver};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;

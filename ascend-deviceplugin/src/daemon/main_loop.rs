@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use crate::plugin;
 use ascend_dcmi::Dcmi;
-use ascend_deviceplugin::plugin;
 use tokio::sync::watch;
 
 use super::cli::Args;
@@ -26,7 +26,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         return finish_http(http).await;
     };
     metrics.set_driver_loaded(true);
-    let observer: Arc<dyn ascend_deviceplugin::PluginObserver> = metrics.clone();
+    let observer: Arc<dyn crate::PluginObserver> = metrics.clone();
     plugin::run(dcmi, config, observer, stopped(stop)).await?;
     metrics.set_driver_loaded(false);
     finish_http(http).await

@@ -3,12 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ascend_oci::cdi::{
-    generate_spec, list_device_names, write_spec, GenerateOptions, DYNAMIC_SPEC_DIR, STATIC_SPEC_DIR,
-};
-use ascend_oci::chip_discovery::discover_chips;
-use ascend_oci::request::parse_mount_list_names;
-use ascend_oci::secure_path::HostRoot;
+use crate::cdi::{generate_spec, list_device_names, write_spec, GenerateOptions, DYNAMIC_SPEC_DIR, STATIC_SPEC_DIR};
+use crate::chip_discovery::discover_chips;
+use crate::request::parse_mount_list_names;
+use crate::secure_path::HostRoot;
 use clap::{Args, Subcommand};
 
 use super::settings::{report_chip_source, HostSettings};

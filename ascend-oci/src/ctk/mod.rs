@@ -1,4 +1,8 @@
-//! `ascend-ctk`: the command-line face of the `ascend-oci` crate.
+//! `ascend-ctk` (feature `ctk`): the command-line face of this crate; the bundled binary's main is [`main`].
+//!
+//! Its modules are the program's top level, so they report with `anyhow`: what they return goes to a human on
+//! stderr as a chain of contexts, and no caller matches on it; the library they call keeps the typed
+//! [`crate::Error`].
 //!
 //! ```text
 //! ascend-ctk hook                       OCI createRuntime/prestart hook (state JSON on stdin)
@@ -12,7 +16,7 @@
 //!
 //! The chips come from `--chip-type` (with the `/dev` scan), else DCMI (`libdcmi.so` under the host
 //! root, or `ASCEND_DCMI_LIBRARY`), else the `/dev` scan with a warning on stderr saying why DCMI
-//! was not used (see `ascend_oci::chip_discovery`).
+//! was not used (see `crate::chip_discovery`).
 
 mod cdi;
 mod hook;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::check::{CheckResult, Section, Status};
 use super::context::{DoctorOptions, Facts};
 use super::{driver_checks, kubernetes_checks, runtime_checks, version_checks};
-use crate::smi::table::wrap_hanging;
+use ascend_smi::table::wrap_hanging;
 
 /// The version of the JSON schema of [`DoctorReport`].
 pub const SCHEMA_VERSION: u32 = 1;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::check::{CheckResult, Section, Status};
 use super::compatibility::{CompatibilityTable, Placement, Version, VersionRange};
 use super::context::{DoctorOptions, Facts};
-use super::version_files::{
+use ascend_smi::version_files::{
     compatible_firmware_range, driver_version as parse_driver_version, firmware_version, toolkit_version,
     DRIVER_VERSION_FILE, FIRMWARE_VERSION_FILE, TOOLKIT_VERSION_FILE,
 };

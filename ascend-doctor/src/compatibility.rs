@@ -1,4 +1,4 @@
-//! The driver ↔ firmware ↔ CANN compatibility table (`examples/data/compatibility.toml`, format documented there)
+//! The driver ↔ firmware ↔ CANN compatibility table (`ascend-doctor/data/compatibility.toml`, format documented there)
 //! and the version ordering it uses.
 
 use std::cmp::Ordering;
@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 /// The built-in example table.
-pub const BUILT_IN_TABLE: &str = include_str!("../../data/compatibility.toml");
+pub const BUILT_IN_TABLE: &str = include_str!("../data/compatibility.toml");
 
 /// Where a host keeps its own table, below the host root.
 pub const HOST_TABLE_PATH: &str = "/etc/ascend-doctor/compatibility.toml";

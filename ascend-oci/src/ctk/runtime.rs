@@ -4,15 +4,15 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
-use ascend_oci::chip_cache::{ChipCache, DEFAULT_CHIP_CACHE};
-use ascend_oci::inject::MountDelivery;
-use ascend_oci::runtime_config::{
+use crate::chip_cache::{ChipCache, DEFAULT_CHIP_CACHE};
+use crate::inject::MountDelivery;
+use crate::runtime_config::{
     configure, parse_runtime_classes, runtime_class_manifest, runtime_class_warnings, ConfigureOptions, RuntimeKind,
     DEFAULT_RUNTIME_NAME,
 };
-use ascend_oci::runtime_shim::{prepare_bundle, report_to_runc_log, PrepareOptions, RuncInvocation};
-use ascend_oci::secure_path::check_trusted_file;
+use crate::runtime_shim::{prepare_bundle, report_to_runc_log, PrepareOptions, RuncInvocation};
+use crate::secure_path::check_trusted_file;
+use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use oci_spec::runtime::Hook;
 
@@ -128,7 +128,7 @@ pub struct ConfigureArgs {
 }
 
 fn parse_kind(text: &str) -> Result<RuntimeKind, String> {
-    text.parse().map_err(|e: ascend_oci::Error| e.to_string())
+    text.parse().map_err(|e: crate::Error| e.to_string())
 }
 
 /// Runs a runtime subcommand.

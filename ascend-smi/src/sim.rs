@@ -4,7 +4,9 @@
 //! is a file or one of the simulator's sample names. `DCMI_SIM_CONFIG` is set for this process before `dcmi_init`,
 //! which is when the simulator reads it.
 
-use std::path::{Path, PathBuf};
+#[cfg(feature = "sim")]
+use std::path::Path;
+use std::path::PathBuf;
 
 /// The topology `--sim` uses when none is named: an 8-chip Atlas 800T A2 training server.
 pub const DEFAULT_SIM_TOPOLOGY: &str = "atlas-800t-a2";
@@ -27,6 +29,9 @@ pub enum SimError {
     /// The simulator library was not built.
     #[error("--sim: {0}")]
     Library(String),
+    /// This build left the simulator out (cargo feature `sim` of `ascend-smi`, on in the tools' default build).
+    #[error("--sim: this build has no simulator; build with the cargo feature `sim` (the default of ascend-tools)")]
+    NotBuilt,
 }
 
 /// The `DCMI_SIM_CONFIG` value for a `--sim` argument: an existing file (made absolute), else a sample name with or
@@ -34,6 +39,7 @@ pub enum SimError {
 ///
 /// # Errors
 /// [`SimError::UnknownTopology`] naming the samples.
+#[cfg(feature = "sim")]
 pub fn config_value(topology: &str) -> Result<String, SimError> {
     let path = Path::new(topology);
     if path.is_file() {
@@ -53,6 +59,7 @@ pub fn config_value(topology: &str) -> Result<String, SimError> {
 ///
 /// # Errors
 /// [`SimError`] when the topology is unknown or the simulator library was not built.
+#[cfg(feature = "sim")]
 pub fn prepare(topology: &str) -> Result<SimSetup, SimError> {
     let config = config_value(topology)?;
     let library = dcmi_sim::locate::library_path().map_err(|error| SimError::Library(error.to_string()))?;
@@ -60,7 +67,16 @@ pub fn prepare(topology: &str) -> Result<SimSetup, SimError> {
     Ok(SimSetup { library, config })
 }
 
-#[cfg(test)]
+/// Without the simulator compiled in, every `--sim` is [`SimError::NotBuilt`].
+///
+/// # Errors
+/// Always [`SimError::NotBuilt`].
+#[cfg(not(feature = "sim"))]
+pub fn prepare(_topology: &str) -> Result<SimSetup, SimError> {
+    Err(SimError::NotBuilt)
+}
+
+#[cfg(all(test, feature = "sim"))]
 mod tests {
     use super::*;
 

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::inject::MountDelivery;
+use crate::runtime_shim::{prepare_bundle, PrepareOptions};
 use anyhow::Context;
-use ascend_oci::inject::MountDelivery;
-use ascend_oci::runtime_shim::{prepare_bundle, PrepareOptions};
 use clap::{Args, Subcommand};
 
 use super::runtime::hook_entry;

@@ -7,8 +7,8 @@ use super::check::{CheckResult, Section, Status};
 use super::context::{DoctorOptions, Facts};
 use super::host::EntryKind;
 use super::library_safety;
-use crate::smi::collect::{CollectOptions, Collector};
-use crate::smi::schema::ChipStatus;
+use ascend_smi::collect::{CollectOptions, Collector};
+use ascend_smi::schema::ChipStatus;
 
 /// Huawei's PCI vendor id.
 pub const HUAWEI_VENDOR_ID: u32 = 0x19e5;

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use ascend_oci::chip_discovery::{ChipSource, DiscoveredChips};
-use ascend_oci::inject::{InjectionConfig, DEFAULT_CDI_KIND};
-use ascend_oci::mount_list::DEFAULT_MOUNT_LIST_DIR;
+use crate::chip_discovery::{ChipSource, DiscoveredChips};
+use crate::inject::{InjectionConfig, DEFAULT_CDI_KIND};
+use crate::mount_list::DEFAULT_MOUNT_LIST_DIR;
 use clap::Args;
 
 /// Where the host is and how to read it.

@@ -5,14 +5,12 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::allocate::{DEFAULT_CDI_KIND, DEFAULT_DRIVER_MOUNTS};
+use crate::kubelet::DEFAULT_PLUGIN_DIR;
+use crate::naming::DEFAULT_PREFIX;
+use crate::{AllocateConfig, AllocateMode, CdiDelivery, InventoryOptions, MonitorConfig, PluginConfig, ResourceNaming};
 use ascend_cli::duration::parse_positive_duration;
 use ascend_cli::LogArgs;
-use ascend_deviceplugin::allocate::{DEFAULT_CDI_KIND, DEFAULT_DRIVER_MOUNTS};
-use ascend_deviceplugin::kubelet::DEFAULT_PLUGIN_DIR;
-use ascend_deviceplugin::naming::DEFAULT_PREFIX;
-use ascend_deviceplugin::{
-    AllocateConfig, AllocateMode, CdiDelivery, InventoryOptions, MonitorConfig, PluginConfig, ResourceNaming,
-};
 use clap::{Parser, ValueEnum};
 
 /// Kubernetes device plugin for Huawei Ascend NPUs.

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::hook::{read_state, run_hook, HookConfig};
+use crate::inject::DEFAULT_CDI_KIND;
+use crate::mount_list::DEFAULT_MOUNT_LIST_DIR;
 use anyhow::Context;
-use ascend_oci::hook::{read_state, run_hook, HookConfig};
-use ascend_oci::inject::DEFAULT_CDI_KIND;
-use ascend_oci::mount_list::DEFAULT_MOUNT_LIST_DIR;
 use clap::Args;
 
 /// Arguments of the hook. Deliberately no environment fallbacks: a hook inherits whatever
