@@ -22,11 +22,14 @@
 //! plugin::run(manager, PluginConfig::default(), Arc::new(NoopObserver), shutdown).await
 //! # }
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod allocate;
 pub mod api;
+#[cfg(feature = "daemon")]
+pub mod daemon;
 mod error;
 #[cfg(feature = "fake-kubelet")]
 pub mod fake_kubelet;

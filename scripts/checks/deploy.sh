@@ -98,7 +98,7 @@ say "ascend-doctor check ids named in deploy/README.md"
 id_pattern='(driver|versions|container_runtime|kubernetes|monitoring)\.[a-z_]+'
 documented=$(grep -oE "\`$id_pattern\`" deploy/README.md | tr -d '`' | sort -u)
 [[ -n $documented ]] || die "deploy/README.md names no ascend-doctor check id"
-defined=$(cat examples/src/doctor/*.rs | grep -oE "\"$id_pattern\"" | tr -d '"' | sort -u)
+defined=$(cat ascend-doctor/src/*.rs | grep -oE "\"$id_pattern\"" | tr -d '"' | sort -u)
 missing=$(comm -23 <(echo "$documented") <(echo "$defined"))
 [[ -z $missing ]] ||
     die "deploy/README.md names check ids ascend-doctor does not define: $(echo "$missing" | tr '\n' ' ')"
