@@ -66,6 +66,15 @@ pub enum Error {
         /// What tonic said.
         detail: String,
     },
+    /// The devices of a container could not be assigned (Volcano mode: no pod waits for them, or the chips its
+    /// annotation names are not on this node, unhealthy or already in use).
+    #[error("{resource}: {detail}")]
+    Assignment {
+        /// The resource the request was for.
+        resource: String,
+        /// Why, naming the pod and chips.
+        detail: String,
+    },
     /// The health monitor thread could not be started or has stopped.
     #[error("health monitor: {0}")]
     Monitor(String),

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use ascend_dcmi::{ChipIds, ChipType, PhyId, VnpuId, VnpuTemplate};
+use ascend_dcmi::{ChipIds, ChipType, FaultCode, FaultLevel, HealthReport, PhyId, VnpuId, VnpuTemplate};
 
 use crate::naming::{socket_name, ResourceNaming};
 
@@ -52,6 +52,37 @@ impl fmt::Display for Health {
         match self {
             Health::Healthy => f.write_str("healthy"),
             Health::Unhealthy(reason) => write!(f, "unhealthy ({reason})"),
+        }
+    }
+}
+
+/// What the driver last said about a chip beyond healthy or not: its active faults (each with the time it was
+/// first seen, Unix milliseconds), the level they grade to, and whether an operator separated it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChipCondition {
+    /// Active fault codes with their first-seen times, in the driver's order.
+    pub faults: Vec<(FaultCode, i64)>,
+    /// The level the fault policy gave the chip.
+    pub level: FaultLevel,
+    /// The card dropped off the bus.
+    pub card_dropped: bool,
+    /// An operator took the chip out of service (`ManuallySeparateNPU`).
+    pub separated: bool,
+}
+
+impl ChipCondition {
+    /// The condition a health report describes; codes already active in `previous` keep their first-seen time.
+    pub fn from_report(report: &HealthReport, previous: Option<&ChipCondition>, now_millis: i64) -> ChipCondition {
+        let first_seen = |code: FaultCode| {
+            previous
+                .and_then(|previous| previous.faults.iter().find(|(known, _)| *known == code))
+                .map_or(now_millis, |(_, since)| *since)
+        };
+        ChipCondition {
+            faults: report.faults.as_slice().iter().map(|code| (*code, first_seen(*code))).collect(),
+            level: report.level,
+            card_dropped: report.card_dropped,
+            separated: false,
         }
     }
 }
@@ -131,6 +162,7 @@ impl Default for InventoryOptions {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Snapshot {
     resources: BTreeMap<String, Resource>,
+    conditions: BTreeMap<PhyId, ChipCondition>,
 }
 
 impl Snapshot {
@@ -158,7 +190,17 @@ impl Snapshot {
                 entry.devices.insert(id, device);
             }
         }
-        Self { resources }
+        Self { resources, conditions: BTreeMap::new() }
+    }
+
+    /// The same snapshot with the chips' conditions.
+    pub fn with_conditions(self, conditions: BTreeMap<PhyId, ChipCondition>) -> Self {
+        Self { conditions, ..self }
+    }
+
+    /// A chip's condition, when the driver answered its last health call.
+    pub fn condition(&self, phy: PhyId) -> Option<&ChipCondition> {
+        self.conditions.get(&phy)
     }
 
     /// A resource by name.

@@ -28,6 +28,7 @@
 
 pub mod allocate;
 pub mod api;
+pub mod assigner;
 #[cfg(feature = "daemon")]
 pub mod daemon;
 mod error;
@@ -37,17 +38,22 @@ pub mod inventory;
 pub mod kubelet;
 pub mod monitor;
 pub mod naming;
+#[cfg(feature = "node-events")]
+pub mod node_events;
 mod observer;
 pub mod plugin;
 pub mod preferred;
 pub mod server;
 pub mod service;
 pub mod unix_socket;
+#[cfg(feature = "volcano")]
+pub mod volcano;
 
 pub use allocate::{AllocateConfig, AllocateMode, CdiDelivery, ContainerAllocation};
+pub use assigner::DeviceAssigner;
 pub use error::{Error, Result};
-pub use inventory::{Device, DeviceKind, Health, InventoryOptions, Resource, Snapshot};
-pub use monitor::{HealthMonitor, MonitorConfig};
+pub use inventory::{ChipCondition, Device, DeviceKind, Health, InventoryOptions, Resource, Snapshot};
+pub use monitor::{HealthMonitor, MonitorConfig, Separations};
 pub use naming::ResourceNaming;
 pub use observer::{NoopObserver, PluginObserver};
 pub use plugin::PluginConfig;

@@ -21,7 +21,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use tokio::sync::watch;
 
 use crate::error::{Error, Result};
-use crate::inventory::{ChipRecord, Health, InventoryOptions, Snapshot};
+use crate::inventory::{ChipCondition, ChipRecord, Health, InventoryOptions, Snapshot};
 use crate::observer::PluginObserver;
 
 /// How the monitor polls.
@@ -98,6 +98,29 @@ impl HealthMonitor {
     pub fn refresh(&self) {
         let _ = self.messages.send(Message::Refresh);
     }
+
+    /// A handle that takes chips out of service by hand (Volcano's `ManuallySeparateNPU`).
+    pub fn separations(&self) -> Separations {
+        Separations(self.messages.clone())
+    }
+}
+
+/// Takes chips out of service by hand: a separated chip is advertised Unhealthy, whatever the driver says, until
+/// it is no longer in the set. Cheap to clone; usable from any thread or task.
+#[derive(Clone)]
+pub struct Separations(Sender<Message>);
+
+impl std::fmt::Debug for Separations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Separations")
+    }
+}
+
+impl Separations {
+    /// Replaces the set of separated chips (physical ids).
+    pub fn set(&self, chips: BTreeSet<PhyId>) {
+        let _ = self.0.send(Message::Separate(chips));
+    }
 }
 
 impl Drop for HealthMonitor {
@@ -117,6 +140,7 @@ enum Message {
     // Boxed: a health report holds 128 fault codes inline.
     Probe(PhyId, Box<ProbeOutcome>),
     Fault(LogicId),
+    Separate(BTreeSet<PhyId>),
     EventsEnded(String),
     Refresh,
     Stop,
@@ -144,6 +168,10 @@ struct MonitorState {
     unsupported: BTreeSet<PhyId>,
     absent: BTreeSet<PhyId>,
     health: BTreeMap<PhyId, Health>,
+    /// What the last health answer of each chip said (faults, level), for the device-info map and Events.
+    conditions: BTreeMap<PhyId, ChipCondition>,
+    /// Chips an operator took out of service.
+    separated: BTreeSet<PhyId>,
     /// The driver calls, at most one per task.
     calls: DriverCalls<Task>,
     reprobe: BTreeSet<PhyId>,
@@ -170,6 +198,8 @@ impl MonitorState {
             unsupported: BTreeSet::new(),
             absent: BTreeSet::new(),
             health: BTreeMap::new(),
+            conditions: BTreeMap::new(),
+            separated: BTreeSet::new(),
             calls,
             reprobe: BTreeSet::new(),
             events_running: false,
@@ -231,6 +261,12 @@ impl MonitorState {
                     None => tracing::debug!(%logic, "fault event for a chip that is not advertised"),
                 }
             }
+            Message::Separate(chips) => {
+                if chips != self.separated {
+                    tracing::info!(?chips, "manually separated chips changed");
+                    self.separated = chips;
+                }
+            }
             Message::EventsEnded(reason) => {
                 tracing::warn!(%reason, "fault events stopped; polling only until the next poll resubscribes");
                 self.events_running = false;
@@ -287,9 +323,16 @@ impl MonitorState {
     }
 
     fn on_probe(&mut self, phy: PhyId, outcome: ProbeOutcome) {
-        let health = match outcome.health {
-            Ok(report) => health_of(&report),
-            Err(reason) => Health::Unhealthy(format!("health call failed: {reason}")),
+        let health = match &outcome.health {
+            Ok(report) => {
+                let previous = self.conditions.remove(&phy);
+                self.conditions.insert(phy, ChipCondition::from_report(report, previous.as_ref(), unix_millis()));
+                health_of(report)
+            }
+            Err(reason) => {
+                self.conditions.remove(&phy);
+                Health::Unhealthy(format!("health call failed: {reason}"))
+            }
         };
         if let (Some(vnpus), Some(record)) = (outcome.vnpus, self.chips.get_mut(&phy)) {
             match vnpus {
@@ -390,7 +433,17 @@ impl MonitorState {
 
     fn publish(&self) {
         let chips: Vec<ChipRecord> = self.chips.values().cloned().collect();
-        let snapshot = Snapshot::build(&chips, &self.health, &self.config.inventory);
+        let mut health = self.health.clone();
+        for phy in &self.separated {
+            if health.contains_key(phy) {
+                health.insert(*phy, Health::Unhealthy(SEPARATED_REASON.to_owned()));
+            }
+        }
+        let mut conditions = self.conditions.clone();
+        for (phy, condition) in &mut conditions {
+            condition.separated = self.separated.contains(phy);
+        }
+        let snapshot = Snapshot::build(&chips, &health, &self.config.inventory).with_conditions(conditions);
         self.snapshot.send_if_modified(|current| {
             if **current == snapshot {
                 false
@@ -441,6 +494,13 @@ fn read_fault_events(
         }
     }
     "monitor stopped".to_owned()
+}
+
+/// The reason of a chip an operator separated.
+pub const SEPARATED_REASON: &str = "separated by an operator (ManuallySeparateNPU)";
+
+fn unix_millis() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |since| since.as_millis() as i64)
 }
 
 /// Kubelet health from a DCMI health report.

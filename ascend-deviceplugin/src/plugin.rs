@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use ascend_dcmi::DeviceManager;
 
 use crate::allocate::AllocateConfig;
+use crate::assigner::DeviceAssigner;
 use crate::error::Result;
 use crate::kubelet::{register, DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
 use crate::monitor::{HealthMonitor, MonitorConfig};
@@ -69,10 +70,26 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
     let monitor = HealthMonitor::start(manager, config.monitor.clone(), Arc::clone(&observer))?;
+    serve(&monitor, config, observer, None, shutdown).await;
+    drop(monitor);
+    Ok(())
+}
+
+/// Serves the resources of an already started monitor until `shutdown` completes, with Allocate asking `assigner`
+/// (when given) which devices a container gets. [`run`] is this with a monitor of its own; a daemon that also needs
+/// the monitor's snapshots or [`HealthMonitor::separations`] (Volcano mode) starts the monitor itself.
+pub async fn serve(
+    monitor: &HealthMonitor,
+    config: PluginConfig,
+    observer: Arc<dyn PluginObserver>,
+    assigner: Option<Arc<dyn DeviceAssigner>>,
+    shutdown: impl Future<Output = ()>,
+) {
     let context = ServerContext {
         snapshot: monitor.subscribe(),
         allocate: Arc::new(config.allocate.clone()),
         observer: Arc::clone(&observer),
+        assigner,
     };
     let mut supervisor = Supervisor {
         config,
@@ -96,8 +113,6 @@ pub async fn run(
     }
     tracing::info!("shutting down");
     supervisor.stop_all().await;
-    drop(monitor);
-    Ok(())
 }
 
 struct Supervisor {

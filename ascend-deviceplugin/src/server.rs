@@ -14,6 +14,7 @@ use crate::allocate::AllocateConfig;
 use crate::api::v1beta1::device_plugin_client::DevicePluginClient;
 use crate::api::v1beta1::device_plugin_server::DevicePluginServer;
 use crate::api::v1beta1::Empty;
+use crate::assigner::DeviceAssigner;
 use crate::error::{Error, Result};
 use crate::inventory::Snapshot;
 use crate::observer::PluginObserver;
@@ -43,6 +44,8 @@ pub struct ServerContext {
     pub allocate: Arc<AllocateConfig>,
     /// Event hooks.
     pub observer: Arc<dyn PluginObserver>,
+    /// Who chooses a container's devices, when not the kubelet.
+    pub assigner: Option<Arc<dyn DeviceAssigner>>,
 }
 
 impl ResourceServer {
@@ -81,7 +84,8 @@ impl ResourceServer {
             Arc::clone(&context.allocate),
             Arc::clone(&context.observer),
             stop_signal.clone(),
-        );
+        )
+        .with_assigner(context.assigner.clone());
         let task = tokio::spawn(serve(service, listener, stop_signal, resource.to_owned()));
         let server =
             ResourceServer { resource: resource.to_owned(), socket: socket.to_owned(), path, identity, stopping, task };

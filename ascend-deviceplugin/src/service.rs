@@ -14,6 +14,7 @@ use crate::api::v1beta1::{
     PreStartContainerRequest, PreStartContainerResponse, PreferredAllocationRequest, PreferredAllocationResponse,
     TopologyInfo,
 };
+use crate::assigner::DeviceAssigner;
 use crate::error::Error;
 use crate::inventory::{Resource, Snapshot};
 use crate::observer::PluginObserver;
@@ -24,7 +25,7 @@ impl From<Error> for Status {
         let message = error.to_string();
         match error {
             Error::UnknownDevices { .. } | Error::InvalidRequest { .. } => Status::invalid_argument(message),
-            Error::UnhealthyDevices { .. } => Status::failed_precondition(message),
+            Error::UnhealthyDevices { .. } | Error::Assignment { .. } => Status::failed_precondition(message),
             Error::UnknownResource(_) => Status::not_found(message),
             Error::Config(_) | Error::Io { .. } | Error::Grpc { .. } | Error::Monitor(_) => Status::internal(message),
         }
@@ -41,6 +42,7 @@ pub struct DevicePluginService {
     snapshot: watch::Receiver<Arc<Snapshot>>,
     allocate: Arc<AllocateConfig>,
     observer: Arc<dyn PluginObserver>,
+    assigner: Option<Arc<dyn DeviceAssigner>>,
     stopping: watch::Receiver<bool>,
 }
 
@@ -54,7 +56,22 @@ impl DevicePluginService {
         observer: Arc<dyn PluginObserver>,
         stopping: watch::Receiver<bool>,
     ) -> Self {
-        Self { resource, snapshot, allocate, observer, stopping }
+        Self { resource, snapshot, allocate, observer, assigner: None, stopping }
+    }
+
+    /// The same service, with Allocate asking `assigner` which devices a container gets.
+    pub fn with_assigner(self, assigner: Option<Arc<dyn DeviceAssigner>>) -> Self {
+        Self { assigner, ..self }
+    }
+
+    /// The ids a container gets: the assigner's for whole chips, else the kubelet's (vNPUs are always the kubelet's,
+    /// as in Huawei's Volcano mode).
+    async fn devices_for(&self, resource: &Resource, kubelet_ids: &[String]) -> Result<Vec<String>, Error> {
+        let whole_chips = resource.devices.values().all(|d| matches!(d.kind, crate::DeviceKind::Chip { .. }));
+        match &self.assigner {
+            Some(assigner) if whole_chips => assigner.assign(resource, kubelet_ids).await,
+            _ => Ok(kubelet_ids.to_vec()),
+        }
     }
 
     fn current_resource(&self) -> Result<Resource, Error> {
@@ -171,10 +188,14 @@ impl device_plugin_server::DevicePlugin for DevicePluginService {
         let resource = self.current_resource()?;
         let mut container_responses = Vec::new();
         for container in request.into_inner().container_requests {
-            match plan_container(&resource, &container.devices_ids, &self.allocate) {
-                Ok(allocation) => {
-                    tracing::info!(resource = %self.resource, devices = ?container.devices_ids, "allocated");
-                    self.observer.allocated(&self.resource, container.devices_ids.len());
+            let planned = match self.devices_for(&resource, &container.devices_ids).await {
+                Ok(ids) => plan_container(&resource, &ids, &self.allocate).map(|plan| (ids, plan)),
+                Err(error) => Err(error),
+            };
+            match planned {
+                Ok((ids, allocation)) => {
+                    tracing::info!(resource = %self.resource, kubelet = ?container.devices_ids, devices = ?ids, "allocated");
+                    self.observer.allocated(&self.resource, ids.len());
                     container_responses.push(container_response(allocation));
                 }
                 Err(error) => {

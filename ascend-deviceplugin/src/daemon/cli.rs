@@ -90,6 +90,28 @@ pub struct Args {
     #[arg(long, env = "ASCEND_DP_LISTEN", default_value = "0.0.0.0:11251")]
     pub listen: SocketAddr,
 
+    /// Volcano mode: write the device-info ConfigMap Volcano's Ascend plugin schedules from, and give containers
+    /// the chips Volcano wrote on their pod (needs --node-name and RBAC for ConfigMaps in kube-system and pods).
+    #[arg(long, env = "ASCEND_DP_VOLCANO")]
+    pub volcano: bool,
+
+    /// Record chip faults and recoveries as Kubernetes Events on this node (`kubectl describe node`); needs
+    /// --node-name and RBAC to create events.k8s.io Events.
+    #[arg(long, env = "ASCEND_DP_NODE_EVENTS")]
+    pub node_events: bool,
+
+    /// This node's name, from the downward API (`spec.nodeName`); needed by --volcano and --node-events.
+    #[arg(long, env = "NODE_NAME")]
+    pub node_name: Option<String>,
+
+    /// Volcano mode: the node's super-pod id (`SuperPodID` of the device info; -1 outside a super-pod).
+    #[arg(long, env = "ASCEND_DP_SUPER_POD_ID", default_value_t = -1, allow_hyphen_values = true)]
+    pub super_pod_id: i32,
+
+    /// Volcano mode: the node's index in its super-pod (`ServerIndex`; -1 outside a super-pod).
+    #[arg(long, env = "ASCEND_DP_SERVER_INDEX", default_value_t = -1, allow_hyphen_values = true)]
+    pub server_index: i32,
+
     /// `--log-format` (environment: ASCEND_DP_LOG_FORMAT).
     #[command(flatten)]
     pub log: LogArgs,
@@ -118,6 +140,40 @@ pub enum Delivery {
 }
 
 impl Args {
+    /// The node whose Events `--node-events` records, when it is on.
+    ///
+    /// # Errors
+    /// `--node-events` without `--node-name`.
+    pub fn node_events_node(&self) -> anyhow::Result<Option<String>> {
+        if !self.node_events {
+            return Ok(None);
+        }
+        match self.node_name.as_deref().filter(|node| !node.is_empty()) {
+            Some(node) => Ok(Some(node.to_owned())),
+            None => anyhow::bail!("--node-events needs --node-name (NODE_NAME from the downward API's spec.nodeName)"),
+        }
+    }
+
+    /// The Volcano-mode settings, when `--volcano` is on.
+    ///
+    /// # Errors
+    /// `--volcano` without `--node-name`, or with time-sharing replicas (Volcano assigns whole chips).
+    pub fn volcano_config(&self) -> anyhow::Result<Option<crate::volcano::VolcanoConfig>> {
+        if !self.volcano {
+            return Ok(None);
+        }
+        let Some(node) = self.node_name.as_deref().filter(|node| !node.is_empty()) else {
+            anyhow::bail!("--volcano needs --node-name (NODE_NAME from the downward API's spec.nodeName)");
+        };
+        if self.replicas > 1 {
+            anyhow::bail!("--volcano assigns whole chips; it cannot be combined with --replicas {}", self.replicas);
+        }
+        let mut config = crate::volcano::VolcanoConfig::new(node);
+        config.publisher.placement.super_pod_id = self.super_pod_id;
+        config.publisher.placement.server_index = self.server_index;
+        Ok(Some(config))
+    }
+
     /// The plugin configuration these flags describe.
     ///
     /// # Errors
@@ -196,5 +252,24 @@ mod tests {
         assert!(Args::try_parse_from(["x", "--replicas=0"]).is_err());
         let bad = Args::try_parse_from(["x", "--rename=Nope=x"]).expect("parses").plugin_config();
         assert!(bad.is_err());
+    }
+
+    #[test]
+    fn volcano_mode_needs_a_node_name_and_whole_chips() {
+        let off = Args::try_parse_from(["x"]).expect("parses");
+        assert!(off.volcano_config().expect("valid").is_none());
+        let no_node = Args::try_parse_from(["x", "--volcano"]).expect("parses");
+        assert!(no_node.volcano_config().expect_err("needs a node").to_string().contains("--node-name"));
+        let shared = Args::try_parse_from(["x", "--volcano", "--node-name=n1", "--replicas=2"]).expect("parses");
+        assert!(shared.volcano_config().is_err());
+        let on = Args::try_parse_from(["x", "--volcano", "--node-name=n1", "--super-pod-id=4", "--server-index", "-1"])
+            .expect("parses");
+        let config = on.volcano_config().expect("valid").expect("on");
+        assert_eq!(config.node_name, "n1");
+        assert_eq!(config.publisher.placement.super_pod_id, 4);
+        assert_eq!(config.publisher.placement.server_index, -1);
+        assert!(Args::try_parse_from(["x", "--node-events"]).expect("parses").node_events_node().is_err());
+        let events = Args::try_parse_from(["x", "--node-events", "--node-name=n1"]).expect("parses");
+        assert_eq!(events.node_events_node().expect("valid").as_deref(), Some("n1"));
     }
 }

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::plugin;
+use crate::{plugin, DeviceAssigner, HealthMonitor};
+use anyhow::Context;
 use ascend_dcmi::Dcmi;
 use tokio::sync::watch;
 
@@ -17,6 +18,8 @@ use super::metrics::PluginMetrics;
 /// Invalid flags, or an HTTP endpoint that cannot be bound.
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let config = args.plugin_config()?;
+    let volcano = args.volcano_config()?;
+    let events_node = args.node_events_node()?;
     let metrics = Arc::new(PluginMetrics::default());
     let (stop_sender, stop) = watch::channel(false);
     tokio::spawn(forward_signals(stop_sender));
@@ -27,7 +30,27 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     };
     metrics.set_driver_loaded(true);
     let observer: Arc<dyn crate::PluginObserver> = metrics.clone();
-    plugin::run(dcmi, config, observer, stopped(stop)).await?;
+    let monitor = HealthMonitor::start(dcmi, config.monitor.clone(), Arc::clone(&observer))?;
+    let client = match volcano.is_some() || events_node.is_some() {
+        true => Some(ascend_kube::connect().await.context("--volcano and --node-events need the Kubernetes API")?),
+        false => None,
+    };
+    if let (Some(node), Some(client)) = (events_node, &client) {
+        let events = ascend_kube::node_events::NodeEvents::start(client.clone(), &node, Default::default())?;
+        tracing::info!(%node, "recording NPU faults as Events on the node");
+        tokio::spawn(crate::node_events::report(monitor.subscribe(), events, stopped(stop.clone())));
+    }
+    let assigner = match (volcano, client) {
+        (Some(volcano), Some(client)) => {
+            tracing::info!(node = %volcano.node_name, "Volcano mode: writing device info, assigning chips from pod annotations");
+            let assigner: Arc<dyn DeviceAssigner> =
+                crate::volcano::start(client, &monitor, volcano, stopped(stop.clone()))?;
+            Some(assigner)
+        }
+        _ => None,
+    };
+    plugin::serve(&monitor, config, observer, assigner, stopped(stop)).await;
+    drop(monitor);
     metrics.set_driver_loaded(false);
     finish_http(http).await
 }

@@ -15,7 +15,8 @@ use ascend_dcmi::{
     UtilizationKind, Vnpu, VnpuId, VnpuInventory, Volts,
 };
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
-use ascend_deviceplugin::{plugin, NoopObserver, PluginConfig};
+use ascend_deviceplugin::volcano::VolcanoConfig;
+use ascend_deviceplugin::{plugin, HealthMonitor, NoopObserver, PluginConfig};
 use crossbeam_channel::Sender;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -324,6 +325,9 @@ pub struct Harness {
 
 pub const WAIT: Duration = Duration::from_secs(10);
 
+/// The node of the Volcano-mode harness.
+pub const NODE: &str = "worker-1";
+
 impl Harness {
     /// Starts the fake kubelet, then the plugin with `configure` applied to a test configuration.
     pub async fn start(host: FakeHost, configure: impl FnOnce(&mut PluginConfig)) -> Harness {
@@ -338,6 +342,38 @@ impl Harness {
         let task = tokio::spawn(plugin::run(manager, config, Arc::new(NoopObserver), async {
             let _ = stopped.await;
         }));
+        Harness { dir, kubelet, host, stop: Some(stop), task: Some(task) }
+    }
+
+    /// Starts the fake kubelet, then the plugin in Volcano mode for node `worker-1` against `client` (a fake API
+    /// server's), with test-speed lookups and resyncs and `configure` applied.
+    pub async fn start_volcano(
+        host: FakeHost,
+        client: kube::Client,
+        configure: impl FnOnce(&mut PluginConfig, &mut VolcanoConfig),
+    ) -> Harness {
+        let dir = tempfile::tempdir().expect("temporary plugin directory");
+        let kubelet = FakeKubelet::start(dir.path()).await.expect("fake kubelet starts");
+        let mut config = PluginConfig { plugin_dir: dir.path().to_owned(), ..PluginConfig::default() };
+        config.monitor.poll_interval = Duration::from_millis(200);
+        config.monitor.health_deadline = Duration::from_millis(300);
+        let mut volcano = VolcanoConfig::new(NODE);
+        volcano.lookup.retry_interval = Duration::from_millis(100);
+        volcano.resync_interval = Duration::from_millis(200);
+        volcano.request_timeout = Duration::from_secs(2);
+        configure(&mut config, &mut volcano);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let manager = host.manager();
+        let task = tokio::spawn(async move {
+            let observer: Arc<dyn ascend_deviceplugin::PluginObserver> = Arc::new(NoopObserver);
+            let monitor = HealthMonitor::start(manager, config.monitor.clone(), Arc::clone(&observer))?;
+            let assigner = ascend_deviceplugin::volcano::start(client, &monitor, volcano, std::future::pending())?;
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            plugin::serve(&monitor, config, observer, Some(assigner), shutdown).await;
+            Ok(())
+        });
         Harness { dir, kubelet, host, stop: Some(stop), task: Some(task) }
     }
 

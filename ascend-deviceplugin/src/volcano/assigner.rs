@@ -1,0 +1,131 @@
+//! Allocate in Volcano mode: the chips come from the pod's annotation, not from the kubelet's ids.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ascend_kube::pod_assignment::{chips_in_use, oldest_waiting, served_for, PodAssignments, PodView};
+use tokio::sync::{Mutex, Notify};
+
+use crate::assigner::DeviceAssigner;
+use crate::error::{Error, Result};
+use crate::inventory::Resource;
+
+/// How the pod of an Allocate call is looked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LookupConfig {
+    /// Lookups before giving up: the scheduler's annotations may reach the API server just after the binding.
+    pub attempts: u32,
+    /// Pause between lookups.
+    pub retry_interval: Duration,
+}
+
+impl Default for LookupConfig {
+    fn default() -> Self {
+        // Huawei's plugin tries three times a second apart (`GetPodFromInformerTime`).
+        LookupConfig { attempts: 3, retry_interval: Duration::from_secs(1) }
+    }
+}
+
+/// Assigns the chips Volcano wrote on the oldest waiting pod (see `ascend_kube::pod_assignment`).
+///
+/// Calls are serialised: two containers started at once must not pick the same pod. A pod another instance served
+/// in the meantime is detected by the mark's `resourceVersion` precondition and the lookup starts over.
+pub struct VolcanoAssigner {
+    pods: PodAssignments,
+    lookup: LookupConfig,
+    serial: Mutex<()>,
+    assigned: Arc<Notify>,
+}
+
+impl VolcanoAssigner {
+    /// An assigner over the pods of one node; `assigned` is notified after every served pod (the device-info
+    /// publisher then drops the chips from the free list at once).
+    pub fn new(pods: PodAssignments, lookup: LookupConfig, assigned: Arc<Notify>) -> Self {
+        VolcanoAssigner { pods, lookup, serial: Mutex::new(()), assigned }
+    }
+
+    fn refuse(resource: &Resource, detail: impl Into<String>) -> Error {
+        Error::Assignment { resource: resource.name.clone(), detail: detail.into() }
+    }
+
+    /// One lookup: `Ok(None)` when no pod waits yet.
+    async fn try_assign(&self, resource: &Resource, kubelet_ids: &[String]) -> Result<Option<Vec<String>>> {
+        let pods = self
+            .pods
+            .list()
+            .await
+            .map_err(|error| Self::refuse(resource, format!("listing the node's pods: {error}")))?;
+        if let Some(pod) = served_for(&pods, kubelet_ids) {
+            tracing::info!(pod = %pod.key(), "the kubelet asks again for a served pod; giving it the same chips");
+            let chips = pod.real_chips();
+            check_chips(resource, pod, &chips, &pods)?;
+            return Ok(Some(chips));
+        }
+        let Some(pod) = oldest_waiting(&pods, &resource.name, kubelet_ids.len()) else { return Ok(None) };
+        let chips = pod.chosen_chips(&resource.name);
+        check_chips(resource, pod, &chips, &pods)?;
+        match self.pods.mark_served(pod, kubelet_ids, &chips).await {
+            Ok(()) => {
+                tracing::info!(pod = %pod.key(), ?chips, kubelet = ?kubelet_ids, "assigned Volcano's chips");
+                self.assigned.notify_one();
+                Ok(Some(chips))
+            }
+            // The pod changed since the list (another Allocate served it, or Volcano rewrote it): look again.
+            Err(error) if error.is_conflict() => Ok(None),
+            Err(error) => Err(Self::refuse(resource, format!("marking pod {} served: {error}", pod.key()))),
+        }
+    }
+}
+
+/// Every chip must be one of this resource's, healthy, named once, and held by no other active pod.
+fn check_chips(resource: &Resource, pod: &PodView, chips: &[String], pods: &[PodView]) -> Result<()> {
+    let refuse = |detail: String| VolcanoAssigner::refuse(resource, format!("pod {}: {detail}", pod.key()));
+    let mut seen = BTreeSet::new();
+    if let Some(twice) = chips.iter().find(|chip| !seen.insert(chip.as_str())) {
+        return Err(refuse(format!("its annotation names chip {twice} twice")));
+    }
+    let unknown: Vec<&String> = chips.iter().filter(|chip| resource.device(chip).is_none()).collect();
+    if !unknown.is_empty() {
+        return Err(refuse(format!("chip(s) {unknown:?} in its {} annotation are not on this node", resource.name)));
+    }
+    let unhealthy: Vec<String> = chips
+        .iter()
+        .filter_map(|chip| resource.device(chip).filter(|device| !device.health.is_healthy()))
+        .map(|device| format!("{} is {}", device.id, device.health))
+        .collect();
+    if !unhealthy.is_empty() {
+        return Err(refuse(format!("its annotation names unhealthy chips: {}", unhealthy.join("; "))));
+    }
+    let in_use = chips_in_use(pods, Some(pod));
+    let taken: Vec<String> =
+        chips.iter().filter_map(|chip| in_use.get(chip).map(|holder| format!("{chip} (held by {holder})"))).collect();
+    if !taken.is_empty() {
+        return Err(refuse(format!("chips already in use: {}", taken.join(", "))));
+    }
+    Ok(())
+}
+
+#[tonic::async_trait]
+impl DeviceAssigner for VolcanoAssigner {
+    async fn assign(&self, resource: &Resource, kubelet_ids: &[String]) -> Result<Vec<String>> {
+        let _serial = self.serial.lock().await;
+        for attempt in 1..=self.lookup.attempts.max(1) {
+            if let Some(chips) = self.try_assign(resource, kubelet_ids).await? {
+                return Ok(chips);
+            }
+            if attempt < self.lookup.attempts {
+                tokio::time::sleep(self.lookup.retry_interval).await;
+            }
+        }
+        Err(Self::refuse(
+            resource,
+            format!(
+                "no pending pod on this node carries Volcano's {} annotation with {} chip(s) and a predicate-time; \
+                 is the pod scheduled by Volcano with the Ascend plugin?",
+                resource.name,
+                kubelet_ids.len()
+            ),
+        ))
+    }
+}

@@ -1,0 +1,86 @@
+//! Volcano mode (feature `volcano`): a drop-in for Huawei's device plugin in clusters scheduled by Volcano with
+//! mind-cluster's Ascend plugin.
+//!
+//! - The device-info ConfigMap (`kube-system/mindx-dl-deviceinfo-<node>`) Volcano schedules from, kept current by
+//!   [`publisher::PublisherLoop`]: free healthy chips, unhealthy chips, faults with their levels, in Huawei's JSON
+//!   ([`ascend_kube::device_info`]); chips listed in its `ManuallySeparateNPU` key are Unhealthy until removed.
+//! - Allocate hands out the chips Volcano wrote on the pod ([`assigner::VolcanoAssigner`]), not the kubelet's ids.
+//!
+//! [`start`] wires both to a running health monitor; the daemon's `--volcano` flag calls it.
+
+pub mod assigner;
+pub mod device_list;
+pub mod publisher;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ascend_kube::device_info_publisher::{DeviceInfoPublisher, PublisherConfig};
+use ascend_kube::pod_assignment::PodAssignments;
+use tokio::sync::Notify;
+
+use crate::error::{Error, Result};
+use crate::monitor::HealthMonitor;
+use assigner::{LookupConfig, VolcanoAssigner};
+use publisher::PublisherLoop;
+
+/// Volcano mode settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolcanoConfig {
+    /// This node's name (the downward API's `spec.nodeName`).
+    pub node_name: String,
+    /// ConfigMap cadence and placement.
+    pub publisher: PublisherConfig,
+    /// Pod lookup of Allocate.
+    pub lookup: LookupConfig,
+    /// Time between re-reads of pods and `ManuallySeparateNPU` when nothing else happens.
+    pub resync_interval: Duration,
+    /// How long one API request may take.
+    pub request_timeout: Duration,
+}
+
+impl VolcanoConfig {
+    /// The defaults for a node.
+    pub fn new(node_name: impl Into<String>) -> Self {
+        VolcanoConfig {
+            node_name: node_name.into(),
+            publisher: PublisherConfig::default(),
+            lookup: LookupConfig::default(),
+            resync_interval: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Starts the device-info publisher on the current Tokio runtime and returns the assigner for
+/// [`crate::plugin::serve`]. The publisher stops when `shutdown` completes.
+///
+/// # Errors
+/// [`Error::Config`] for a node name that cannot be an object name.
+pub fn start(
+    client: kube::Client,
+    monitor: &HealthMonitor,
+    config: VolcanoConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<Arc<VolcanoAssigner>> {
+    let node = &config.node_name;
+    let publisher_config = PublisherConfig { request_timeout: config.request_timeout, ..config.publisher };
+    let publisher = DeviceInfoPublisher::new(client.clone(), node, publisher_config).map_err(config_error)?;
+    let pods = PodAssignments::new(client, node, config.request_timeout).map_err(config_error)?;
+    let assigned = Arc::new(Notify::new());
+    let publishing = PublisherLoop {
+        publisher,
+        pods: pods.clone(),
+        snapshot: monitor.subscribe(),
+        separations: monitor.separations(),
+        assigned: Arc::clone(&assigned),
+        resync_interval: config.resync_interval,
+    };
+    tokio::spawn(publishing.run(shutdown));
+    Ok(Arc::new(VolcanoAssigner::new(pods, config.lookup, assigned)))
+}
+
+fn config_error(error: ascend_kube::Error) -> Error {
+    Error::Config(format!("Volcano mode: {error}"))
+}
