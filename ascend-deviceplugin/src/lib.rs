@@ -42,7 +42,6 @@ pub mod plugin;
 pub mod preferred;
 pub mod server;
 pub mod service;
-pub mod unix_socket;
 
 pub use allocate::{AllocateConfig, AllocateMode, CdiDelivery, ContainerAllocation};
 pub use error::{Error, Result};

@@ -81,7 +81,6 @@ mod health;
 mod plugin;
 mod registration;
 mod service;
-pub mod socket;
 
 pub use driver::{ClaimError, ClaimRef, DeviceHealth, Driver, HealthStatus, PreparedDevice};
 pub use error::{Error, Result};
