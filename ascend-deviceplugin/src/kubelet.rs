@@ -6,8 +6,8 @@ use std::time::Duration;
 use crate::api::v1beta1::registration_client::RegistrationClient;
 use crate::api::v1beta1::RegisterRequest;
 use crate::error::{grpc_error, Result};
-use kubelet_socket::connect;
 use crate::service::PLUGIN_OPTIONS;
+use kubelet_socket::connect;
 
 /// The device plugin API version this crate speaks.
 pub const API_VERSION: &str = "v1beta1";
