@@ -53,7 +53,7 @@ impl ResourceServer {
     /// client call through the socket has succeeded.
     ///
     /// # Errors
-    /// [`Error::Io`] if the socket cannot be bound, [`Error::Grpc`] if the server does not answer in `timeout`.
+    /// [`crate::Error::Io`] if the socket cannot be bound, [`crate::Error::Grpc`] if the server does not answer in `timeout`.
     pub async fn start(
         plugin_dir: &Path,
         resource: &str,
