@@ -39,7 +39,7 @@ for generator in dcmi-sys/gen_bindings.sh ascend-deviceplugin/gen_protos.sh; do
     [[ -f $generator ]] && bash "$generator" --check
 done
 
-# --all-targets includes the criterion benches (benches/benches, examples/benches, ascend-deviceplugin/benches):
+# --all-targets includes the criterion benches (benches/benches, ascend-exporter/benches, ascend-deviceplugin/benches):
 # they are compiled here, in the dev profile, and run only by benches/run.sh. An optimised `cargo bench --no-run`
 # would add a second full release build to every CI run for no extra checking.
 step "build, benches included (the simulator library too: the tests load it with dlopen)"

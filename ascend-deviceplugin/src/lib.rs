@@ -48,7 +48,7 @@ pub use allocate::{AllocateConfig, AllocateMode, CdiDelivery, ContainerAllocatio
 pub use error::{Error, Result};
 pub use inventory::{Device, DeviceKind, Health, InventoryOptions, Resource, Snapshot};
 pub use monitor::{HealthMonitor, MonitorConfig};
-pub use naming::ResourceNaming;
+pub use naming::{DeviceName, ResourceNaming};
 pub use node_labeller::{LabellerConfig, NodeLabeller};
 pub use node_labels::NodeLabels;
 pub use observer::{NoopObserver, PluginObserver};

@@ -4,7 +4,6 @@
 pub mod ctk;
 pub mod device_plugin;
 pub mod doctor;
-pub mod exporter;
 pub mod node_labeller;
 pub mod shutdown;
 pub mod smi;

@@ -1,7 +1,7 @@
-//! `npu-exporter`: Prometheus exporter for Huawei Ascend NPUs. See `docs/npu-exporter.md`.
+//! `npu-exporter`: Prometheus exporter for Huawei Ascend NPUs. See `docs/npu-exporter.md`; the pipeline is the
+//! `ascend-exporter` library.
 
-use ascend_tools::exporter::app;
-use ascend_tools::exporter::cli::{ExporterArgs, LogFormat};
+use ascend_exporter::cli::{ExporterArgs, LogFormat};
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
@@ -14,5 +14,6 @@ async fn main() -> anyhow::Result<()> {
         LogFormat::Text => subscriber.init(),
         LogFormat::Json => subscriber.json().init(),
     }
-    app::run(args).await
+    ascend_exporter::app::run(args, ascend_tools::shutdown::termination()).await?;
+    Ok(())
 }
