@@ -15,7 +15,8 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 
 CARGO_TARGET_DIR="$repo_dir/target/protogen" cargo run --quiet --locked \
-  --manifest-path "$crate_dir/protogen/Cargo.toml" -- "$crate_dir/proto" "$scratch"
+  --manifest-path "$crate_dir/protogen/Cargo.toml" -- "$crate_dir/proto" "$scratch" \
+  deviceplugin/v1beta1/api.proto podresources/v1/api.proto
 # Format with the repository's rustfmt settings so `cargo fmt` leaves the committed files alone.
 rustfmt --edition 2021 --config-path "$repo_dir/rustfmt.toml" "$scratch"/*.rs
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates dcmi-sys/src/bindings.rs from dcmi-sys/include/dcmi_interface_api.h.
+# Regenerates dcmi-sys/src/bindings.rs from the headers in dcmi-sys/include/ (the V2 header
+# dcmi_interface_api_v2.h includes the V1 header dcmi_interface_api.h).
 #
 #   bash dcmi-sys/gen_bindings.sh           rewrite src/bindings.rs
 #   bash dcmi-sys/gen_bindings.sh --check   fail with a diff if src/bindings.rs is stale (CI)
@@ -11,7 +12,7 @@ set -euo pipefail
 
 crate_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 workspace_dir=$(cd "$crate_dir/.." && pwd)
-header="$crate_dir/include/dcmi_interface_api.h"
+header="$crate_dir/include/dcmi_interface_api_v2.h"
 committed="$crate_dir/src/bindings.rs"
 
 mode=write
@@ -36,7 +37,7 @@ rustfmt --edition 2021 "$fresh"
 
 if [[ $mode == check ]]; then
     if ! diff -u "$committed" "$fresh"; then
-        echo "error: dcmi-sys/src/bindings.rs is out of date with dcmi-sys/include/dcmi_interface_api.h;" >&2
+        echo "error: dcmi-sys/src/bindings.rs is out of date with the headers in dcmi-sys/include/;" >&2
         echo "       run 'bash dcmi-sys/gen_bindings.sh' and commit the result." >&2
         exit 1
     fi

@@ -35,7 +35,7 @@ step "formatting"
 cargo fmt --all --check
 
 step "generated code is current"
-for generator in dcmi-sys/gen_bindings.sh ascend-deviceplugin/gen_protos.sh; do
+for generator in dcmi-sys/gen_bindings.sh ascend-deviceplugin/gen_protos.sh dra-kubelet-plugin/gen_protos.sh; do
     [[ -f $generator ]] && bash "$generator" --check
 done
 

@@ -7,7 +7,8 @@
 //! | path under the root | what |
 //! |---|---|
 //! | `dev/davinci<phy>` | one node per chip: major [`DAVINCI_MAJOR`], minor = physical id |
-//! | `dev/davinci_manager`, `dev/devmm_svm`, `dev/hisi_hdc`, `dev/dvpp_cmdlist` | the shared manager nodes ([`MANAGER_NODES`]) |
+//! | `dev/davinci_manager`, `dev/devmm_svm`, `dev/hisi_hdc`, `dev/dvpp_cmdlist` | the shared manager nodes ([`MANAGER_NODES`]); an Ascend950 (DCMI V2) host has only `davinci_manager` and `hisi_hdc` ([`MANAGER_NODES_V2`]) |
+//! | `dev/uburma/uburma<phy>`, `dev/ummu/ummu<phy>` | Ascend950 only: one unified-bus (URMA) and one UB MMU node per chip ([`UB_NODE_DIRECTORIES`]) |
 //! | `usr/local/Ascend/driver/version.info` | the driver version of the topology |
 //! | `usr/local/Ascend/driver/lib64/driver/libdcmi.so` | the simulator library (also linked from `lib64/` and `/usr/local/dcmi`) |
 //! | `usr/local/Ascend/driver/lib64/common/`, `.../include/`, `usr/local/bin/npu-smi` | the other driver files mount lists name |
@@ -27,6 +28,7 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::error::Error;
 use crate::topology::Topology;
 
 /// Major number of the fake `/dev/davinci<N>` nodes (in Linux's range for local use).
@@ -35,6 +37,14 @@ pub const DAVINCI_MAJOR: u32 = 240;
 /// The shared manager nodes every container that uses a chip needs, with their fake major numbers (minor 0).
 pub const MANAGER_NODES: [(&str, u32); 4] =
     [("davinci_manager", 241), ("devmm_svm", 242), ("hisi_hdc", 243), ("dvpp_cmdlist", 244)];
+
+/// The shared manager nodes of an Ascend950 (DCMI V2) host: no `devmm_svm` and no `dvpp_cmdlist` there
+/// (fact sheet §4.3), same major numbers as [`MANAGER_NODES`].
+pub const MANAGER_NODES_V2: [(&str, u32); 2] = [("davinci_manager", 241), ("hisi_hdc", 243)];
+
+/// Ascend950 hosts' unified-bus node directories with the major of their nodes (minor = physical id):
+/// every node in them goes into a container that uses a chip.
+pub const UB_NODE_DIRECTORIES: [(&str, u32); 2] = [("uburma", 245), ("ummu", 246)];
 
 /// Where the driver's files live on an Atlas host, relative to the root.
 pub const DRIVER_DIR: &str = "usr/local/Ascend/driver";
@@ -92,35 +102,15 @@ pub struct FakeHost {
     pub phy_ids: Vec<u32>,
 }
 
-/// Why a fake host could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum FakeHostError {
-    /// A file or directory could not be written.
-    #[error("fake host: cannot write {}: {source}", path.display())]
-    Write {
-        /// The path.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: io::Error,
-    },
-    /// The simulator library was not found.
-    #[error("fake host: {0}")]
-    Library(String),
-    /// The topology could not be serialised.
-    #[error("fake host: cannot write the topology: {0}")]
-    Topology(String),
-}
-
 impl FakeHost {
     /// Lays out a host for `topology` under `root` (created if missing; existing files are overwritten).
     ///
     /// # Errors
-    /// [`FakeHostError`] naming the path that could not be written, or saying that the library was not found.
-    pub fn build(topology: &Topology, root: &Path, options: &FakeHostOptions) -> Result<FakeHost, FakeHostError> {
+    /// [`Error`] naming the path that could not be written, or saying that the library was not found.
+    pub fn build(topology: &Topology, root: &Path, options: &FakeHostOptions) -> Result<FakeHost, Error> {
         let library_source = match &options.library {
             Some(path) => path.clone(),
-            None => crate::locate::library_path().map_err(|error| FakeHostError::Library(error.to_string()))?,
+            None => crate::locate::library_path()?,
         };
         let writer = Writer { root: root.to_path_buf() };
         writer.dir("")?;
@@ -133,8 +123,18 @@ impl FakeHost {
         for phy in &phy_ids {
             device_nodes = writer.device_node(&format!("dev/davinci{phy}"), DAVINCI_MAJOR, *phy, device_nodes)?;
         }
-        for (name, major) in MANAGER_NODES {
-            device_nodes = writer.device_node(&format!("dev/{name}"), major, 0, device_nodes)?;
+        let is_v2 = topology.api() == crate::chip_type::Api::V2;
+        let manager_nodes: &[(&str, u32)] = if is_v2 { &MANAGER_NODES_V2 } else { &MANAGER_NODES };
+        for (name, major) in manager_nodes {
+            device_nodes = writer.device_node(&format!("dev/{name}"), *major, 0, device_nodes)?;
+        }
+        if is_v2 {
+            for (directory, major) in UB_NODE_DIRECTORIES {
+                for phy in &phy_ids {
+                    let node = format!("dev/{directory}/{directory}{phy}");
+                    device_nodes = writer.device_node(&node, major, *phy, device_nodes)?;
+                }
+            }
         }
 
         writer.driver(topology, &library_source)?;
@@ -149,7 +149,7 @@ impl FakeHost {
             )?;
         }
         writer.sys(topology)?;
-        let topology_text = topology.to_toml_string().map_err(FakeHostError::Topology)?;
+        let topology_text = topology.to_toml_string().map_err(Error::TopologyNotSerialisable)?;
         writer.file(TOPOLOGY_PATH, &topology_text, 0o644)?;
 
         Ok(FakeHost {
@@ -177,11 +177,11 @@ impl Writer {
         self.root.join(relative.trim_start_matches('/'))
     }
 
-    fn io<T>(&self, path: &Path, result: io::Result<T>) -> Result<T, FakeHostError> {
-        result.map_err(|source| FakeHostError::Write { path: path.to_path_buf(), source })
+    fn io<T>(&self, path: &Path, result: io::Result<T>) -> Result<T, Error> {
+        result.map_err(|source| Error::Write { path: path.to_path_buf(), source })
     }
 
-    fn dir(&self, relative: &str) -> Result<PathBuf, FakeHostError> {
+    fn dir(&self, relative: &str) -> Result<PathBuf, Error> {
         let path = self.target(relative);
         self.io(&path, fs::create_dir_all(&path))?;
         // Every directory from the root down gets 0755, so the library ownership check accepts the tree.
@@ -194,18 +194,18 @@ impl Writer {
         Ok(path)
     }
 
-    fn parent_dir(&self, relative: &str) -> Result<(), FakeHostError> {
+    fn parent_dir(&self, relative: &str) -> Result<(), Error> {
         match Path::new(relative.trim_start_matches('/')).parent() {
             Some(parent) if !parent.as_os_str().is_empty() => self.dir(&parent.to_string_lossy()).map(|_| ()),
             _ => Ok(()),
         }
     }
 
-    fn file(&self, relative: &str, contents: &str, mode: u32) -> Result<PathBuf, FakeHostError> {
+    fn file(&self, relative: &str, contents: &str, mode: u32) -> Result<PathBuf, Error> {
         self.bytes(relative, contents.as_bytes(), mode)
     }
 
-    fn bytes(&self, relative: &str, contents: &[u8], mode: u32) -> Result<PathBuf, FakeHostError> {
+    fn bytes(&self, relative: &str, contents: &[u8], mode: u32) -> Result<PathBuf, Error> {
         self.parent_dir(relative)?;
         let path = self.target(relative);
         // Replace rather than truncate: the old file may be a library a running process has mapped.
@@ -217,7 +217,7 @@ impl Writer {
         Ok(path)
     }
 
-    fn symlink(&self, relative: &str, target: &str) -> Result<(), FakeHostError> {
+    fn symlink(&self, relative: &str, target: &str) -> Result<(), Error> {
         self.parent_dir(relative)?;
         let path = self.target(relative);
         if path.exists() || path.is_symlink() {
@@ -234,7 +234,7 @@ impl Writer {
         major: u32,
         minor: u32,
         kind: DeviceNodeKind,
-    ) -> Result<DeviceNodeKind, FakeHostError> {
+    ) -> Result<DeviceNodeKind, Error> {
         self.parent_dir(relative)?;
         let path = self.target(relative);
         if path.exists() || path.is_symlink() {
@@ -257,7 +257,7 @@ impl Writer {
         Ok(DeviceNodeKind::PlainFiles)
     }
 
-    fn driver(&self, topology: &Topology, library_source: &Path) -> Result<(), FakeHostError> {
+    fn driver(&self, topology: &Topology, library_source: &Path) -> Result<(), Error> {
         let version = &topology.simulation.driver_version;
         self.file(
             &format!("{DRIVER_DIR}/version.info"),
@@ -285,7 +285,7 @@ impl Writer {
         Ok(())
     }
 
-    fn sys(&self, topology: &Topology) -> Result<(), FakeHostError> {
+    fn sys(&self, topology: &Topology) -> Result<(), Error> {
         let mut nodes: Vec<(i32, String)> = Vec::new();
         for found in topology.chips() {
             let chip = found.chip;
@@ -387,6 +387,25 @@ mod tests {
         assert_eq!(host.device_nodes, DeviceNodeKind::PlainFiles);
         assert!(host.path("dev/davinci5").is_file());
         assert!(!host.path("usr/local/Ascend/ascend-toolkit").exists());
+    }
+
+    #[test]
+    fn an_ascend950_host_has_its_own_manager_and_unified_bus_nodes() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let library = root.path().join("lib.so");
+        fs::write(&library, b"x").expect("write");
+        let options = FakeHostOptions { library: Some(library), ..FakeHostOptions::default() };
+        let topology = crate::samples::by_name("atlas-950-8").expect("sample").topology().expect("valid");
+        let host = FakeHost::build(&topology, root.path(), &options).expect("built");
+        assert_eq!(host.phy_ids, (0..8).collect::<Vec<u32>>());
+        for node in ["dev/davinci0", "dev/davinci7", "dev/davinci_manager", "dev/hisi_hdc"] {
+            assert!(host.path(node).exists(), "{node}");
+        }
+        for node in ["dev/uburma/uburma0", "dev/uburma/uburma7", "dev/ummu/ummu3"] {
+            assert!(host.path(node).exists(), "{node}");
+        }
+        assert!(!host.path("dev/devmm_svm").exists(), "Ascend950 hosts have no devmm_svm");
+        assert!(!host.path("dev/dvpp_cmdlist").exists(), "Ascend950 hosts have no dvpp_cmdlist");
     }
 
     #[test]

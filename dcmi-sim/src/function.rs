@@ -1,8 +1,12 @@
-//! The exported DCMI functions, named, so injection rules and support tables can refer to them.
+//! The exported DCMI functions of both API families, named, so injection rules and support tables can refer
+//! to them.
+
+use crate::chip_type::Api;
 
 macro_rules! functions {
     ($($variant:ident => $name:literal,)*) => {
-        /// One exported DCMI function of the header (66 including `dcmi_get_card_num_list`).
+        /// One exported DCMI function: the 66 V1 functions (including `dcmi_get_card_num_list`) in
+        /// header order, then the 42 V2 (`dcmiv2_*`) functions.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[allow(missing_docs)] // each variant is the C symbol of the same name
         pub enum Function {
@@ -90,6 +94,48 @@ functions! {
     GetDeviceErrorcode => "dcmi_get_device_errorcode",
     McuGetPowerInfo => "dcmi_mcu_get_power_info",
     GetCardElabelV2 => "dcmi_get_card_elabel_v2",
+    V2Init => "dcmiv2_init",
+    V2GetDeviceList => "dcmiv2_get_device_list",
+    V2GetAllDeviceCount => "dcmiv2_get_all_device_count",
+    V2GetDeviceType => "dcmiv2_get_device_type",
+    V2GetDevicePcieInfo => "dcmiv2_get_device_pcie_info",
+    V2GetDeviceChipInfo => "dcmiv2_get_device_chip_info",
+    V2GetDevicePowerInfo => "dcmiv2_get_device_power_info",
+    V2GetDeviceHealth => "dcmiv2_get_device_health",
+    V2GetDeviceErrorCodeList => "dcmiv2_get_device_error_code_list",
+    V2GetDeviceTemperature => "dcmiv2_get_device_temperature",
+    V2GetDeviceVoltage => "dcmiv2_get_device_voltage",
+    V2GetDeviceEccInfo => "dcmiv2_get_device_ecc_info",
+    V2GetDeviceFrequency => "dcmiv2_get_device_frequency",
+    V2GetDeviceHbmInfo => "dcmiv2_get_device_hbm_info",
+    V2GetDeviceUtilizationRate => "dcmiv2_get_device_utilization_rate",
+    V2GetDeviceMultiUtilizationRate => "dcmiv2_get_device_multi_utilization_rate",
+    V2GetDeviceMultiUtilizationRatePeriod => "dcmiv2_get_device_multi_utilization_rate_period",
+    V2GetDeviceInfo => "dcmiv2_get_device_info",
+    V2GetDeviceNetworkHealth => "dcmiv2_get_device_network_health",
+    V2GetChipPhyIdByDevId => "dcmiv2_get_chip_phy_id_by_dev_id",
+    V2GetDevIdByChipPhyId => "dcmiv2_get_dev_id_by_chip_phy_id",
+    V2ResetDevice => "dcmiv2_reset_device",
+    V2GetDeviceOutbandChannelState => "dcmiv2_get_device_outband_channel_state",
+    V2PreResetDevice => "dcmiv2_pre_reset_device",
+    V2RescanDevice => "dcmiv2_rescan_device",
+    V2GetDeviceBootStatus => "dcmiv2_get_device_boot_status",
+    V2SubscribeFaultEvent => "dcmiv2_subscribe_fault_event",
+    V2GetDeviceDieId => "dcmiv2_get_device_die_id",
+    V2GetDeviceProcMemInfo => "dcmiv2_get_device_proc_mem_info",
+    V2GetDeviceBoardInfo => "dcmiv2_get_device_board_info",
+    V2GetPcieLinkBandwidthInfo => "dcmiv2_get_pcie_link_bandwidth_info",
+    V2GetDcmiVersion => "dcmiv2_get_dcmi_version",
+    V2GetMainboardId => "dcmiv2_get_mainboard_id",
+    V2GetAffinityCpuInfoByDevId => "dcmiv2_get_affinity_cpu_info_by_dev_id",
+    V2StartUbPingMesh => "dcmiv2_start_ub_ping_mesh",
+    V2StopUbPingMesh => "dcmiv2_stop_ub_ping_mesh",
+    V2GetUbPingMeshInfo => "dcmiv2_get_ub_ping_mesh_info",
+    V2GetUbPingMeshState => "dcmiv2_get_ub_ping_mesh_state",
+    V2GetUrmaDeviceCnt => "dcmiv2_get_urma_device_cnt",
+    V2GetEidListByUrmaDevIndex => "dcmiv2_get_eid_list_by_urma_dev_index",
+    V2GetDeviceElabelInfo => "dcmiv2_get_device_elabel_info",
+    V2GetPortPktStatsInfo => "dcmiv2_get_port_pkt_stats_info",
 }
 
 impl Function {
@@ -104,6 +150,15 @@ impl Function {
     /// Position in [`Function::ALL`], for per-function tables.
     pub fn index(self) -> usize {
         self as usize
+    }
+
+    /// The API family the function belongs to (V2 = the `dcmiv2_*` functions, listed last).
+    pub fn api(self) -> Api {
+        if self.index() >= Function::V2Init.index() {
+            Api::V2
+        } else {
+            Api::V1
+        }
     }
 }
 

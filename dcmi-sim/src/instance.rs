@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::config_error::ConfigError;
+use crate::error::Error;
 use crate::overlay::OVERLAY_ENV;
 use crate::samples;
 use crate::state::Sim;
@@ -47,8 +47,8 @@ pub fn last_error() -> Option<String> {
 /// Loads the topology named by `value`: a file path, or `sample:<name>`; returns it with its origin.
 ///
 /// # Errors
-/// [`ConfigError`] naming the file, field and problem.
-pub fn load_config(value: &str) -> Result<(Topology, PathBuf), ConfigError> {
+/// [`Error`] naming the file, field and problem.
+pub fn load_config(value: &str) -> Result<(Topology, PathBuf), Error> {
     let origin = match value.strip_prefix("sample:").and_then(samples::by_name) {
         Some(sample) => sample.origin(),
         None => PathBuf::from(value),
@@ -64,15 +64,11 @@ pub fn load_config(value: &str) -> Result<(Topology, PathBuf), ConfigError> {
 /// removed.
 ///
 /// # Errors
-/// [`ConfigError`] naming the file, field and problem.
-pub fn init_from_env() -> Result<(), ConfigError> {
+/// [`Error`] naming the file, field and problem.
+pub fn init_from_env() -> Result<(), Error> {
     let mut current_source = CURRENT_SOURCE.lock();
     let config = std::env::var(CONFIG_ENV).map_err(|_| {
-        ConfigError::new(
-            &PathBuf::from("(environment)"),
-            CONFIG_ENV,
-            "is not set; name a topology file or sample:<name>",
-        )
+        Error::config(&PathBuf::from("(environment)"), CONFIG_ENV, "is not set; name a topology file or sample:<name>")
     });
     let source = config.as_deref().ok().map(Source::from_env);
     if source.is_some() && *current_source == source && CURRENT.read().is_some() {

@@ -18,7 +18,7 @@
 
 mod abi;
 pub mod chip_type;
-pub mod config_error;
+mod error;
 pub mod events;
 pub mod fake_host;
 pub mod function;
@@ -39,11 +39,11 @@ mod validation;
 pub mod vnpu;
 
 pub use chip_type::ChipType;
-pub use config_error::ConfigError;
+pub use error::{Error, Result};
 pub use function::Function;
 pub use generator::{Signal, SignalKey, Wave};
 pub use instance::CONFIG_ENV;
-pub use locate::{library_path, LocateError, LIBRARY_ENV};
+pub use locate::{library_path, LIBRARY_ENV};
 pub use overlay::{write_overlay, ChipOverlay, Overlay, OVERLAY_ENV, OVERLAY_SETTLE};
 pub use samples::{Sample, SAMPLES};
 pub use topology::{Card, Chip, Topology};

@@ -11,35 +11,30 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error::Error;
+
 /// Environment variable that names the library explicitly (checked first).
 pub const LIBRARY_ENV: &str = "DCMI_SIM_LIBRARY";
 
 /// File name of the simulated library.
 pub const LIBRARY_FILE: &str = "libdcmi_sim.so";
 
-/// The library could not be found.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{LIBRARY_FILE} not found (looked in: {}); run `cargo build -p dcmi-sim` or set {LIBRARY_ENV}",
-    searched.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ")
-)]
-pub struct LocateError {
-    /// Every candidate that was checked.
-    pub searched: Vec<PathBuf>,
-}
-
 /// The path of the built `libdcmi_sim.so`: `$DCMI_SIM_LIBRARY` if set (it must exist), else the
 /// current executable's directory, its `deps/` directory, and parent directories up to the cargo
 /// target directory.
 ///
 /// # Errors
-/// [`LocateError`] listing the places searched.
-pub fn library_path() -> Result<PathBuf, LocateError> {
+/// [`Error`] listing the places searched.
+pub fn library_path() -> Result<PathBuf, Error> {
     if let Some(explicit) = std::env::var_os(LIBRARY_ENV) {
         let explicit = PathBuf::from(explicit);
-        return if explicit.is_file() { Ok(explicit) } else { Err(LocateError { searched: vec![explicit] }) };
+        return if explicit.is_file() {
+            Ok(explicit)
+        } else {
+            Err(Error::LibraryNotFound { searched: vec![explicit] })
+        };
     }
-    let executable = std::env::current_exe().map_err(|_| LocateError { searched: Vec::new() })?;
+    let executable = std::env::current_exe().map_err(|_| Error::LibraryNotFound { searched: Vec::new() })?;
     let start = executable.parent().unwrap_or(Path::new("."));
     library_near(start)
 }
@@ -49,8 +44,8 @@ pub fn library_path() -> Result<PathBuf, LocateError> {
 /// returns the most recently modified library found.
 ///
 /// # Errors
-/// [`LocateError`] listing the places searched.
-pub fn library_near(start: &Path) -> Result<PathBuf, LocateError> {
+/// [`Error`] listing the places searched.
+pub fn library_near(start: &Path) -> Result<PathBuf, Error> {
     let mut searched = Vec::new();
     let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
     let mut directory = Some(start);
@@ -69,5 +64,9 @@ pub fn library_near(start: &Path) -> Result<PathBuf, LocateError> {
         }
         directory = current.parent();
     }
-    found.into_iter().max_by_key(|(modified, _)| *modified).map(|(_, path)| path).ok_or(LocateError { searched })
+    found
+        .into_iter()
+        .max_by_key(|(modified, _)| *modified)
+        .map(|(_, path)| path)
+        .ok_or(Error::LibraryNotFound { searched })
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config_error::ConfigError;
+use crate::error::Error;
 use crate::generator::Signal;
 use crate::injection::InjectionRule;
 use crate::state_change::StateChange;
@@ -112,12 +112,12 @@ impl Overlay {
     /// Parses overlay text; `origin` names it in errors.
     ///
     /// # Errors
-    /// [`ConfigError`] with the field path and the problem.
-    pub fn from_toml_str(text: &str, origin: &Path) -> Result<Overlay, ConfigError> {
+    /// [`Error`] with the field path and the problem.
+    pub fn from_toml_str(text: &str, origin: &Path) -> Result<Overlay, Error> {
         let overlay: Overlay = crate::toml_fields::parse(text, origin)?;
         for (index, chip) in overlay.chips.iter().enumerate() {
             if chip.health.is_some_and(|health| health > 3) {
-                return Err(ConfigError::new(origin, format!("chip[{index}].health"), "must be 0..3"));
+                return Err(Error::config(origin, format!("chip[{index}].health"), "must be 0..3"));
             }
         }
         for (index, rule) in overlay.injections.iter().enumerate() {
@@ -179,8 +179,8 @@ impl OverlayWatcher {
     /// Reads the file if it changed since the last poll. `Ok(None)` when unchanged or absent.
     ///
     /// # Errors
-    /// [`ConfigError`] for an unreadable or invalid file (the simulator keeps the previous state).
-    pub fn poll(&mut self) -> Result<Option<Overlay>, ConfigError> {
+    /// [`Error`] for an unreadable or invalid file (the simulator keeps the previous state).
+    pub fn poll(&mut self) -> Result<Option<Overlay>, Error> {
         let Ok(metadata) = std::fs::metadata(&self.path) else {
             self.last = None;
             return Ok(None);
@@ -195,7 +195,7 @@ impl OverlayWatcher {
         }
         self.last = Some(stamp);
         let text = std::fs::read_to_string(&self.path)
-            .map_err(|error| ConfigError::new(&self.path, "(file)", format!("cannot read: {error}")))?;
+            .map_err(|error| Error::config(&self.path, "(file)", format!("cannot read: {error}")))?;
         Overlay::from_toml_str(&text, &self.path).map(Some)
     }
 

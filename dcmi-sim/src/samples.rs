@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config_error::ConfigError;
+use crate::chip_type::Api;
+use crate::error::Error;
 use crate::topology::Topology;
 
 /// One sample topology.
@@ -14,6 +15,8 @@ pub struct Sample {
     pub description: &'static str,
     /// The TOML text.
     pub toml: &'static str,
+    /// The DCMI API family its chips serve.
+    pub api: Api,
 }
 
 /// Every sample topology.
@@ -22,26 +25,44 @@ pub const SAMPLES: &[Sample] = &[
         name: "atlas-300i-duo",
         description: "Atlas 300I Duo: 4 cards x 2 Ascend 310P3, phy ids differ from logic ids",
         toml: include_str!("../topologies/atlas-300i-duo.toml"),
+        api: Api::V1,
     },
     Sample {
         name: "atlas-300i-pro",
         description: "Atlas 300I Pro: 2 cards x 1 Ascend 310P3",
         toml: include_str!("../topologies/atlas-300i-pro.toml"),
+        api: Api::V1,
     },
     Sample {
         name: "atlas-800t-a2",
         description: "Atlas 800T A2: 8 Ascend 910B3, phy ids differ from logic ids",
         toml: include_str!("../topologies/atlas-800t-a2.toml"),
+        api: Api::V1,
     },
     Sample {
         name: "atlas-800i-a3",
         description: "Atlas 800I A3: 8 cards x 2 dies (Ascend910A3)",
         toml: include_str!("../topologies/atlas-800i-a3.toml"),
+        api: Api::V1,
+    },
+    Sample {
+        name: "atlas-950-8",
+        description:
+            "Atlas 950 SuperPoD node: 8 Ascend950DT on DCMI V2 (dcmi_init fails), phy ids differ from logic ids",
+        toml: include_str!("../topologies/atlas-950-8.toml"),
+        api: Api::V2,
+    },
+    Sample {
+        name: "atlas-950-16",
+        description: "16-NPU Ascend950 board (board id 0x44): 16 Ascend950PR on DCMI V2",
+        toml: include_str!("../topologies/atlas-950-16.toml"),
+        api: Api::V2,
     },
     Sample {
         name: "edge-310",
         description: "edge box: 1 card x 1 Ascend 310",
         toml: include_str!("../topologies/edge-310.toml"),
+        api: Api::V1,
     },
 ];
 
@@ -53,8 +74,8 @@ pub fn by_name(name: &str) -> Option<&'static Sample> {
 /// Loads `value` as a topology: an existing file path, else `sample:<name>` or a bare sample name.
 ///
 /// # Errors
-/// [`ConfigError`] naming the file (or sample), the field and the problem.
-pub fn load_file_or_sample(value: &str) -> Result<Topology, ConfigError> {
+/// [`Error`] naming the file (or sample), the field and the problem.
+pub fn load_file_or_sample(value: &str) -> Result<Topology, Error> {
     let name = value.strip_prefix("sample:").unwrap_or(value);
     if value.starts_with("sample:") || !Path::new(value).exists() {
         if let Some(sample) = by_name(name) {
@@ -62,7 +83,7 @@ pub fn load_file_or_sample(value: &str) -> Result<Topology, ConfigError> {
         }
         if value.starts_with("sample:") {
             let names: Vec<&str> = SAMPLES.iter().map(|sample| sample.name).collect();
-            return Err(ConfigError::new(
+            return Err(Error::config(
                 Path::new(value),
                 "(sample)",
                 format!("no sample called `{name}` (samples: {})", names.join(", ")),
@@ -81,8 +102,8 @@ impl Sample {
     /// Parses and validates the embedded text.
     ///
     /// # Errors
-    /// [`ConfigError`] (only if the embedded file is broken; the tests load every sample).
-    pub fn topology(&self) -> Result<Topology, ConfigError> {
+    /// [`Error`] (only if the embedded file is broken; the tests load every sample).
+    pub fn topology(&self) -> Result<Topology, Error> {
         Topology::from_toml_str(self.toml, &self.origin())
     }
 
@@ -112,6 +133,7 @@ mod tests {
         for sample in SAMPLES {
             let topology = sample.topology();
             assert!(topology.is_ok(), "{}: {:?}", sample.name, topology.err());
+            assert_eq!(topology.map(|topology| topology.api()).ok(), Some(sample.api), "{}", sample.name);
             let on_disk = std::fs::read_to_string(sample.source_path()).unwrap_or_default();
             assert_eq!(on_disk, sample.toml, "{} differs from its file", sample.name);
         }

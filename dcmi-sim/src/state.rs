@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::chip_type::ChipType;
-use crate::config_error::ConfigError;
+use crate::chip_type::{Api, ChipType};
+use crate::error::Error;
 use crate::events::{EventHub, ASSERTION_CLEARED, ASSERTION_RAISED};
 use crate::function::Function;
 use crate::generator::{self, Signal, SignalKey};
@@ -62,7 +62,51 @@ fn answers_while_absent(function: Function) -> bool {
             | GetDeviceBootStatus
             | SubscribeFaultEvent
             | GetDeviceOutbandChannelState
+            | V2GetChipPhyIdByDevId
+            | V2GetDevIdByChipPhyId
+            | V2ResetDevice
+            | V2PreResetDevice
+            | V2RescanDevice
+            | V2GetDeviceBootStatus
+            | V2SubscribeFaultEvent
+            | V2GetDeviceOutbandChannelState
     )
+}
+
+/// How an export names its chip: V1 calls take (card, device), V2 calls one `dev_id`, the logic id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChipAddress {
+    /// `(card_id, device_id)` of a V1 call.
+    Pair {
+        /// Card id.
+        card_id: i32,
+        /// Chip index on the card.
+        device_id: i32,
+    },
+    /// `dev_id` of a V2 call.
+    Logic(i32),
+}
+
+/// One export's call: the function (for injection and support) and the chip it names. V1 and V2
+/// exports that do the same thing share one body that takes a `ChipCall`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChipCall {
+    /// The exported function.
+    pub function: Function,
+    /// The chip.
+    pub address: ChipAddress,
+}
+
+impl ChipCall {
+    /// A V1 call addressed to (card, device).
+    pub fn v1(function: Function, card_id: i32, device_id: i32) -> ChipCall {
+        ChipCall { function, address: ChipAddress::Pair { card_id, device_id } }
+    }
+
+    /// A V2 call addressed to a logic id.
+    pub fn v2(function: Function, dev_id: i32) -> ChipCall {
+        ChipCall { function, address: ChipAddress::Logic(dev_id) }
+    }
 }
 
 /// What changes while the simulator runs.
@@ -170,30 +214,28 @@ pub struct Sim {
     /// Host-wide state other than the chips.
     pub host: Mutex<HostState>,
     /// The last overlay problem (the previous state stays in force).
-    pub overlay_error: Mutex<Option<ConfigError>>,
+    pub overlay_error: Mutex<Option<Error>>,
+    /// The API family the simulated driver serves (validation keeps one family per topology).
+    pub api: Api,
 }
 
 impl Sim {
     /// Builds the runtime state and starts the background thread (timeline, overlay, event delivery).
     ///
     /// # Errors
-    /// [`ConfigError`] if a preset vNPU cannot be created (validation normally catches this first).
-    pub fn start(topology: Topology, origin: PathBuf, overlay: Option<PathBuf>) -> Result<Arc<Sim>, ConfigError> {
+    /// [`Error`] if a preset vNPU cannot be created (validation normally catches this first).
+    pub fn start(topology: Topology, origin: PathBuf, overlay: Option<PathBuf>) -> Result<Arc<Sim>, Error> {
         let sim = Arc::new(Sim::new(topology, origin, overlay)?);
         let weak = Arc::downgrade(&sim);
         // The thread only holds a weak reference: it ends once the instance is replaced or dropped.
         let spawned = std::thread::Builder::new().name("dcmi-sim".into()).spawn(move || background(weak));
         if let Err(error) = spawned {
-            return Err(ConfigError::new(
-                &sim.origin,
-                "(runtime)",
-                format!("cannot start the simulator thread: {error}"),
-            ));
+            return Err(Error::config(&sim.origin, "(runtime)", format!("cannot start the simulator thread: {error}")));
         }
         Ok(sim)
     }
 
-    fn new(topology: Topology, origin: PathBuf, overlay: Option<PathBuf>) -> Result<Sim, ConfigError> {
+    fn new(topology: Topology, origin: PathBuf, overlay: Option<PathBuf>) -> Result<Sim, Error> {
         let mut chips = Vec::new();
         let mut pools = Vec::new();
         let mut card_ids = Vec::new();
@@ -221,7 +263,7 @@ impl Sim {
                     };
                     let taken: Vec<u32> = (100..1124).filter(|id| taken(*id)).collect();
                     pool.create(&preset.template, preset.vdev_id, None, |id| taken.contains(&id)).map_err(|error| {
-                        ConfigError::new(
+                        Error::config(
                             &origin,
                             format!("card[{card_index}].chip[{chip_index}].vnpu[{preset_index}]"),
                             error.to_string(),
@@ -266,6 +308,7 @@ impl Sim {
             vnpus: Mutex::new(pools),
             host: Mutex::new(host),
             overlay_error: Mutex::new(None),
+            api: topology.api(),
             started: Instant::now(),
             chips,
             card_ids,
@@ -342,10 +385,38 @@ impl Sim {
     /// Entry of a call addressed to (card, device): lookup, refresh, injection, support, presence.
     ///
     /// # Errors
-    /// -8007 unknown chip, an injected code, -8255 unsupported, -8012 dropped or resetting.
+    /// As [`Sim::resolve`].
     pub fn chip_call(&self, function: Function, card_id: i32, device_id: i32) -> Result<usize, i32> {
-        let index = self.chip_index(card_id, device_id).ok_or(code::INVALID_DEVICE_ID)?;
-        self.indexed_call(function, index)
+        self.resolve(ChipCall::v1(function, card_id, device_id))
+    }
+
+    /// Entry of a call addressed to a chip by either family: family check, lookup, refresh,
+    /// injection, support, presence.
+    ///
+    /// # Errors
+    /// The other family's code ([`Sim::check_api`]), -8007 unknown chip, an injected code, -8255
+    /// unsupported, -8012 dropped or resetting.
+    pub fn resolve(&self, call: ChipCall) -> Result<usize, i32> {
+        self.check_api(call.function)?;
+        let index = match call.address {
+            ChipAddress::Pair { card_id, device_id } => self.chip_index(card_id, device_id),
+            ChipAddress::Logic(dev_id) => u32::try_from(dev_id).ok().and_then(|logic_id| self.chip_by_logic(logic_id)),
+        };
+        self.indexed_call(call.function, index.ok_or(code::INVALID_DEVICE_ID)?)
+    }
+
+    /// A driver serves one API family. On an Ascend950 (V2) host, V1 calls fail as they do after
+    /// a failed `dcmi_init` (-8005); on an older host the V2 calls answer -8255 (drivers before
+    /// Ascend950 do not export them at all, which one library cannot model per topology).
+    ///
+    /// # Errors
+    /// -8005 for a V1 call on a V2 host, -8255 for a V2 call on a V1 host.
+    pub fn check_api(&self, function: Function) -> Result<(), i32> {
+        match (function.api(), self.api) {
+            (wanted, served) if wanted == served => Ok(()),
+            (Api::V1, _) => Err(code::INTERNAL_ERROR),
+            (Api::V2, _) => Err(code::NOT_SUPPORTED),
+        }
     }
 
     /// As [`Sim::chip_call`] for a chip already found by index.
@@ -365,6 +436,7 @@ impl Sim {
     }
 
     fn before_call(&self, function: Function, logic_id: Option<u32>) -> Result<(), i32> {
+        self.check_api(function)?;
         self.maybe_refresh();
         let mut outcome = if self.injector.is_empty() {
             crate::injection::Outcome::default()
@@ -541,15 +613,15 @@ impl Sim {
     }
 
     /// Every logic id the overlay names must exist in the topology.
-    fn check_overlay_ids(&self, overlay: &Overlay, path: &std::path::Path) -> Result<(), ConfigError> {
+    fn check_overlay_ids(&self, overlay: &Overlay, path: &std::path::Path) -> Result<(), Error> {
         let unknown = |logic_id: u32| self.chip_by_logic(logic_id).is_none();
         if let Some(index) = overlay.chips.iter().position(|chip| unknown(chip.logic_id)) {
             let problem = format!("no chip has logic id {}", overlay.chips[index].logic_id);
-            return Err(ConfigError::new(path, format!("chip[{index}].logic_id"), problem));
+            return Err(Error::config(path, format!("chip[{index}].logic_id"), problem));
         }
         if let Some(index) = overlay.injections.iter().position(|rule| rule.logic_id.is_some_and(unknown)) {
             let problem = format!("no chip has logic id {}", overlay.injections[index].logic_id.unwrap_or_default());
-            return Err(ConfigError::new(path, format!("inject[{index}].logic_id"), problem));
+            return Err(Error::config(path, format!("inject[{index}].logic_id"), problem));
         }
         Ok(())
     }

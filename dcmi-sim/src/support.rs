@@ -2,7 +2,8 @@
 //!
 //! The tables follow what the real chips do (fact sheet §1.6): 310P has no chip power but MCU card
 //! power, 910B and A3 have no DDR memory info, only the 910 family takes fault subscriptions, and so on.
-//! A topology can adjust them per chip with `supported` / `unsupported` lists.
+//! A topology can adjust them per chip with `supported` / `unsupported` lists. A family answers only the
+//! functions of its API family: V1 up to the 910 A3, V2 (`dcmiv2_*`) on Ascend950.
 
 use crate::chip_type::ChipType;
 use crate::function::Function;
@@ -11,6 +12,9 @@ use crate::function::Function;
 pub fn supports(chip_type: ChipType, function: Function) -> bool {
     use ChipType::*;
     use Function::*;
+    if function.api() != chip_type.api() {
+        return false;
+    }
     match function {
         GetDevicePowerInfo => chip_type != Ascend310P,
         McuGetPowerInfo => chip_type == Ascend310P,
@@ -42,6 +46,8 @@ pub fn supports(chip_type: ChipType, function: Function) -> bool {
         | GetUbPingMeshState
         | GetUrmaDeviceCnt
         | GetEidListByUrmaDevIndex => false,
+        // The simulated Ascend950 models no UB ping-mesh tasks.
+        V2StartUbPingMesh | V2StopUbPingMesh | V2GetUbPingMeshInfo | V2GetUbPingMeshState => false,
         GetProductType => matches!(chip_type, Ascend310 | Ascend310B | Ascend310P),
         _ => true,
     }
@@ -71,7 +77,7 @@ pub fn supported_frequency_types(chip_type: ChipType) -> &'static [i32] {
     match chip_type {
         ChipType::Ascend310 | ChipType::Ascend310B => &[DDR, CTRLCPU, HBM, AICORE_CURRENT, AICORE_MAX],
         ChipType::Ascend310P => &[DDR, CTRLCPU, AICORE_CURRENT, AICORE_MAX, VECTORCORE_CURRENT],
-        ChipType::Ascend910 | ChipType::Ascend910B | ChipType::Ascend910A3 => {
+        ChipType::Ascend910 | ChipType::Ascend910B | ChipType::Ascend910A3 | ChipType::Ascend950 => {
             &[CTRLCPU, HBM, AICORE_CURRENT, AICORE_MAX]
         }
     }
@@ -113,8 +119,11 @@ pub fn supports_utilization(chip_type: ChipType, input_type: i32) -> bool {
         MEMORY | AICORE | AICPU | CTRLCPU | MEMORY_BANDWIDTH => true,
         HBM | HBM_BANDWIDTH => chip_type.has_hbm(),
         DDR => chip_type.has_ddr(),
-        VECTORCORE | NPU => matches!(chip_type, ChipType::Ascend310P | ChipType::Ascend910B | ChipType::Ascend910A3),
-        AICUBE => matches!(chip_type, ChipType::Ascend910B | ChipType::Ascend910A3),
+        VECTORCORE | NPU => matches!(
+            chip_type,
+            ChipType::Ascend310P | ChipType::Ascend910B | ChipType::Ascend910A3 | ChipType::Ascend950
+        ),
+        AICUBE => matches!(chip_type, ChipType::Ascend910B | ChipType::Ascend910A3 | ChipType::Ascend950),
         _ => false,
     }
 }

@@ -1,4 +1,4 @@
-//! Parses TOML into a schema type and turns a serde error into a [`ConfigError`] with a field path.
+//! Parses TOML into a schema type and turns a serde error into a [`Error`] with a field path.
 //!
 //! `toml` reports the byte span of the offending value or table; the path (`card[1].chip[0].pcie`) is
 //! recovered from the table headers and the key that precede that span.
@@ -8,18 +8,18 @@ use std::path::Path;
 
 use serde::de::DeserializeOwned;
 
-use crate::config_error::ConfigError;
+use crate::error::Error;
 
 /// Deserialises `text`; on error names `origin`, the field path and toml's message with the line.
-pub(crate) fn parse<T: DeserializeOwned>(text: &str, origin: &Path) -> Result<T, ConfigError> {
+pub(crate) fn parse<T: DeserializeOwned>(text: &str, origin: &Path) -> Result<T, Error> {
     toml::from_str::<T>(text).map_err(|error| {
         let message = error.message().replace('\n', " ").trim().to_owned();
         match error.span() {
             Some(span) => {
                 let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-                ConfigError::new(origin, field_path_at(text, span.start), format!("{message} (line {line})"))
+                Error::config(origin, field_path_at(text, span.start), format!("{message} (line {line})"))
             }
-            None => ConfigError::new(origin, "(file)", message),
+            None => Error::config(origin, "(file)", message),
         }
     })
 }

@@ -1,7 +1,7 @@
 //! The topology file: cards, chips, telemetry, faults, injections and timeline (serde schema).
 //!
 //! Loading ([`Topology::load`], [`Topology::from_toml_str`]) parses and then validates; every problem
-//! becomes a [`ConfigError`] naming the file, the field path and what is wrong. See README.md for the
+//! becomes a [`Error`] naming the file, the field path and what is wrong. See README.md for the
 //! schema with units and defaults.
 
 use std::path::Path;
@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::chip_type::ChipType;
-use crate::config_error::ConfigError;
+use crate::error::Error;
 use crate::generator::Signal;
 use crate::injection::InjectionRule;
 use crate::timeline::TimelineEntry;
@@ -222,6 +222,32 @@ pub struct Chip {
     /// vNPUs created at `dcmi_init` (`[[card.chip.vnpu]]`).
     #[serde(default, rename = "vnpu")]
     pub vnpus: Vec<PresetVnpu>,
+    /// Unified-bus ports (Ascend950, `dcmiv2_get_port_pkt_stats_info`).
+    #[serde(default)]
+    pub ub: UbPorts,
+}
+
+/// `[card.chip.ub]`: the unified-bus ports of an Ascend950 chip. Packet counters grow at a constant
+/// rate from `dcmiv2_init`, so they are monotonic as the driver's are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UbPorts {
+    /// Dies with UB ports (`udie_id` 0..dies-1; at most 3).
+    pub dies: u32,
+    /// Ports per die (`port_id` 0..ports-1; at most 10). 0: the chip has no UB port.
+    pub ports: u32,
+    /// Packets received per second on each port.
+    pub rx_packets_per_s: u64,
+    /// Packets sent per second on each port.
+    pub tx_packets_per_s: u64,
+    /// CRC errors per hour on each port.
+    pub crc_errors_per_hour: u64,
+}
+
+impl Default for UbPorts {
+    fn default() -> Self {
+        Self { dies: 1, ports: 0, rx_packets_per_s: 0, tx_packets_per_s: 0, crc_errors_per_hour: 0 }
+    }
 }
 
 fn default_chip_version() -> String {
@@ -652,22 +678,27 @@ impl Topology {
     /// Reads and validates the topology file `path`.
     ///
     /// # Errors
-    /// [`ConfigError`] naming `path`, the field and the problem (also for unreadable files).
-    pub fn load(path: impl AsRef<Path>) -> Result<Topology, ConfigError> {
+    /// [`Error`] naming `path`, the field and the problem (also for unreadable files).
+    pub fn load(path: impl AsRef<Path>) -> Result<Topology, Error> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path)
-            .map_err(|error| ConfigError::new(path, "(file)", format!("cannot read: {error}")))?;
+            .map_err(|error| Error::config(path, "(file)", format!("cannot read: {error}")))?;
         Topology::from_toml_str(&text, path)
     }
 
     /// Parses and validates topology text; `origin` names it in errors.
     ///
     /// # Errors
-    /// [`ConfigError`] naming `origin`, the field and the problem.
-    pub fn from_toml_str(text: &str, origin: &Path) -> Result<Topology, ConfigError> {
+    /// [`Error`] naming `origin`, the field and the problem.
+    pub fn from_toml_str(text: &str, origin: &Path) -> Result<Topology, Error> {
         let topology = crate::toml_fields::parse::<Topology>(text, origin)?;
         crate::validation::validate(&topology, origin)?;
         Ok(topology)
+    }
+
+    /// The DCMI API family the host serves: that of its chips (validation keeps it to one).
+    pub fn api(&self) -> crate::chip_type::Api {
+        self.chips().next().map_or(crate::chip_type::Api::V1, |found| found.chip.chip_type.api())
     }
 
     /// Every chip with its card, in enumeration order.

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use crate::config_error::ConfigError;
+use crate::error::Error;
 use crate::function::Function;
 use crate::generator::Signal;
 use crate::injection::{InjectionRule, Latency};
@@ -12,8 +12,8 @@ use crate::topology::{Card, Chip, Topology};
 use crate::vnpu::VnpuPool;
 
 /// Checks everything serde cannot; the first problem wins.
-pub(crate) fn validate(topology: &Topology, file: &Path) -> Result<(), ConfigError> {
-    let fail = |field: String, problem: String| Err(ConfigError::new(file, field, problem));
+pub(crate) fn validate(topology: &Topology, file: &Path) -> Result<(), Error> {
+    let fail = |field: String, problem: String| Err(Error::config(file, field, problem));
     let simulation = &topology.simulation;
     if simulation.sample_period_ms == 0 {
         return fail("simulation.sample_period_ms".into(), "must be at least 1".into());
@@ -61,9 +61,32 @@ pub(crate) fn validate(topology: &Topology, file: &Path) -> Result<(), ConfigErr
             }
         }
     }
+    let api = topology.api();
+    for (card_index, card) in topology.cards.iter().enumerate() {
+        for (chip_index, chip) in card.chips.iter().enumerate() {
+            if chip.chip_type.api() != api {
+                return fail(
+                    format!("card[{card_index}].chip[{chip_index}].chip_type"),
+                    format!(
+                        "{} serves {}, the topology's first chip {api}: one host runs one DCMI API family",
+                        chip.chip_type,
+                        chip.chip_type.api()
+                    ),
+                );
+            }
+        }
+    }
     for (index, rule) in topology.injections.iter().enumerate() {
         let at = format!("inject[{index}]");
         validate_rule(rule, &at, file)?;
+        if let Ok(Some(function)) = rule.target() {
+            if function.api() != api {
+                return fail(
+                    format!("{at}.function"),
+                    format!("{function} is a {} function, but this host's chips serve {api}", function.api()),
+                );
+            }
+        }
         if let Some(logic_id) = rule.logic_id {
             if !logic_ids.contains(&logic_id) {
                 return fail(format!("{at}.logic_id"), format!("no chip has logic id {logic_id}"));
@@ -91,8 +114,8 @@ pub(crate) fn validate(topology: &Topology, file: &Path) -> Result<(), ConfigErr
     Ok(())
 }
 
-fn validate_card(card: &Card, at: &str, file: &Path) -> Result<(), ConfigError> {
-    let fail = |field: &str, problem: String| Err(ConfigError::new(file, format!("{at}.{field}"), problem));
+fn validate_card(card: &Card, at: &str, file: &Path) -> Result<(), Error> {
+    let fail = |field: &str, problem: String| Err(Error::config(file, format!("{at}.{field}"), problem));
     if card.card_id < 0 {
         return fail("card_id", format!("{} is negative", card.card_id));
     }
@@ -118,8 +141,8 @@ fn validate_card(card: &Card, at: &str, file: &Path) -> Result<(), ConfigError> 
     Ok(())
 }
 
-fn validate_chip(chip: &Chip, at: &str, file: &Path) -> Result<(), ConfigError> {
-    let fail = |field: &str, problem: String| Err(ConfigError::new(file, format!("{at}.{field}"), problem));
+fn validate_chip(chip: &Chip, at: &str, file: &Path) -> Result<(), Error> {
+    let fail = |field: &str, problem: String| Err(Error::config(file, format!("{at}.{field}"), problem));
     if !(0..4).contains(&chip.device_id) {
         return fail("device_id", format!("{} is outside 0..3", chip.device_id));
     }
@@ -147,6 +170,12 @@ fn validate_chip(chip: &Chip, at: &str, file: &Path) -> Result<(), ConfigError> 
     }
     if chip.affinity_cpus.len() > 32 {
         return fail("affinity_cpus", "is longer than 32 bytes (callers pass a 33-byte buffer)".into());
+    }
+    if !(1..=3).contains(&chip.ub.dies) || chip.ub.ports > 10 {
+        return fail("ub", format!("{} dies x {} ports: 1..3 dies and 0..10 ports", chip.ub.dies, chip.ub.ports));
+    }
+    if chip.ub.ports > 0 && chip.chip_type != crate::chip_type::ChipType::Ascend950 {
+        return fail("ub.ports", format!("{} has no unified bus (Ascend950 only)", chip.chip_type));
     }
     if chip.health > 3 {
         return fail("health", format!("{} is outside 0..3", chip.health));
@@ -230,9 +259,9 @@ pub(crate) fn vnpu_memory_mb(chip: &Chip) -> u64 {
     }
 }
 
-fn check_signal(signal: &Signal, at: &str, file: &Path) -> Result<(), ConfigError> {
+fn check_signal(signal: &Signal, at: &str, file: &Path) -> Result<(), Error> {
     let Signal::Wave(wave) = signal else { return Ok(()) };
-    let fail = |field: &str, problem: &str| Err(ConfigError::new(file, format!("{at}.{field}"), problem));
+    let fail = |field: &str, problem: &str| Err(Error::config(file, format!("{at}.{field}"), problem));
     if wave.min > wave.max {
         return fail("min", "is greater than max");
     }
@@ -246,8 +275,8 @@ fn check_signal(signal: &Signal, at: &str, file: &Path) -> Result<(), ConfigErro
 }
 
 /// Checks one `[[inject]]` rule (shared with the overlay file).
-pub(crate) fn validate_rule(rule: &InjectionRule, at: &str, file: &Path) -> Result<(), ConfigError> {
-    let fail = |field: &str, problem: String| Err(ConfigError::new(file, format!("{at}.{field}"), problem));
+pub(crate) fn validate_rule(rule: &InjectionRule, at: &str, file: &Path) -> Result<(), Error> {
+    let fail = |field: &str, problem: String| Err(Error::config(file, format!("{at}.{field}"), problem));
     if let Err(problem) = rule.target() {
         return fail("function", problem);
     }

@@ -1,6 +1,7 @@
 //! vNPUs: templates allowed per chip family (fact sheet §2.1) and resource accounting per chip.
 
 use crate::chip_type::ChipType;
+use crate::error::Error;
 
 /// Lowest vNPU id.
 pub const VDEV_ID_MIN: u32 = 100;
@@ -67,7 +68,8 @@ pub fn templates(chip_type: ChipType) -> &'static [VnpuTemplate] {
         ChipType::Ascend910 => TEMPLATES_910,
         ChipType::Ascend910B => TEMPLATES_910B,
         ChipType::Ascend910A3 => TEMPLATES_910A3,
-        ChipType::Ascend310 | ChipType::Ascend310B => &[],
+        // Ascend950 has no vNPU (DCMI V2 has no vNPU calls).
+        ChipType::Ascend310 | ChipType::Ascend310B | ChipType::Ascend950 => &[],
     }
 }
 
@@ -87,50 +89,6 @@ pub struct Vnpu {
     pub template: &'static VnpuTemplate,
     /// Memory it holds, MB.
     pub memory_mb: u64,
-}
-
-/// Why a vNPU cannot be created or destroyed, with the DCMI code each maps to.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum VnpuError {
-    /// The chip family has no vNPU support (-8255).
-    #[error("{0} chips do not support vNPUs")]
-    Unsupported(ChipType),
-    /// The template is not on the family's allow-list (-8001).
-    #[error("template `{template}` is not allowed on {chip_type}")]
-    TemplateNotAllowed {
-        /// Requested template.
-        template: String,
-        /// The chip family.
-        chip_type: ChipType,
-    },
-    /// Not enough AI cores, memory or vNPU slots left (-8020).
-    #[error("not enough resources for `{template}`: {detail}")]
-    OutOfResources {
-        /// Requested template.
-        template: String,
-        /// What ran out.
-        detail: String,
-    },
-    /// A requested vdev id is out of range (-8001) or taken (-8020).
-    #[error("vNPU id {0} is out of range 100..1123")]
-    IdOutOfRange(u32),
-    /// The requested vdev id exists already (-8020).
-    #[error("vNPU id {0} is in use")]
-    IdInUse(u32),
-    /// No vNPU with this id on the chip (-8001).
-    #[error("no vNPU {0} on this chip")]
-    NotFound(u32),
-}
-
-impl VnpuError {
-    /// The DCMI return code for this error.
-    pub fn code(&self) -> i32 {
-        match self {
-            VnpuError::Unsupported(_) => -8255,
-            VnpuError::TemplateNotAllowed { .. } | VnpuError::IdOutOfRange(_) | VnpuError::NotFound(_) => -8001,
-            VnpuError::OutOfResources { .. } | VnpuError::IdInUse(_) => -8020,
-        }
-    }
 }
 
 /// The vNPUs of one chip and what they use.
@@ -182,7 +140,7 @@ impl VnpuPool {
     /// `id_taken` says whether a vdev id is used anywhere on the host.
     ///
     /// # Errors
-    /// [`VnpuError`] when the family has no vNPUs, the template is not allowed, the id is bad or
+    /// [`Error`] when the family has no vNPUs, the template is not allowed, the id is bad or
     /// taken, or AI cores, memory or slots run out.
     pub fn create(
         &mut self,
@@ -190,15 +148,15 @@ impl VnpuPool {
         vdev_id: Option<u32>,
         vfg_id: Option<u32>,
         id_taken: impl Fn(u32) -> bool,
-    ) -> Result<Vnpu, VnpuError> {
+    ) -> Result<Vnpu, Error> {
         if templates(self.chip_type).is_empty() {
-            return Err(VnpuError::Unsupported(self.chip_type));
+            return Err(Error::VnpuUnsupported(self.chip_type));
         }
-        let template = find_template(self.chip_type, template_name).ok_or_else(|| VnpuError::TemplateNotAllowed {
+        let template = find_template(self.chip_type, template_name).ok_or_else(|| Error::VnpuTemplateNotAllowed {
             template: template_name.to_owned(),
             chip_type: self.chip_type,
         })?;
-        let out_of = |detail: String| VnpuError::OutOfResources { template: template_name.to_owned(), detail };
+        let out_of = |detail: String| Error::VnpuOutOfResources { template: template_name.to_owned(), detail };
         if self.vnpus.len() >= MAX_VNPUS_PER_CHIP {
             return Err(out_of(format!("the chip already has {MAX_VNPUS_PER_CHIP} vNPUs")));
         }
@@ -211,8 +169,8 @@ impl VnpuPool {
             return Err(out_of(format!("needs {memory_mb} MB, {free_memory} MB free")));
         }
         let vdev_id = match vdev_id {
-            Some(id) if !(VDEV_ID_MIN..VDEV_ID_END).contains(&id) => return Err(VnpuError::IdOutOfRange(id)),
-            Some(id) if id_taken(id) => return Err(VnpuError::IdInUse(id)),
+            Some(id) if !(VDEV_ID_MIN..VDEV_ID_END).contains(&id) => return Err(Error::VnpuIdOutOfRange(id)),
+            Some(id) if id_taken(id) => return Err(Error::VnpuIdInUse(id)),
             Some(id) => id,
             None => (VDEV_ID_MIN..VDEV_ID_END)
                 .find(|id| !id_taken(*id))
@@ -229,10 +187,10 @@ impl VnpuPool {
     /// Destroys vNPU `vdev_id`.
     ///
     /// # Errors
-    /// [`VnpuError::NotFound`] when the chip has no such vNPU.
-    pub fn destroy(&mut self, vdev_id: u32) -> Result<(), VnpuError> {
+    /// [`Error::VnpuNotFound`] when the chip has no such vNPU.
+    pub fn destroy(&mut self, vdev_id: u32) -> Result<(), Error> {
         let position =
-            self.vnpus.iter().position(|vnpu| vnpu.vdev_id == vdev_id).ok_or(VnpuError::NotFound(vdev_id))?;
+            self.vnpus.iter().position(|vnpu| vnpu.vdev_id == vdev_id).ok_or(Error::VnpuNotFound(vdev_id))?;
         self.vnpus.remove(position);
         Ok(())
     }
@@ -250,21 +208,24 @@ mod tests {
         assert!(pool.create("vir02", None, None, |id| id == 100).is_ok());
         assert_eq!(pool.free(), (2, 6144));
         let too_big = pool.create("vir04", None, None, |_| false);
-        assert_eq!(too_big.map_err(|error| error.code()), Err(-8020));
+        assert_eq!(too_big.map_err(|error| error.dcmi_code()), Err(Some(-8020)));
         let not_allowed = pool.create("vir08", None, None, |_| false);
-        assert_eq!(not_allowed.map_err(|error| error.code()), Err(-8001));
-        assert_eq!(pool.destroy(100), Ok(()));
+        assert_eq!(not_allowed.map_err(|error| error.dcmi_code()), Err(Some(-8001)));
+        assert!(pool.destroy(100).is_ok());
         assert_eq!(pool.free(), (6, 18_432));
-        assert_eq!(pool.destroy(100).map_err(|error| error.code()), Err(-8001));
+        assert_eq!(pool.destroy(100).map_err(|error| error.dcmi_code()), Err(Some(-8001)));
     }
 
     #[test]
     fn families_without_vnpu_and_explicit_memory() {
         let mut edge = VnpuPool::new(ChipType::Ascend310, 2, 8192);
-        assert_eq!(edge.create("vir01", None, None, |_| false).map_err(|error| error.code()), Err(-8255));
+        assert_eq!(edge.create("vir01", None, None, |_| false).map_err(|error| error.dcmi_code()), Err(Some(-8255)));
         let mut a2 = VnpuPool::new(ChipType::Ascend910B, 20, 65_536);
         let vnpu = a2.create("vir10_3c_32g", Some(150), Some(3), |_| false);
-        assert_eq!(vnpu.map(|vnpu| (vnpu.vdev_id, vnpu.vfg_id, vnpu.memory_mb)), Ok((150, 3, 32_768)));
-        assert_eq!(a2.create("vir12_3c_32g", None, None, |_| false).map_err(|error| error.code()), Err(-8020));
+        assert_eq!(vnpu.map(|vnpu| (vnpu.vdev_id, vnpu.vfg_id, vnpu.memory_mb)).ok(), Some((150, 3, 32_768)));
+        assert_eq!(
+            a2.create("vir12_3c_32g", None, None, |_| false).map_err(|error| error.dcmi_code()),
+            Err(Some(-8020))
+        );
     }
 }

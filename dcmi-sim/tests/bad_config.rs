@@ -24,7 +24,8 @@ fn bad_fixtures() -> Vec<PathBuf> {
 
 fn message_for(path: &Path) -> String {
     let error = dcmi_sim::Topology::load(path).expect_err("a bad fixture must be rejected");
-    assert_eq!(error.file, path);
+    let dcmi_sim::Error::Config { file, .. } = &error else { panic!("not a configuration error: {error}") };
+    assert_eq!(file, path);
     error.to_string().replace(&path.display().to_string(), "<file>")
 }
 

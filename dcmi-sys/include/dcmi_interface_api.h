@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0
  *
  * DCMI (libdcmi.so) V1 interface, written by the ascend-rs developers from the
- * documented ABI of Huawei's `dcmi_interface_api.h`.
+ * documented ABI of Huawei's `dcmi_interface_api.h`. The types declared here are
+ * shared by both API families; the V2 (Ascend950) prototypes are in
+ * `dcmi_interface_api_v2.h`, which includes this file.
  *
  * Every function, struct, field, enum, enumerator and constant keeps the
  * vendor's spelling (including the vendor's typos such as `bandwith_util_rate`,
@@ -173,10 +175,12 @@ enum dcmi_event_type {
     DCMI_DMS_FAULT_EVENT = 0
 };
 
-/** NDIE: die id of the chip (910 only); VDIE: the chip's UUID (all chips). */
+/** NDIE: die id of the chip (910 only); VDIE: the chip's UUID (all chips);
+ * DDIE: Ascend950 only (the vendor's Go code passes 2; its header has no enumerator). */
 enum dcmi_die_type {
     NDIE = 0,
-    VDIE = 1
+    VDIE = 1,
+    DDIE = 2
 };
 
 /** A3 (910_93) die placement: both dies of a chip together, or one each. */
@@ -568,7 +572,7 @@ typedef struct dcmi_urma_eid_info {              /* 24 bytes */
     unsigned int eid_index;
 } dcmi_urma_eid_info_t;
 
-/** A5 only; used by dcmiv2_get_port_pkt_stats_info, declared for completeness. */
+/** A5 only: which unified-bus port dcmiv2_get_port_pkt_stats_info reads (die, port 0..9). */
 struct dcmi_ub_port_info {                       /* 8 bytes */
     int udie_id;
     int port_id;

@@ -136,9 +136,10 @@ pub struct dcmi_event_type(pub ::std::os::raw::c_uint);
 impl dcmi_die_type {
     pub const NDIE: dcmi_die_type = dcmi_die_type(0);
     pub const VDIE: dcmi_die_type = dcmi_die_type(1);
+    pub const DDIE: dcmi_die_type = dcmi_die_type(2);
 }
 #[repr(transparent)]
-#[doc = " NDIE: die id of the chip (910 only); VDIE: the chip's UUID (all chips)."]
+#[doc = " NDIE: die id of the chip (910 only); VDIE: the chip's UUID (all chips);\n DDIE: Ascend950 only (the vendor's Go code passes 2; its header has no enumerator)."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct dcmi_die_type(pub ::std::os::raw::c_uint);
 impl dcmi_multi_die_policy {
@@ -1362,7 +1363,7 @@ impl ::std::fmt::Debug for dcmi_urma_eid_info {
 }
 #[doc = " A5 only."]
 pub type dcmi_urma_eid_info_t = dcmi_urma_eid_info;
-#[doc = " A5 only; used by dcmiv2_get_port_pkt_stats_info, declared for completeness."]
+#[doc = " A5 only: which unified-bus port dcmiv2_get_port_pkt_stats_info reads (die, port 0..9)."]
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct dcmi_ub_port_info {
@@ -2091,6 +2092,282 @@ pub struct DcmiLib {
         ) -> ::std::os::raw::c_int,
         ::libloading::Error,
     >,
+    pub dcmiv2_init: Result<unsafe extern "C" fn() -> ::std::os::raw::c_int, ::libloading::Error>,
+    pub dcmiv2_get_device_list: Result<
+        unsafe extern "C" fn(
+            device_list: *mut ::std::os::raw::c_int,
+            device_num: *mut ::std::os::raw::c_int,
+            list_len: ::std::os::raw::c_int,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_all_device_count: Result<
+        unsafe extern "C" fn(all_device_count: *mut ::std::os::raw::c_int) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_type: Result<
+        unsafe extern "C" fn(dev_id: ::std::os::raw::c_int, device_type: *mut dcmi_unit_type) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_pcie_info: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            pcie_info: *mut dcmi_pcie_info_all,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_chip_info: Result<
+        unsafe extern "C" fn(dev_id: ::std::os::raw::c_int, chip_info: *mut dcmi_chip_info_v2) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_power_info: Result<
+        unsafe extern "C" fn(dev_id: ::std::os::raw::c_int, power: *mut ::std::os::raw::c_int) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_health: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            health: *mut ::std::os::raw::c_uint,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_error_code_list: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            error_count: *mut ::std::os::raw::c_int,
+            error_code_list: *mut ::std::os::raw::c_uint,
+            list_len: ::std::os::raw::c_uint,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_temperature: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            temperature: *mut ::std::os::raw::c_int,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_voltage: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            voltage: *mut ::std::os::raw::c_uint,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_ecc_info: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            input_type: dcmi_device_type,
+            device_ecc_info: *mut dcmi_ecc_info,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_frequency: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            input_type: dcmi_freq_type,
+            frequency: *mut ::std::os::raw::c_uint,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_hbm_info: Result<
+        unsafe extern "C" fn(dev_id: ::std::os::raw::c_int, hbm_info: *mut dcmi_hbm_info) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_utilization_rate: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            input_type: ::std::os::raw::c_int,
+            utilization_rate: *mut ::std::os::raw::c_uint,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_multi_utilization_rate: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            util_info: *mut dcmi_multi_utilization_info,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_multi_utilization_rate_period: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            util_info: *mut dcmi_multi_utilization_info,
+            period: ::std::os::raw::c_int,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_info: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            main_cmd: dcmi_main_cmd,
+            sub_cmd: ::std::os::raw::c_uint,
+            buf: *mut ::std::os::raw::c_void,
+            size: *mut ::std::os::raw::c_uint,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_network_health: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            result: *mut dcmi_rdfx_detect_result,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_chip_phy_id_by_dev_id: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_uint,
+            phyid: *mut ::std::os::raw::c_uint,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_dev_id_by_chip_phy_id: Result<
+        unsafe extern "C" fn(
+            phyid: ::std::os::raw::c_uint,
+            dev_id: *mut ::std::os::raw::c_uint,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_reset_device: Result<
+        unsafe extern "C" fn(dev_id: ::std::os::raw::c_int, channel_type: dcmi_reset_channel) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_outband_channel_state: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            channel_state: *mut ::std::os::raw::c_int,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_pre_reset_device:
+        Result<unsafe extern "C" fn(dev_id: ::std::os::raw::c_int) -> ::std::os::raw::c_int, ::libloading::Error>,
+    pub dcmiv2_rescan_device:
+        Result<unsafe extern "C" fn(dev_id: ::std::os::raw::c_int) -> ::std::os::raw::c_int, ::libloading::Error>,
+    pub dcmiv2_get_device_boot_status: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            boot_status: *mut dcmi_boot_status,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_subscribe_fault_event: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            filter: dcmi_event_filter,
+            callback: dcmi_fault_event_callback,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_die_id: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            input_type: dcmi_die_type,
+            die_id: *mut dcmi_die_id,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_proc_mem_info: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            proc_info: *mut dcmi_proc_mem_info,
+            proc_num: *mut ::std::os::raw::c_int,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_board_info: Result<
+        unsafe extern "C" fn(dev_id: ::std::os::raw::c_int, board_info: *mut dcmi_board_info) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_pcie_link_bandwidth_info: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            pcie_link_bandwidth_info: *mut dcmi_pcie_link_bandwidth_info,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_dcmi_version: Result<
+        unsafe extern "C" fn(
+            dcmi_ver: *mut ::std::os::raw::c_char,
+            buf_size: ::std::os::raw::c_int,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_mainboard_id: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            mainboard_id: *mut ::std::os::raw::c_uint,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_affinity_cpu_info_by_dev_id: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            affinity_cpu: *mut ::std::os::raw::c_char,
+            len: *mut ::std::os::raw::c_int,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_start_ub_ping_mesh: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            count: ::std::os::raw::c_int,
+            ubping_mesh: *mut dcmi_ub_ping_mesh_operate,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_stop_ub_ping_mesh: Result<
+        unsafe extern "C" fn(dev_id: ::std::os::raw::c_int, task_id: ::std::os::raw::c_int) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_ub_ping_mesh_info: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            task_id: ::std::os::raw::c_int,
+            ub_ping_mesh_reply: *mut dcmi_ub_ping_mesh_info,
+            mesh_reply_size: ::std::os::raw::c_int,
+            count: *mut ::std::os::raw::c_int,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_ub_ping_mesh_state: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            task_id: ::std::os::raw::c_int,
+            state: *mut ::std::os::raw::c_uint,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_urma_device_cnt: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            dev_cnt: *mut ::std::os::raw::c_uint,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_eid_list_by_urma_dev_index: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            dev_index: ::std::os::raw::c_uint,
+            eid_list: *mut dcmi_urma_eid_info_t,
+            eid_cnt: *mut ::std::os::raw::c_uint,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_device_elabel_info: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            elabel_info: *mut dcmi_elabel_info,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
+    pub dcmiv2_get_port_pkt_stats_info: Result<
+        unsafe extern "C" fn(
+            dev_id: ::std::os::raw::c_int,
+            ub_port_info: *mut dcmi_ub_port_info,
+            port_pkt_stats_info: *mut dcmi_port_pkt_stats_info,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
 }
 impl DcmiLib {
     pub unsafe fn new<P>(path: P) -> Result<Self, ::libloading::Error>
@@ -2188,6 +2465,65 @@ impl DcmiLib {
         let dcmi_get_device_errorcode = unsafe { __library.get(b"dcmi_get_device_errorcode\0") }.map(|sym| *sym);
         let dcmi_mcu_get_power_info = unsafe { __library.get(b"dcmi_mcu_get_power_info\0") }.map(|sym| *sym);
         let dcmi_get_card_elabel_v2 = unsafe { __library.get(b"dcmi_get_card_elabel_v2\0") }.map(|sym| *sym);
+        let dcmiv2_init = unsafe { __library.get(b"dcmiv2_init\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_list = unsafe { __library.get(b"dcmiv2_get_device_list\0") }.map(|sym| *sym);
+        let dcmiv2_get_all_device_count = unsafe { __library.get(b"dcmiv2_get_all_device_count\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_type = unsafe { __library.get(b"dcmiv2_get_device_type\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_pcie_info = unsafe { __library.get(b"dcmiv2_get_device_pcie_info\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_chip_info = unsafe { __library.get(b"dcmiv2_get_device_chip_info\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_power_info = unsafe { __library.get(b"dcmiv2_get_device_power_info\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_health = unsafe { __library.get(b"dcmiv2_get_device_health\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_error_code_list =
+            unsafe { __library.get(b"dcmiv2_get_device_error_code_list\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_temperature =
+            unsafe { __library.get(b"dcmiv2_get_device_temperature\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_voltage = unsafe { __library.get(b"dcmiv2_get_device_voltage\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_ecc_info = unsafe { __library.get(b"dcmiv2_get_device_ecc_info\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_frequency = unsafe { __library.get(b"dcmiv2_get_device_frequency\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_hbm_info = unsafe { __library.get(b"dcmiv2_get_device_hbm_info\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_utilization_rate =
+            unsafe { __library.get(b"dcmiv2_get_device_utilization_rate\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_multi_utilization_rate =
+            unsafe { __library.get(b"dcmiv2_get_device_multi_utilization_rate\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_multi_utilization_rate_period =
+            unsafe { __library.get(b"dcmiv2_get_device_multi_utilization_rate_period\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_info = unsafe { __library.get(b"dcmiv2_get_device_info\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_network_health =
+            unsafe { __library.get(b"dcmiv2_get_device_network_health\0") }.map(|sym| *sym);
+        let dcmiv2_get_chip_phy_id_by_dev_id =
+            unsafe { __library.get(b"dcmiv2_get_chip_phy_id_by_dev_id\0") }.map(|sym| *sym);
+        let dcmiv2_get_dev_id_by_chip_phy_id =
+            unsafe { __library.get(b"dcmiv2_get_dev_id_by_chip_phy_id\0") }.map(|sym| *sym);
+        let dcmiv2_reset_device = unsafe { __library.get(b"dcmiv2_reset_device\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_outband_channel_state =
+            unsafe { __library.get(b"dcmiv2_get_device_outband_channel_state\0") }.map(|sym| *sym);
+        let dcmiv2_pre_reset_device = unsafe { __library.get(b"dcmiv2_pre_reset_device\0") }.map(|sym| *sym);
+        let dcmiv2_rescan_device = unsafe { __library.get(b"dcmiv2_rescan_device\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_boot_status =
+            unsafe { __library.get(b"dcmiv2_get_device_boot_status\0") }.map(|sym| *sym);
+        let dcmiv2_subscribe_fault_event = unsafe { __library.get(b"dcmiv2_subscribe_fault_event\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_die_id = unsafe { __library.get(b"dcmiv2_get_device_die_id\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_proc_mem_info =
+            unsafe { __library.get(b"dcmiv2_get_device_proc_mem_info\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_board_info = unsafe { __library.get(b"dcmiv2_get_device_board_info\0") }.map(|sym| *sym);
+        let dcmiv2_get_pcie_link_bandwidth_info =
+            unsafe { __library.get(b"dcmiv2_get_pcie_link_bandwidth_info\0") }.map(|sym| *sym);
+        let dcmiv2_get_dcmi_version = unsafe { __library.get(b"dcmiv2_get_dcmi_version\0") }.map(|sym| *sym);
+        let dcmiv2_get_mainboard_id = unsafe { __library.get(b"dcmiv2_get_mainboard_id\0") }.map(|sym| *sym);
+        let dcmiv2_get_affinity_cpu_info_by_dev_id =
+            unsafe { __library.get(b"dcmiv2_get_affinity_cpu_info_by_dev_id\0") }.map(|sym| *sym);
+        let dcmiv2_start_ub_ping_mesh = unsafe { __library.get(b"dcmiv2_start_ub_ping_mesh\0") }.map(|sym| *sym);
+        let dcmiv2_stop_ub_ping_mesh = unsafe { __library.get(b"dcmiv2_stop_ub_ping_mesh\0") }.map(|sym| *sym);
+        let dcmiv2_get_ub_ping_mesh_info = unsafe { __library.get(b"dcmiv2_get_ub_ping_mesh_info\0") }.map(|sym| *sym);
+        let dcmiv2_get_ub_ping_mesh_state =
+            unsafe { __library.get(b"dcmiv2_get_ub_ping_mesh_state\0") }.map(|sym| *sym);
+        let dcmiv2_get_urma_device_cnt = unsafe { __library.get(b"dcmiv2_get_urma_device_cnt\0") }.map(|sym| *sym);
+        let dcmiv2_get_eid_list_by_urma_dev_index =
+            unsafe { __library.get(b"dcmiv2_get_eid_list_by_urma_dev_index\0") }.map(|sym| *sym);
+        let dcmiv2_get_device_elabel_info =
+            unsafe { __library.get(b"dcmiv2_get_device_elabel_info\0") }.map(|sym| *sym);
+        let dcmiv2_get_port_pkt_stats_info =
+            unsafe { __library.get(b"dcmiv2_get_port_pkt_stats_info\0") }.map(|sym| *sym);
         Ok(DcmiLib {
             __library,
             dcmi_init,
@@ -2256,6 +2592,48 @@ impl DcmiLib {
             dcmi_get_device_errorcode,
             dcmi_mcu_get_power_info,
             dcmi_get_card_elabel_v2,
+            dcmiv2_init,
+            dcmiv2_get_device_list,
+            dcmiv2_get_all_device_count,
+            dcmiv2_get_device_type,
+            dcmiv2_get_device_pcie_info,
+            dcmiv2_get_device_chip_info,
+            dcmiv2_get_device_power_info,
+            dcmiv2_get_device_health,
+            dcmiv2_get_device_error_code_list,
+            dcmiv2_get_device_temperature,
+            dcmiv2_get_device_voltage,
+            dcmiv2_get_device_ecc_info,
+            dcmiv2_get_device_frequency,
+            dcmiv2_get_device_hbm_info,
+            dcmiv2_get_device_utilization_rate,
+            dcmiv2_get_device_multi_utilization_rate,
+            dcmiv2_get_device_multi_utilization_rate_period,
+            dcmiv2_get_device_info,
+            dcmiv2_get_device_network_health,
+            dcmiv2_get_chip_phy_id_by_dev_id,
+            dcmiv2_get_dev_id_by_chip_phy_id,
+            dcmiv2_reset_device,
+            dcmiv2_get_device_outband_channel_state,
+            dcmiv2_pre_reset_device,
+            dcmiv2_rescan_device,
+            dcmiv2_get_device_boot_status,
+            dcmiv2_subscribe_fault_event,
+            dcmiv2_get_device_die_id,
+            dcmiv2_get_device_proc_mem_info,
+            dcmiv2_get_device_board_info,
+            dcmiv2_get_pcie_link_bandwidth_info,
+            dcmiv2_get_dcmi_version,
+            dcmiv2_get_mainboard_id,
+            dcmiv2_get_affinity_cpu_info_by_dev_id,
+            dcmiv2_start_ub_ping_mesh,
+            dcmiv2_stop_ub_ping_mesh,
+            dcmiv2_get_ub_ping_mesh_info,
+            dcmiv2_get_ub_ping_mesh_state,
+            dcmiv2_get_urma_device_cnt,
+            dcmiv2_get_eid_list_by_urma_dev_index,
+            dcmiv2_get_device_elabel_info,
+            dcmiv2_get_port_pkt_stats_info,
         })
     }
     pub unsafe fn dcmi_init(&self) -> ::std::os::raw::c_int {
@@ -3098,5 +3476,441 @@ impl DcmiLib {
         elabel_info: *mut dcmi_elabel_info,
     ) -> ::std::os::raw::c_int {
         unsafe { (self.dcmi_get_card_elabel_v2.as_ref().expect("Expected function, got error."))(card_id, elabel_info) }
+    }
+    pub unsafe fn dcmiv2_init(&self) -> ::std::os::raw::c_int {
+        unsafe { (self.dcmiv2_init.as_ref().expect("Expected function, got error."))() }
+    }
+    #[doc = " Logic ids of all chips: device_list receives up to list_len ids, *device_num the count."]
+    pub unsafe fn dcmiv2_get_device_list(
+        &self,
+        device_list: *mut ::std::os::raw::c_int,
+        device_num: *mut ::std::os::raw::c_int,
+        list_len: ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_list.as_ref().expect("Expected function, got error."))(
+                device_list,
+                device_num,
+                list_len,
+            )
+        }
+    }
+    pub unsafe fn dcmiv2_get_all_device_count(
+        &self,
+        all_device_count: *mut ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int {
+        unsafe { (self.dcmiv2_get_all_device_count.as_ref().expect("Expected function, got error."))(all_device_count) }
+    }
+    pub unsafe fn dcmiv2_get_device_type(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        device_type: *mut dcmi_unit_type,
+    ) -> ::std::os::raw::c_int {
+        unsafe { (self.dcmiv2_get_device_type.as_ref().expect("Expected function, got error."))(dev_id, device_type) }
+    }
+    pub unsafe fn dcmiv2_get_device_pcie_info(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        pcie_info: *mut dcmi_pcie_info_all,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_pcie_info.as_ref().expect("Expected function, got error."))(dev_id, pcie_info)
+        }
+    }
+    #[doc = " chip_name starting with \"Ascend950\" identifies the generation."]
+    pub unsafe fn dcmiv2_get_device_chip_info(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        chip_info: *mut dcmi_chip_info_v2,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_chip_info.as_ref().expect("Expected function, got error."))(dev_id, chip_info)
+        }
+    }
+    #[doc = " power in 0.1 W."]
+    pub unsafe fn dcmiv2_get_device_power_info(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        power: *mut ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int {
+        unsafe { (self.dcmiv2_get_device_power_info.as_ref().expect("Expected function, got error."))(dev_id, power) }
+    }
+    #[doc = " health: 0 OK, 1 minor, 2 major, 3 critical; -8012 while the chip is dropping or rebooting."]
+    pub unsafe fn dcmiv2_get_device_health(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        health: *mut ::std::os::raw::c_uint,
+    ) -> ::std::os::raw::c_int {
+        unsafe { (self.dcmiv2_get_device_health.as_ref().expect("Expected function, got error."))(dev_id, health) }
+    }
+    pub unsafe fn dcmiv2_get_device_error_code_list(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        error_count: *mut ::std::os::raw::c_int,
+        error_code_list: *mut ::std::os::raw::c_uint,
+        list_len: ::std::os::raw::c_uint,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_error_code_list.as_ref().expect("Expected function, got error."))(
+                dev_id,
+                error_count,
+                error_code_list,
+                list_len,
+            )
+        }
+    }
+    #[doc = " temperature in degrees Celsius."]
+    pub unsafe fn dcmiv2_get_device_temperature(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        temperature: *mut ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_temperature.as_ref().expect("Expected function, got error."))(dev_id, temperature)
+        }
+    }
+    #[doc = " voltage in 0.01 V."]
+    pub unsafe fn dcmiv2_get_device_voltage(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        voltage: *mut ::std::os::raw::c_uint,
+    ) -> ::std::os::raw::c_int {
+        unsafe { (self.dcmiv2_get_device_voltage.as_ref().expect("Expected function, got error."))(dev_id, voltage) }
+    }
+    pub unsafe fn dcmiv2_get_device_ecc_info(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        input_type: dcmi_device_type,
+        device_ecc_info: *mut dcmi_ecc_info,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_ecc_info.as_ref().expect("Expected function, got error."))(
+                dev_id,
+                input_type,
+                device_ecc_info,
+            )
+        }
+    }
+    #[doc = " frequency in MHz."]
+    pub unsafe fn dcmiv2_get_device_frequency(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        input_type: dcmi_freq_type,
+        frequency: *mut ::std::os::raw::c_uint,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_frequency.as_ref().expect("Expected function, got error."))(
+                dev_id, input_type, frequency,
+            )
+        }
+    }
+    pub unsafe fn dcmiv2_get_device_hbm_info(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        hbm_info: *mut dcmi_hbm_info,
+    ) -> ::std::os::raw::c_int {
+        unsafe { (self.dcmiv2_get_device_hbm_info.as_ref().expect("Expected function, got error."))(dev_id, hbm_info) }
+    }
+    #[doc = " input_type as for dcmi_get_device_utilization_rate; percent."]
+    pub unsafe fn dcmiv2_get_device_utilization_rate(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        input_type: ::std::os::raw::c_int,
+        utilization_rate: *mut ::std::os::raw::c_uint,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_utilization_rate.as_ref().expect("Expected function, got error."))(
+                dev_id,
+                input_type,
+                utilization_rate,
+            )
+        }
+    }
+    pub unsafe fn dcmiv2_get_device_multi_utilization_rate(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        util_info: *mut dcmi_multi_utilization_info,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_multi_utilization_rate.as_ref().expect("Expected function, got error."))(
+                dev_id, util_info,
+            )
+        }
+    }
+    pub unsafe fn dcmiv2_get_device_multi_utilization_rate_period(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        util_info: *mut dcmi_multi_utilization_info,
+        period: ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_multi_utilization_rate_period.as_ref().expect("Expected function, got error."))(
+                dev_id, util_info, period,
+            )
+        }
+    }
+    #[doc = " Generic query: *size is the capacity of buf on input and the bytes written on output."]
+    pub unsafe fn dcmiv2_get_device_info(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        main_cmd: dcmi_main_cmd,
+        sub_cmd: ::std::os::raw::c_uint,
+        buf: *mut ::std::os::raw::c_void,
+        size: *mut ::std::os::raw::c_uint,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_info.as_ref().expect("Expected function, got error."))(
+                dev_id, main_cmd, sub_cmd, buf, size,
+            )
+        }
+    }
+    pub unsafe fn dcmiv2_get_device_network_health(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        result: *mut dcmi_rdfx_detect_result,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_network_health.as_ref().expect("Expected function, got error."))(dev_id, result)
+        }
+    }
+    #[doc = " Physical id (the N of /dev/davinciN) of a logic id."]
+    pub unsafe fn dcmiv2_get_chip_phy_id_by_dev_id(
+        &self,
+        dev_id: ::std::os::raw::c_uint,
+        phyid: *mut ::std::os::raw::c_uint,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_chip_phy_id_by_dev_id.as_ref().expect("Expected function, got error."))(dev_id, phyid)
+        }
+    }
+    #[doc = " Logic id of a physical id."]
+    pub unsafe fn dcmiv2_get_dev_id_by_chip_phy_id(
+        &self,
+        phyid: ::std::os::raw::c_uint,
+        dev_id: *mut ::std::os::raw::c_uint,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_dev_id_by_chip_phy_id.as_ref().expect("Expected function, got error."))(phyid, dev_id)
+        }
+    }
+    pub unsafe fn dcmiv2_reset_device(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        channel_type: dcmi_reset_channel,
+    ) -> ::std::os::raw::c_int {
+        unsafe { (self.dcmiv2_reset_device.as_ref().expect("Expected function, got error."))(dev_id, channel_type) }
+    }
+    #[doc = " channel_state 1 = out-of-band reset possible."]
+    pub unsafe fn dcmiv2_get_device_outband_channel_state(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        channel_state: *mut ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_outband_channel_state.as_ref().expect("Expected function, got error."))(
+                dev_id,
+                channel_state,
+            )
+        }
+    }
+    pub unsafe fn dcmiv2_pre_reset_device(&self, dev_id: ::std::os::raw::c_int) -> ::std::os::raw::c_int {
+        unsafe { (self.dcmiv2_pre_reset_device.as_ref().expect("Expected function, got error."))(dev_id) }
+    }
+    pub unsafe fn dcmiv2_rescan_device(&self, dev_id: ::std::os::raw::c_int) -> ::std::os::raw::c_int {
+        unsafe { (self.dcmiv2_rescan_device.as_ref().expect("Expected function, got error."))(dev_id) }
+    }
+    #[doc = " A chip that finished booting after a hot reset reports 16 (see enum dcmi_boot_status)."]
+    pub unsafe fn dcmiv2_get_device_boot_status(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        boot_status: *mut dcmi_boot_status,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_boot_status.as_ref().expect("Expected function, got error."))(dev_id, boot_status)
+        }
+    }
+    #[doc = " dev_id -1 subscribes to every chip. The filter is passed by value. The\n vendor header omits the callback, but the library takes it. Events carry the\n logic id in dms_event.deviceid."]
+    pub unsafe fn dcmiv2_subscribe_fault_event(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        filter: dcmi_event_filter,
+        callback: dcmi_fault_event_callback,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_subscribe_fault_event.as_ref().expect("Expected function, got error."))(
+                dev_id, filter, callback,
+            )
+        }
+    }
+    pub unsafe fn dcmiv2_get_device_die_id(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        input_type: dcmi_die_type,
+        die_id: *mut dcmi_die_id,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_die_id.as_ref().expect("Expected function, got error."))(dev_id, input_type, die_id)
+        }
+    }
+    #[doc = " proc_info: caller's array; *proc_num receives the entry count."]
+    pub unsafe fn dcmiv2_get_device_proc_mem_info(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        proc_info: *mut dcmi_proc_mem_info,
+        proc_num: *mut ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_proc_mem_info.as_ref().expect("Expected function, got error."))(
+                dev_id, proc_info, proc_num,
+            )
+        }
+    }
+    pub unsafe fn dcmiv2_get_device_board_info(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        board_info: *mut dcmi_board_info,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_board_info.as_ref().expect("Expected function, got error."))(dev_id, board_info)
+        }
+    }
+    pub unsafe fn dcmiv2_get_pcie_link_bandwidth_info(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        pcie_link_bandwidth_info: *mut dcmi_pcie_link_bandwidth_info,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_pcie_link_bandwidth_info.as_ref().expect("Expected function, got error."))(
+                dev_id,
+                pcie_link_bandwidth_info,
+            )
+        }
+    }
+    pub unsafe fn dcmiv2_get_dcmi_version(
+        &self,
+        dcmi_ver: *mut ::std::os::raw::c_char,
+        buf_size: ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int {
+        unsafe { (self.dcmiv2_get_dcmi_version.as_ref().expect("Expected function, got error."))(dcmi_ver, buf_size) }
+    }
+    pub unsafe fn dcmiv2_get_mainboard_id(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        mainboard_id: *mut ::std::os::raw::c_uint,
+    ) -> ::std::os::raw::c_int {
+        unsafe { (self.dcmiv2_get_mainboard_id.as_ref().expect("Expected function, got error."))(dev_id, mainboard_id) }
+    }
+    #[doc = " No buffer size is passed: give affinity_cpu a generous buffer."]
+    pub unsafe fn dcmiv2_get_affinity_cpu_info_by_dev_id(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        affinity_cpu: *mut ::std::os::raw::c_char,
+        len: *mut ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_affinity_cpu_info_by_dev_id.as_ref().expect("Expected function, got error."))(
+                dev_id,
+                affinity_cpu,
+                len,
+            )
+        }
+    }
+    #[doc = " ubping_mesh points to `count` operations."]
+    pub unsafe fn dcmiv2_start_ub_ping_mesh(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        count: ::std::os::raw::c_int,
+        ubping_mesh: *mut dcmi_ub_ping_mesh_operate,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_start_ub_ping_mesh.as_ref().expect("Expected function, got error."))(
+                dev_id,
+                count,
+                ubping_mesh,
+            )
+        }
+    }
+    pub unsafe fn dcmiv2_stop_ub_ping_mesh(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        task_id: ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int {
+        unsafe { (self.dcmiv2_stop_ub_ping_mesh.as_ref().expect("Expected function, got error."))(dev_id, task_id) }
+    }
+    pub unsafe fn dcmiv2_get_ub_ping_mesh_info(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        task_id: ::std::os::raw::c_int,
+        ub_ping_mesh_reply: *mut dcmi_ub_ping_mesh_info,
+        mesh_reply_size: ::std::os::raw::c_int,
+        count: *mut ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_ub_ping_mesh_info.as_ref().expect("Expected function, got error."))(
+                dev_id,
+                task_id,
+                ub_ping_mesh_reply,
+                mesh_reply_size,
+                count,
+            )
+        }
+    }
+    pub unsafe fn dcmiv2_get_ub_ping_mesh_state(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        task_id: ::std::os::raw::c_int,
+        state: *mut ::std::os::raw::c_uint,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_ub_ping_mesh_state.as_ref().expect("Expected function, got error."))(
+                dev_id, task_id, state,
+            )
+        }
+    }
+    pub unsafe fn dcmiv2_get_urma_device_cnt(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        dev_cnt: *mut ::std::os::raw::c_uint,
+    ) -> ::std::os::raw::c_int {
+        unsafe { (self.dcmiv2_get_urma_device_cnt.as_ref().expect("Expected function, got error."))(dev_id, dev_cnt) }
+    }
+    #[doc = " *eid_cnt is the capacity of eid_list on input and the entries written on output."]
+    pub unsafe fn dcmiv2_get_eid_list_by_urma_dev_index(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        dev_index: ::std::os::raw::c_uint,
+        eid_list: *mut dcmi_urma_eid_info_t,
+        eid_cnt: *mut ::std::os::raw::c_uint,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_eid_list_by_urma_dev_index.as_ref().expect("Expected function, got error."))(
+                dev_id, dev_index, eid_list, eid_cnt,
+            )
+        }
+    }
+    #[doc = " The chip's electronic label (V1 has it per card: dcmi_get_card_elabel_v2)."]
+    pub unsafe fn dcmiv2_get_device_elabel_info(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        elabel_info: *mut dcmi_elabel_info,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_device_elabel_info.as_ref().expect("Expected function, got error."))(dev_id, elabel_info)
+        }
+    }
+    #[doc = " Packet counters of one unified-bus port: set ub_port_info (die, port) first."]
+    pub unsafe fn dcmiv2_get_port_pkt_stats_info(
+        &self,
+        dev_id: ::std::os::raw::c_int,
+        ub_port_info: *mut dcmi_ub_port_info,
+        port_pkt_stats_info: *mut dcmi_port_pkt_stats_info,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmiv2_get_port_pkt_stats_info.as_ref().expect("Expected function, got error."))(
+                dev_id,
+                ub_port_info,
+                port_pkt_stats_info,
+            )
+        }
     }
 }

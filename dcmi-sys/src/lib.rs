@@ -1,9 +1,20 @@
 //! Raw FFI bindings to Huawei's DCMI management library (`libdcmi.so`), loaded at run time.
 //!
-//! This crate is the raw ABI only: the C header we author from the documented ABI
-//! (`include/dcmi_interface_api.h`, using the vendor's names), and bindings generated
-//! from it by bindgen in dynamic-loading mode. It has no safety logic; the safe API
-//! lives in `ascend-dcmi`.
+//! This crate is the raw ABI only: the C headers we author from the documented ABI
+//! (`include/dcmi_interface_api.h` and `include/dcmi_interface_api_v2.h`, using the
+//! vendor's names), and bindings generated from them by bindgen in dynamic-loading mode.
+//! It has no safety logic; the safe API lives in `ascend-dcmi`.
+//!
+//! # The two API families
+//!
+//! One `libdcmi.so` carries two APIs. **V1** (`dcmi_*`, 66 functions) addresses a chip
+//! by `(card_id, device_id)` and is the API of every chip up to the 910 family (910,
+//! 910B, 910_93/A3) and the 310 family. **V2** (`dcmiv2_*`, 42 functions) is the API of
+//! Ascend950 ("A5") servers: `dcmi_init` fails there, `dcmiv2_init` succeeds, and every
+//! call takes one `dev_id`, the chip's logic id. V2 has no cards, no vNPU, no HCCS, no
+//! MCU power; it adds unified-bus port counters (`dcmiv2_get_port_pkt_stats_info`) and a
+//! per-chip electronic label. Drivers older than Ascend950 do not export the `dcmiv2_*`
+//! symbols: their fields are `Err`. Both families share the structs and enums.
 //!
 //! # Loading the library
 //!
@@ -51,8 +62,9 @@
 //! driver returns values outside the enumerators (boot status 16 after a hot reset)
 //! and a Rust `enum` holding such a value would be undefined behaviour.
 //!
-//! The fault-event callback type is [`dcmi_fault_event_callback`]; the vendor header
-//! omits this 4th parameter of `dcmi_subscribe_fault_event`, the library requires it.
+//! The fault-event callback type is [`dcmi_fault_event_callback`]; the vendor headers
+//! omit this last parameter of `dcmi_subscribe_fault_event` (4th) and
+//! `dcmiv2_subscribe_fault_event` (3rd), the library requires it.
 //!
 //! Layouts are those of LP64 Linux (x86_64 and aarch64): `c_long`/`c_ulong` fields
 //! are 8 bytes. `tests/layout.rs` checks every size, alignment and key offset against
@@ -61,7 +73,7 @@
 //! # Regenerating
 //!
 //! `src/bindings.rs` is generated and committed; normal builds need no libclang.
-//! After editing the header run `bash dcmi-sys/gen_bindings.sh`; CI runs
+//! After editing a header run `bash dcmi-sys/gen_bindings.sh`; CI runs
 //! `bash dcmi-sys/gen_bindings.sh --check` to detect drift.
 
 #![deny(missing_docs)]

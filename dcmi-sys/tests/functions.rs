@@ -1,5 +1,6 @@
-//! Checks `DcmiLib`: one field per DCMI function, the signatures that differ from the
-//! obvious `(card_id, device_id, *out)` shape, and per-symbol resolution.
+//! Checks `DcmiLib`: one field per DCMI function of both API families, the signatures that
+//! differ from the obvious `(card_id, device_id, *out)` / `(dev_id, *out)` shapes, and per-symbol
+//! resolution.
 
 use std::collections::BTreeSet;
 use std::ffi::c_void;
@@ -90,6 +91,48 @@ every_function!(
     dcmi_get_device_errorcode,
     dcmi_mcu_get_power_info,
     dcmi_get_card_elabel_v2,
+    dcmiv2_init,
+    dcmiv2_get_device_list,
+    dcmiv2_get_all_device_count,
+    dcmiv2_get_device_type,
+    dcmiv2_get_device_pcie_info,
+    dcmiv2_get_device_chip_info,
+    dcmiv2_get_device_power_info,
+    dcmiv2_get_device_health,
+    dcmiv2_get_device_error_code_list,
+    dcmiv2_get_device_temperature,
+    dcmiv2_get_device_voltage,
+    dcmiv2_get_device_ecc_info,
+    dcmiv2_get_device_frequency,
+    dcmiv2_get_device_hbm_info,
+    dcmiv2_get_device_utilization_rate,
+    dcmiv2_get_device_multi_utilization_rate,
+    dcmiv2_get_device_multi_utilization_rate_period,
+    dcmiv2_get_device_info,
+    dcmiv2_get_device_network_health,
+    dcmiv2_get_chip_phy_id_by_dev_id,
+    dcmiv2_get_dev_id_by_chip_phy_id,
+    dcmiv2_reset_device,
+    dcmiv2_get_device_outband_channel_state,
+    dcmiv2_pre_reset_device,
+    dcmiv2_rescan_device,
+    dcmiv2_get_device_boot_status,
+    dcmiv2_subscribe_fault_event,
+    dcmiv2_get_device_die_id,
+    dcmiv2_get_device_proc_mem_info,
+    dcmiv2_get_device_board_info,
+    dcmiv2_get_pcie_link_bandwidth_info,
+    dcmiv2_get_dcmi_version,
+    dcmiv2_get_mainboard_id,
+    dcmiv2_get_affinity_cpu_info_by_dev_id,
+    dcmiv2_start_ub_ping_mesh,
+    dcmiv2_stop_ub_ping_mesh,
+    dcmiv2_get_ub_ping_mesh_info,
+    dcmiv2_get_ub_ping_mesh_state,
+    dcmiv2_get_urma_device_cnt,
+    dcmiv2_get_eid_list_by_urma_dev_index,
+    dcmiv2_get_device_elabel_info,
+    dcmiv2_get_port_pkt_stats_info,
 );
 
 /// `libloading` puts the `dlerror` text (which names the file or symbol) in the source.
@@ -104,16 +147,18 @@ fn error_chain(error: &dyn std::error::Error) -> String {
     message
 }
 
-/// The 65 prototypes of the vendor header plus `dcmi_get_card_num_list`.
-const FUNCTION_COUNT: usize = 66;
+/// The 65 prototypes of the vendor's V1 header plus `dcmi_get_card_num_list`, and the
+/// 42 of its V2 header.
+const FUNCTION_COUNT: usize = 66 + 42;
 
-const HEADER: &str = include_str!("../include/dcmi_interface_api.h");
+const HEADERS: [&str; 2] =
+    [include_str!("../include/dcmi_interface_api.h"), include_str!("../include/dcmi_interface_api_v2.h")];
 
-/// Names of all functions the header declares with `DCMIDLLEXPORT int name(`.
+/// Names of all functions the headers declare with `DCMIDLLEXPORT int name(`.
 fn header_function_names() -> Vec<&'static str> {
-    HEADER
-        .split("DCMIDLLEXPORT int ")
-        .skip(1)
+    HEADERS
+        .iter()
+        .flat_map(|header| header.split("DCMIDLLEXPORT int ").skip(1))
         .filter_map(|declaration| declaration.split_once('(').map(|(name, _)| name.trim()))
         .collect()
 }
@@ -169,6 +214,11 @@ type CardPowerFn = unsafe extern "C" fn(c_int, *mut c_int) -> Status;
 type WorkModeFn = unsafe extern "C" fn(c_int, *mut c_uchar) -> Status;
 type GetDiePolicyFn = unsafe extern "C" fn(*mut dcmi_multi_die_policy) -> Status;
 type SetDiePolicyFn = unsafe extern "C" fn(dcmi_multi_die_policy) -> Status;
+type SubscribeV2Fn = unsafe extern "C" fn(c_int, dcmi_event_filter, dcmi_fault_event_callback) -> Status;
+type IdConversionV2Fn = unsafe extern "C" fn(c_uint, *mut c_uint) -> Status;
+type DeviceCountV2Fn = unsafe extern "C" fn(*mut c_int) -> Status;
+type PortStatsV2Fn = unsafe extern "C" fn(c_int, *mut dcmi_ub_port_info, *mut dcmi_port_pkt_stats_info) -> Status;
+type DeviceInfoV2Fn = unsafe extern "C" fn(c_int, dcmi_main_cmd, c_uint, *mut c_void, *mut c_uint) -> Status;
 
 /// The function pointer of a resolved field.
 fn resolved<F: Copy, E>(field: &Result<F, E>) -> Option<F> {
@@ -200,6 +250,22 @@ fn irregular_signatures() {
     // Process-wide policy, no ids at all.
     has_signature::<GetDiePolicyFn>(|library| resolved(&library.dcmi_get_multi_die_policy));
     has_signature::<SetDiePolicyFn>(|library| resolved(&library.dcmi_set_multi_die_policy));
+}
+
+/// The V2 (Ascend950) signatures: one `dev_id` (the logic id) instead of (card, device).
+#[test]
+fn v2_signatures() {
+    // The real 3rd parameter (the vendor header omits the callback), the filter by value.
+    has_signature::<SubscribeV2Fn>(|library| resolved(&library.dcmiv2_subscribe_fault_event));
+    // Unsigned ids both ways.
+    has_signature::<IdConversionV2Fn>(|library| resolved(&library.dcmiv2_get_chip_phy_id_by_dev_id));
+    has_signature::<IdConversionV2Fn>(|library| resolved(&library.dcmiv2_get_dev_id_by_chip_phy_id));
+    // Enumeration has the shape of dcmi_get_card_list, with logic ids instead of cards.
+    has_signature::<CardListFn>(|library| resolved(&library.dcmiv2_get_device_list));
+    has_signature::<DeviceCountV2Fn>(|library| resolved(&library.dcmiv2_get_all_device_count));
+    has_signature::<PortStatsV2Fn>(|library| resolved(&library.dcmiv2_get_port_pkt_stats_info));
+    has_signature::<DeviceInfoV2Fn>(|library| resolved(&library.dcmiv2_get_device_info));
+    has_signature::<CardPowerFn>(|library| resolved(&library.dcmiv2_get_device_power_info));
 }
 
 /// A Rust function with the C callback signature fits `dcmi_fault_event_callback`.

@@ -483,6 +483,7 @@ fn enum_values() {
 
     assert_eq!(dcmi_die_type::NDIE.0, 0);
     assert_eq!(dcmi_die_type::VDIE.0, 1);
+    assert_eq!(dcmi_die_type::DDIE.0, 2);
 
     assert_eq!(dcmi_multi_die_policy::DCMI_MULTI_DIE_UNION_POLICY.0, 0);
     assert_eq!(dcmi_multi_die_policy::DCMI_MULTI_DIE_INDEP_POLICY.0, 1);

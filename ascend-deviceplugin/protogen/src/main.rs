@@ -1,21 +1,22 @@
-//! Compiles the kubelet protos under `<proto-root>` with protox and writes tonic client and server code for
-//! each proto package into `<out-dir>` (one `<package>.rs` file per package).
+//! Compiles kubelet protos with protox and writes tonic client and server code for each proto package into
+//! `<out-dir>` (one `<package>.rs` file per package). The workspace's one proto generator: both
+//! `ascend-deviceplugin/gen_protos.sh` and `dra-kubelet-plugin/gen_protos.sh` run it.
 //!
-//! Usage: `ascend-deviceplugin-protogen <proto-root> <out-dir>`; run it through `gen_protos.sh`.
+//! Usage: `ascend-deviceplugin-protogen <proto-root> <out-dir> <proto>...` with each proto relative to the root.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// The protos we generate, relative to the proto root.
-const PROTOS: [&str; 2] = ["deviceplugin/v1beta1/api.proto", "podresources/v1/api.proto"];
-
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
-    let (Some(proto_root), Some(out_dir), None) = (args.next(), args.next(), args.next()) else {
-        eprintln!("usage: ascend-deviceplugin-protogen <proto-root> <out-dir>");
-        return ExitCode::from(2);
+    let (Some(proto_root), Some(out_dir)) = (args.next(), args.next()) else {
+        return usage();
     };
-    match generate(PathBuf::from(proto_root), PathBuf::from(out_dir)) {
+    let protos: Vec<PathBuf> = args.map(PathBuf::from).collect();
+    if protos.is_empty() {
+        return usage();
+    }
+    match generate(PathBuf::from(proto_root), PathBuf::from(out_dir), &protos) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("ascend-deviceplugin-protogen: {message}");
@@ -24,8 +25,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn generate(proto_root: PathBuf, out_dir: PathBuf) -> Result<(), String> {
-    let files: Vec<PathBuf> = PROTOS.iter().map(|p| proto_root.join(p)).collect();
+fn usage() -> ExitCode {
+    eprintln!("usage: ascend-deviceplugin-protogen <proto-root> <out-dir> <proto>...");
+    ExitCode::from(2)
+}
+
+fn generate(proto_root: PathBuf, out_dir: PathBuf, protos: &[PathBuf]) -> Result<(), String> {
+    let files: Vec<PathBuf> = protos.iter().map(|p| proto_root.join(p)).collect();
     let descriptors = protox::compile(&files, [&proto_root]).map_err(|e| format!("compiling {files:?}: {e:?}"))?;
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("creating {}: {e}", out_dir.display()))?;
     tonic_prost_build::configure()

@@ -11,7 +11,7 @@ use dcmi_sys::{
 
 use super::{copy_c_str, guard, input, out, read_c_str, sim};
 use crate::function::Function;
-use crate::state::{code, PingTask};
+use crate::state::{code, ChipCall, PingTask};
 
 /// Starts an HCCS ping-mesh task (port 0, task 0 or 1, limits of the real driver: packet size
 /// 1792..3000, 1..1000 packets, interval 1..1000, task interval 1..60, at most 48 destinations).
@@ -196,7 +196,8 @@ pub extern "C" fn dcmi_set_multi_die_policy(policy: dcmi_multi_die_policy) -> c_
     })
 }
 
-/// Unified-bus ping mesh (Ascend950 only): -8255 on every simulated family.
+/// Unified-bus ping mesh: -8255 on every V1 family; Ascend950 has it through V2, where the
+/// simulator does not model the tasks (-8255 too).
 ///
 /// # Safety
 /// `ubping_mesh` must be null or point to `count` operations.
@@ -207,18 +208,36 @@ pub unsafe extern "C" fn dcmi_start_ub_ping_mesh(
     count: c_int,
     ubping_mesh: *mut dcmi_ub_ping_mesh_operate,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::start_ub_ping_mesh(ChipCall::v1(Function::StartUbPingMesh, card_id, device_id), count, ubping_mesh) }
+}
+
+/// The body of `dcmi_start_ub_ping_mesh` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_start_ub_ping_mesh`.
+pub(crate) unsafe fn start_ub_ping_mesh(
+    call: ChipCall,
+    count: c_int,
+    ubping_mesh: *mut dcmi_ub_ping_mesh_operate,
+) -> c_int {
     guard(|| {
         if ubping_mesh.is_null() || count < 1 {
             return Err(code::INVALID_PARAMETER);
         }
-        sim()?.chip_call(Function::StartUbPingMesh, card_id, device_id).map(drop)
+        sim()?.resolve(call).map(drop)
     })
 }
 
 /// Ascend950 only: -8255.
 #[no_mangle]
 pub extern "C" fn dcmi_stop_ub_ping_mesh(card_id: c_int, device_id: c_int, _task_id: c_int) -> c_int {
-    guard(|| sim()?.chip_call(Function::StopUbPingMesh, card_id, device_id).map(drop))
+    self::stop_ub_ping_mesh(ChipCall::v1(Function::StopUbPingMesh, card_id, device_id), _task_id)
+}
+
+/// The body of `dcmi_stop_ub_ping_mesh` and of its V2 twin, for the chip `call` names.
+pub(crate) fn stop_ub_ping_mesh(call: ChipCall, _task_id: c_int) -> c_int {
+    guard(|| sim()?.resolve(call).map(drop))
 }
 
 /// Ascend950 only: -8255.
@@ -234,11 +253,34 @@ pub unsafe extern "C" fn dcmi_get_ub_ping_mesh_info(
     mesh_reply_size: c_int,
     count: *mut c_int,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe {
+        self::ub_ping_mesh_info(
+            ChipCall::v1(Function::GetUbPingMeshInfo, card_id, device_id),
+            _task_id,
+            ub_ping_mesh_reply,
+            mesh_reply_size,
+            count,
+        )
+    }
+}
+
+/// The body of `dcmi_get_ub_ping_mesh_info` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_ub_ping_mesh_info`.
+pub(crate) unsafe fn ub_ping_mesh_info(
+    call: ChipCall,
+    _task_id: c_int,
+    ub_ping_mesh_reply: *mut dcmi_ub_ping_mesh_info,
+    mesh_reply_size: c_int,
+    count: *mut c_int,
+) -> c_int {
     guard(|| {
         if ub_ping_mesh_reply.is_null() || count.is_null() || mesh_reply_size < 1 {
             return Err(code::INVALID_PARAMETER);
         }
-        sim()?.chip_call(Function::GetUbPingMeshInfo, card_id, device_id).map(drop)
+        sim()?.resolve(call).map(drop)
     })
 }
 
@@ -253,11 +295,20 @@ pub unsafe extern "C" fn dcmi_get_ub_ping_mesh_state(
     _task_id: c_int,
     state: *mut c_uint,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::ub_ping_mesh_state(ChipCall::v1(Function::GetUbPingMeshState, card_id, device_id), _task_id, state) }
+}
+
+/// The body of `dcmi_get_ub_ping_mesh_state` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_ub_ping_mesh_state`.
+pub(crate) unsafe fn ub_ping_mesh_state(call: ChipCall, _task_id: c_int, state: *mut c_uint) -> c_int {
     guard(|| {
         if state.is_null() {
             return Err(code::INVALID_PARAMETER);
         }
-        sim()?.chip_call(Function::GetUbPingMeshState, card_id, device_id).map(drop)
+        sim()?.resolve(call).map(drop)
     })
 }
 

@@ -13,7 +13,7 @@ use super::telemetry::HCCS_LINKS;
 use super::{copy_c_str, guard, out, sampler, sim};
 use crate::chip_type::ChipType;
 use crate::function::Function;
-use crate::state::{code, Sim};
+use crate::state::{code, ChipCall, Sim};
 use crate::vnpu::{self, Vnpu};
 
 /// main_cmd 12 ("chip info"), which the enum lacks.
@@ -34,6 +34,23 @@ pub unsafe extern "C" fn dcmi_get_device_info(
     buf: *mut c_void,
     size: *mut c_uint,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe {
+        self::device_info(ChipCall::v1(Function::GetDeviceInfo, card_id, device_id), main_cmd, sub_cmd, buf, size)
+    }
+}
+
+/// The body of `dcmi_get_device_info` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_info`.
+pub(crate) unsafe fn device_info(
+    call: ChipCall,
+    main_cmd: dcmi_main_cmd,
+    sub_cmd: c_uint,
+    buf: *mut c_void,
+    size: *mut c_uint,
+) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's unsigned int.
@@ -41,12 +58,13 @@ pub unsafe extern "C" fn dcmi_get_device_info(
         if buf.is_null() {
             return Err(code::INVALID_PARAMETER);
         }
-        let index = sim.chip_call(Function::GetDeviceInfo, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         // SAFETY: the caller provides `*size` writable bytes at `buf` (checked non-null above).
         let buffer = unsafe { AnswerBuffer::new(buf, size) };
         let chip_type = sim.chips[index].chip_type;
         let has_vnpu = !vnpu::templates(chip_type).is_empty();
-        let is_a3 = chip_type == ChipType::Ascend910A3;
+        // Super-pod information exists on A3 and Ascend950 (where chassis_id is the rack).
+        let is_a3 = matches!(chip_type, ChipType::Ascend910A3 | ChipType::Ascend950);
         let has_hccs = matches!(chip_type, ChipType::Ascend910B | ChipType::Ascend910A3);
         match (main_cmd, sub_cmd) {
             (dcmi_main_cmd::DCMI_MAIN_CMD_VDEV_MNG, 0) if has_vnpu => vdev_query(&sim, index, buffer.take()?, false),

@@ -6,7 +6,7 @@ use dcmi_sys::dcmi_unit_type;
 
 use super::{guard, out, out_slice, sim};
 use crate::function::Function;
-use crate::state::{code, Sim};
+use crate::state::{code, ChipCall, Sim};
 
 fn card_list(
     sim: &Sim,
@@ -98,11 +98,20 @@ pub unsafe extern "C" fn dcmi_get_device_type(
     device_id: c_int,
     device_type: *mut dcmi_unit_type,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::device_type(ChipCall::v1(Function::GetDeviceType, card_id, device_id), device_type) }
+}
+
+/// The body of `dcmi_get_device_type` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_type`.
+pub(crate) unsafe fn device_type(call: ChipCall, device_type: *mut dcmi_unit_type) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's enum.
         let target = unsafe { out(device_type) }?;
-        sim.chip_call(Function::GetDeviceType, card_id, device_id)?;
+        sim.resolve(call)?;
         *target = dcmi_unit_type::NPU_TYPE;
         Ok(())
     })

@@ -12,7 +12,7 @@ use dcmi_sys::{
 use super::{copy_c_str, guard, out, out_slice, sim};
 use crate::events::{EventFilter, FaultEvent};
 use crate::function::Function;
-use crate::state::code;
+use crate::state::{code, ChipCall};
 
 /// Health 0..3 (the worse of the set value and the raised faults' severities); -8012 when dropped.
 ///
@@ -20,11 +20,20 @@ use crate::state::code;
 /// `health` must be null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn dcmi_get_device_health(card_id: c_int, device_id: c_int, health: *mut c_uint) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::health(ChipCall::v1(Function::GetDeviceHealth, card_id, device_id), health) }
+}
+
+/// The body of `dcmi_get_device_health` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_health`.
+pub(crate) unsafe fn health(call: ChipCall, health: *mut c_uint) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's unsigned int.
         let target = unsafe { out(health) }?;
-        let index = sim.chip_call(Function::GetDeviceHealth, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         *target = sim.chips[index].dynamic.lock().effective_health();
         Ok(())
     })
@@ -42,13 +51,34 @@ pub unsafe extern "C" fn dcmi_get_device_errorcode_v2(
     error_code_list: *mut c_uint,
     list_len: c_uint,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe {
+        self::error_codes(
+            ChipCall::v1(Function::GetDeviceErrorcodeV2, card_id, device_id),
+            error_count,
+            error_code_list,
+            list_len,
+        )
+    }
+}
+
+/// The body of `dcmi_get_device_errorcode_v2` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_errorcode_v2`.
+pub(crate) unsafe fn error_codes(
+    call: ChipCall,
+    error_count: *mut c_int,
+    error_code_list: *mut c_uint,
+    list_len: c_uint,
+) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's int.
         let count = unsafe { out(error_count) }?;
         // SAFETY: null or `list_len` entries.
         let list = unsafe { out_slice(error_code_list, list_len as usize) }?;
-        let index = sim.chip_call(Function::GetDeviceErrorcodeV2, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         let dynamic = sim.chips[index].dynamic.lock();
         for (slot, (code, _)) in list.iter_mut().zip(dynamic.faults.iter()) {
             *slot = *code;
@@ -85,7 +115,7 @@ pub unsafe extern "C" fn dcmi_get_device_errorcode(
 }
 
 /// Subscribes `callback` to fault events of one chip or, with card = device = -1, of all chips.
-/// Only the 910 family supports it (-8255 on 310/310P). Events arrive on a simulator thread with
+/// Only the 910 family supports it on V1 (-8255 on 310/310P); Ascend950 through the V2 twin. Events arrive on a simulator thread with
 /// `deviceid` = logic id, `event_id` = fault code, severity and assertion (1 raised, 0 cleared).
 ///
 /// # Safety
@@ -98,17 +128,33 @@ pub unsafe extern "C" fn dcmi_subscribe_fault_event(
     filter: dcmi_event_filter,
     callback: dcmi_fault_event_callback,
 ) -> c_int {
+    let call = ChipCall::v1(Function::SubscribeFaultEvent, card_id, device_id);
+    // SAFETY: the caller's callback goes on under the same contract.
+    unsafe { subscribe(call, card_id == -1 && device_id == -1, filter, callback) }
+}
+
+/// The body of `dcmi_subscribe_fault_event` and of its V2 twin: `every_chip` subscribes to all chips
+/// (V1: card = device = -1; V2: dev_id = -1), otherwise to the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_subscribe_fault_event`.
+pub(crate) unsafe fn subscribe(
+    call: ChipCall,
+    every_chip: bool,
+    filter: dcmi_event_filter,
+    callback: dcmi_fault_event_callback,
+) -> c_int {
     guard(|| {
         let sim = sim()?;
         let callback = callback.ok_or(code::INVALID_PARAMETER)?;
-        let scope = if card_id == -1 && device_id == -1 {
-            sim.global_call(Function::SubscribeFaultEvent)?;
-            if !sim.chips.iter().any(|chip| chip.supports(Function::SubscribeFaultEvent)) {
+        let scope = if every_chip {
+            sim.global_call(call.function)?;
+            if !sim.chips.iter().any(|chip| chip.supports(call.function)) {
                 return Err(code::NOT_SUPPORTED);
             }
             None
         } else {
-            let index = sim.chip_call(Function::SubscribeFaultEvent, card_id, device_id)?;
+            let index = sim.resolve(call)?;
             Some(sim.chips[index].logic_id)
         };
         let filter = EventFilter {
@@ -163,11 +209,20 @@ pub unsafe extern "C" fn dcmi_get_device_network_health(
     device_id: c_int,
     result: *mut dcmi_rdfx_detect_result,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::network_health(ChipCall::v1(Function::GetDeviceNetworkHealth, card_id, device_id), result) }
+}
+
+/// The body of `dcmi_get_device_network_health` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_network_health`.
+pub(crate) unsafe fn network_health(call: ChipCall, result: *mut dcmi_rdfx_detect_result) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's enum.
         let target = unsafe { out(result) }?;
-        let index = sim.chip_call(Function::GetDeviceNetworkHealth, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         *target = dcmi_rdfx_detect_result(sim.config(index).1.network_health);
         Ok(())
     })

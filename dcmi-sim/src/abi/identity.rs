@@ -10,7 +10,7 @@ use dcmi_sys::{
 
 use super::{card_first_chip, copy_c_str, copy_str, guard, out, out_slice, sim};
 use crate::function::Function;
-use crate::state::code;
+use crate::state::{code, ChipCall, Sim};
 
 /// PCI ids and bus address.
 ///
@@ -22,11 +22,20 @@ pub unsafe extern "C" fn dcmi_get_device_pcie_info_v2(
     device_id: c_int,
     pcie_info: *mut dcmi_pcie_info_all,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::pcie_info(ChipCall::v1(Function::GetDevicePcieInfoV2, card_id, device_id), pcie_info) }
+}
+
+/// The body of `dcmi_get_device_pcie_info_v2` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_pcie_info_v2`.
+pub(crate) unsafe fn pcie_info(call: ChipCall, pcie_info: *mut dcmi_pcie_info_all) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's struct.
         let target = unsafe { out(pcie_info) }?;
-        let index = sim.chip_call(Function::GetDevicePcieInfoV2, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         let pcie = &sim.config(index).1.pcie;
         let bdf = pcie.parsed_bdf().map_err(|_| code::INTERNAL_ERROR)?;
         *target = dcmi_pcie_info_all {
@@ -79,11 +88,20 @@ pub unsafe extern "C" fn dcmi_get_device_chip_info_v2(
     device_id: c_int,
     chip_info: *mut dcmi_chip_info_v2,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::chip_info_v2(ChipCall::v1(Function::GetDeviceChipInfoV2, card_id, device_id), chip_info) }
+}
+
+/// The body of `dcmi_get_device_chip_info_v2` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_chip_info_v2`.
+pub(crate) unsafe fn chip_info_v2(call: ChipCall, chip_info: *mut dcmi_chip_info_v2) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's struct.
         let target = unsafe { out(chip_info) }?;
-        let index = sim.chip_call(Function::GetDeviceChipInfoV2, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         let chip = sim.config(index).1;
         *target = dcmi_chip_info_v2::default();
         copy_str(&mut target.chip_type, CHIP_TYPE_STRING);
@@ -109,11 +127,20 @@ pub unsafe extern "C" fn dcmi_get_device_board_info(
     device_id: c_int,
     board_info: *mut dcmi_board_info,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::board_info(ChipCall::v1(Function::GetDeviceBoardInfo, card_id, device_id), board_info) }
+}
+
+/// The body of `dcmi_get_device_board_info` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_board_info`.
+pub(crate) unsafe fn board_info(call: ChipCall, board_info: *mut dcmi_board_info) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's struct.
         let target = unsafe { out(board_info) }?;
-        let index = sim.chip_call(Function::GetDeviceBoardInfo, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         let board = sim.config(index).1.board;
         *target = dcmi_board_info {
             board_id: board.board_id,
@@ -131,11 +158,20 @@ pub unsafe extern "C" fn dcmi_get_device_board_info(
 /// `mainboard_id` must be null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn dcmi_get_mainboard_id(card_id: c_int, device_id: c_int, mainboard_id: *mut c_uint) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::mainboard_id(ChipCall::v1(Function::GetMainboardId, card_id, device_id), mainboard_id) }
+}
+
+/// The body of `dcmi_get_mainboard_id` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_mainboard_id`.
+pub(crate) unsafe fn mainboard_id(call: ChipCall, mainboard_id: *mut c_uint) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's unsigned int.
         let target = unsafe { out(mainboard_id) }?;
-        let index = sim.chip_call(Function::GetMainboardId, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         *target = sim.config(index).1.mainboard_id;
         Ok(())
     })
@@ -178,18 +214,28 @@ pub unsafe extern "C" fn dcmi_get_product_type(
 pub unsafe extern "C" fn dcmi_get_card_elabel_v2(card_id: c_int, elabel_info: *mut dcmi_elabel_info) -> c_int {
     guard(|| {
         let sim = sim()?;
-        // SAFETY: null or the caller's struct.
-        let target = unsafe { out(elabel_info) }?;
         let index = card_first_chip(&sim, card_id)?;
         sim.indexed_call(Function::GetCardElabelV2, index)?;
-        let elabel = &sim.config(index).0.elabel;
-        copy_c_str(&mut target.product_name, &elabel.product_name);
-        copy_c_str(&mut target.model, &elabel.model);
-        copy_c_str(&mut target.manufacturer, &elabel.manufacturer);
-        copy_c_str(&mut target.manufacturer_date, &elabel.manufacturer_date);
-        copy_c_str(&mut target.serial_number, &elabel.serial_number);
-        Ok(())
+        // SAFETY: null or the caller's struct.
+        unsafe { write_elabel(&sim, index, elabel_info) }
     })
+}
+
+/// Writes the electronic label of chip `index`'s card (V2 reads it per chip; in a V2 topology every
+/// chip's label is that of its `[[card]]`).
+///
+/// # Safety
+/// `elabel_info` must be null or writable.
+pub(crate) unsafe fn write_elabel(sim: &Sim, index: usize, elabel_info: *mut dcmi_elabel_info) -> super::CallResult {
+    // SAFETY: null or the caller's struct.
+    let target = unsafe { out(elabel_info) }?;
+    let elabel = &sim.config(index).0.elabel;
+    copy_c_str(&mut target.product_name, &elabel.product_name);
+    copy_c_str(&mut target.model, &elabel.model);
+    copy_c_str(&mut target.manufacturer, &elabel.manufacturer);
+    copy_c_str(&mut target.manufacturer_date, &elabel.manufacturer_date);
+    copy_c_str(&mut target.serial_number, &elabel.serial_number);
+    Ok(())
 }
 
 /// Die id: VDIE (1) on every chip, NDIE (0) on the 910 family.
@@ -203,15 +249,26 @@ pub unsafe extern "C" fn dcmi_get_device_die_v2(
     input_type: dcmi_die_type,
     die_id: *mut dcmi_die_id,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::die_id(ChipCall::v1(Function::GetDeviceDieV2, card_id, device_id), input_type, die_id) }
+}
+
+/// The body of `dcmi_get_device_die_v2` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_die_v2`.
+pub(crate) unsafe fn die_id(call: ChipCall, input_type: dcmi_die_type, die_id: *mut dcmi_die_id) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's struct.
         let target = unsafe { out(die_id) }?;
-        let index = sim.chip_call(Function::GetDeviceDieV2, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         let chip = sim.config(index).1;
         target.soc_die = match input_type {
             dcmi_die_type::VDIE => chip.die_id.vdie,
             dcmi_die_type::NDIE if chip.chip_type.is_910_family() => chip.die_id.ndie,
+            // Ascend950's DDIE: the simulator reports the NDIE words.
+            dcmi_die_type::DDIE if chip.chip_type == crate::chip_type::ChipType::Ascend950 => chip.die_id.ndie,
             dcmi_die_type::NDIE => return Err(code::NOT_SUPPORTED),
             _ => return Err(code::INVALID_PARAMETER),
         };
@@ -231,11 +288,26 @@ pub unsafe extern "C" fn dcmi_get_affinity_cpu_info_by_device_id(
     affinity_cpu: *mut c_char,
     length: *mut c_int,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe {
+        self::affinity_cpu(
+            ChipCall::v1(Function::GetAffinityCpuInfoByDeviceId, card_id, device_id),
+            affinity_cpu,
+            length,
+        )
+    }
+}
+
+/// The body of `dcmi_get_affinity_cpu_info_by_device_id` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_affinity_cpu_info_by_device_id`.
+pub(crate) unsafe fn affinity_cpu(call: ChipCall, affinity_cpu: *mut c_char, length: *mut c_int) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's int.
         let length = unsafe { out(length) }?;
-        let index = sim.chip_call(Function::GetAffinityCpuInfoByDeviceId, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         let cpus = &sim.config(index).1.affinity_cpus;
         // SAFETY: the caller provides at least 33 bytes; validation keeps the list at ≤ 32 bytes.
         let buffer = unsafe { out_slice(affinity_cpu, cpus.len() + 1) }?;

@@ -11,11 +11,19 @@ use crate::state::code;
 /// `DCMI_SIM_OVERLAY`). Calling it again keeps the running instance when neither variable nor the
 /// topology file changed, and otherwise starts a fresh one.
 /// A bad topology returns -8005 and prints one line naming the file, the field and the problem.
+/// On an Ascend950 (V2) topology it fails with -8005, as on real hardware; call `dcmiv2_init`.
 #[no_mangle]
 pub extern "C" fn dcmi_init() -> c_int {
+    initialise(Function::Init)
+}
+
+/// The body of `dcmi_init` and `dcmiv2_init`: load the topology, then answer for `function`'s
+/// family ([`crate::state::Sim::check_api`]). The instance stays loaded either way, so a consumer
+/// that tries V1 and then V2 keeps one instance.
+pub(crate) fn initialise(function: Function) -> c_int {
     guard(|| {
         instance::init_from_env().map_err(|_| code::INTERNAL_ERROR)?;
-        sim()?.global_call(Function::Init)
+        sim()?.global_call(function)
     })
 }
 
@@ -25,9 +33,18 @@ pub extern "C" fn dcmi_init() -> c_int {
 /// `dcmi_ver` must be null or point to `buf_size` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn dcmi_get_dcmi_version(dcmi_ver: *mut c_char, buf_size: c_int) -> c_int {
+    // SAFETY: the caller's buffer goes on under the same contract.
+    unsafe { driver_version(Function::GetDcmiVersion, dcmi_ver, buf_size) }
+}
+
+/// The body of `dcmi_get_dcmi_version` and its V2 twin.
+///
+/// # Safety
+/// As `dcmi_get_dcmi_version`.
+pub(crate) unsafe fn driver_version(function: Function, dcmi_ver: *mut c_char, buf_size: c_int) -> c_int {
     guard(|| {
         let sim = sim()?;
-        sim.global_call(Function::GetDcmiVersion)?;
+        sim.global_call(function)?;
         let version = &sim.topology.simulation.driver_version;
         let size = usize::try_from(buf_size).map_err(|_| code::INVALID_PARAMETER)?;
         if size <= version.len() {

@@ -20,6 +20,7 @@ mod init;
 mod reset;
 mod signatures;
 mod telemetry;
+mod v2;
 mod vnpu;
 
 /// Result of an export's body: `Err` carries the DCMI return code.

@@ -10,14 +10,19 @@ use dcmi_sys::{dcmi_boot_status, dcmi_reset_channel};
 
 use super::{guard, out, sim};
 use crate::function::Function;
-use crate::state::code;
+use crate::state::{code, ChipCall};
 
 /// Starts a hot reset through the in-band (1) or out-of-band (0) channel.
 #[no_mangle]
 pub extern "C" fn dcmi_set_device_reset(card_id: c_int, device_id: c_int, channel_type: dcmi_reset_channel) -> c_int {
+    self::reset(ChipCall::v1(Function::SetDeviceReset, card_id, device_id), channel_type)
+}
+
+/// The body of `dcmi_set_device_reset` and of its V2 twin, for the chip `call` names.
+pub(crate) fn reset(call: ChipCall, channel_type: dcmi_reset_channel) -> c_int {
     guard(|| {
         let sim = sim()?;
-        let index = sim.chip_call(Function::SetDeviceReset, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         if channel_type != dcmi_reset_channel::INBAND_CHANNEL && channel_type != dcmi_reset_channel::OUTBAND_CHANNEL {
             return Err(code::INVALID_PARAMETER);
         }
@@ -36,11 +41,25 @@ pub unsafe extern "C" fn dcmi_get_device_outband_channel_state(
     device_id: c_int,
     channel_state: *mut c_int,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe {
+        self::outband_channel_state(
+            ChipCall::v1(Function::GetDeviceOutbandChannelState, card_id, device_id),
+            channel_state,
+        )
+    }
+}
+
+/// The body of `dcmi_get_device_outband_channel_state` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_outband_channel_state`.
+pub(crate) unsafe fn outband_channel_state(call: ChipCall, channel_state: *mut c_int) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's int.
         let target = unsafe { out(channel_state) }?;
-        sim.chip_call(Function::GetDeviceOutbandChannelState, card_id, device_id)?;
+        sim.resolve(call)?;
         *target = 1;
         Ok(())
     })
@@ -49,13 +68,23 @@ pub unsafe extern "C" fn dcmi_get_device_outband_channel_state(
 /// Prepares an out-of-band reset (accepted, no effect).
 #[no_mangle]
 pub extern "C" fn dcmi_pre_reset_soc(card_id: c_int, device_id: c_int) -> c_int {
-    guard(|| sim()?.chip_call(Function::PreResetSoc, card_id, device_id).map(drop))
+    self::pre_reset(ChipCall::v1(Function::PreResetSoc, card_id, device_id))
+}
+
+/// The body of `dcmi_pre_reset_soc` and of its V2 twin, for the chip `call` names.
+pub(crate) fn pre_reset(call: ChipCall) -> c_int {
+    guard(|| sim()?.resolve(call).map(drop))
 }
 
 /// Triggers a PCIe rescan (accepted, no effect).
 #[no_mangle]
 pub extern "C" fn dcmi_rescan_soc(card_id: c_int, device_id: c_int) -> c_int {
-    guard(|| sim()?.chip_call(Function::RescanSoc, card_id, device_id).map(drop))
+    self::rescan(ChipCall::v1(Function::RescanSoc, card_id, device_id))
+}
+
+/// The body of `dcmi_rescan_soc` and of its V2 twin, for the chip `call` names.
+pub(crate) fn rescan(call: ChipCall) -> c_int {
+    guard(|| sim()?.resolve(call).map(drop))
 }
 
 /// The card sharing the chip's network device (`brother_card_id`, default the card itself).
@@ -89,11 +118,20 @@ pub unsafe extern "C" fn dcmi_get_device_boot_status(
     device_id: c_int,
     boot_status: *mut dcmi_boot_status,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::boot_status(ChipCall::v1(Function::GetDeviceBootStatus, card_id, device_id), boot_status) }
+}
+
+/// The body of `dcmi_get_device_boot_status` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_boot_status`.
+pub(crate) unsafe fn boot_status(call: ChipCall, boot_status: *mut dcmi_boot_status) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's enum.
         let target = unsafe { out(boot_status) }?;
-        let index = sim.chip_call(Function::GetDeviceBootStatus, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         *target = dcmi_boot_status(sim.boot_status(index) as u32);
         Ok(())
     })

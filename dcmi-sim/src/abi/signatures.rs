@@ -6,7 +6,7 @@
 //! `header_functions_are_all_exported` checks the other direction (every header prototype has an
 //! export).
 
-use super::{cluster, device_info, enumeration, health, identity, init, reset, telemetry, vnpu};
+use super::{cluster, device_info, enumeration, health, identity, init, reset, telemetry, v2, vnpu};
 
 #[allow(dead_code)] // never called: it only has to type-check
 fn exports_match_bindings(library: &dcmi_sys::DcmiLib) {
@@ -80,4 +80,46 @@ fn exports_match_bindings(library: &dcmi_sys::DcmiLib) {
     same(&library.dcmi_stop_hccsping_mesh, cluster::dcmi_stop_hccsping_mesh);
     same(&library.dcmi_stop_ub_ping_mesh, cluster::dcmi_stop_ub_ping_mesh);
     same(&library.dcmi_subscribe_fault_event, health::dcmi_subscribe_fault_event);
+    same(&library.dcmiv2_init, v2::dcmiv2_init);
+    same(&library.dcmiv2_get_device_list, v2::dcmiv2_get_device_list);
+    same(&library.dcmiv2_get_all_device_count, v2::dcmiv2_get_all_device_count);
+    same(&library.dcmiv2_get_device_type, v2::dcmiv2_get_device_type);
+    same(&library.dcmiv2_get_device_pcie_info, v2::dcmiv2_get_device_pcie_info);
+    same(&library.dcmiv2_get_device_chip_info, v2::dcmiv2_get_device_chip_info);
+    same(&library.dcmiv2_get_device_power_info, v2::dcmiv2_get_device_power_info);
+    same(&library.dcmiv2_get_device_health, v2::dcmiv2_get_device_health);
+    same(&library.dcmiv2_get_device_error_code_list, v2::dcmiv2_get_device_error_code_list);
+    same(&library.dcmiv2_get_device_temperature, v2::dcmiv2_get_device_temperature);
+    same(&library.dcmiv2_get_device_voltage, v2::dcmiv2_get_device_voltage);
+    same(&library.dcmiv2_get_device_ecc_info, v2::dcmiv2_get_device_ecc_info);
+    same(&library.dcmiv2_get_device_frequency, v2::dcmiv2_get_device_frequency);
+    same(&library.dcmiv2_get_device_hbm_info, v2::dcmiv2_get_device_hbm_info);
+    same(&library.dcmiv2_get_device_utilization_rate, v2::dcmiv2_get_device_utilization_rate);
+    same(&library.dcmiv2_get_device_multi_utilization_rate, v2::dcmiv2_get_device_multi_utilization_rate);
+    same(&library.dcmiv2_get_device_multi_utilization_rate_period, v2::dcmiv2_get_device_multi_utilization_rate_period);
+    same(&library.dcmiv2_get_device_info, v2::dcmiv2_get_device_info);
+    same(&library.dcmiv2_get_device_network_health, v2::dcmiv2_get_device_network_health);
+    same(&library.dcmiv2_get_chip_phy_id_by_dev_id, v2::dcmiv2_get_chip_phy_id_by_dev_id);
+    same(&library.dcmiv2_get_dev_id_by_chip_phy_id, v2::dcmiv2_get_dev_id_by_chip_phy_id);
+    same(&library.dcmiv2_reset_device, v2::dcmiv2_reset_device);
+    same(&library.dcmiv2_get_device_outband_channel_state, v2::dcmiv2_get_device_outband_channel_state);
+    same(&library.dcmiv2_pre_reset_device, v2::dcmiv2_pre_reset_device);
+    same(&library.dcmiv2_rescan_device, v2::dcmiv2_rescan_device);
+    same(&library.dcmiv2_get_device_boot_status, v2::dcmiv2_get_device_boot_status);
+    same(&library.dcmiv2_subscribe_fault_event, v2::dcmiv2_subscribe_fault_event);
+    same(&library.dcmiv2_get_device_die_id, v2::dcmiv2_get_device_die_id);
+    same(&library.dcmiv2_get_device_proc_mem_info, v2::dcmiv2_get_device_proc_mem_info);
+    same(&library.dcmiv2_get_device_board_info, v2::dcmiv2_get_device_board_info);
+    same(&library.dcmiv2_get_pcie_link_bandwidth_info, v2::dcmiv2_get_pcie_link_bandwidth_info);
+    same(&library.dcmiv2_get_dcmi_version, v2::dcmiv2_get_dcmi_version);
+    same(&library.dcmiv2_get_mainboard_id, v2::dcmiv2_get_mainboard_id);
+    same(&library.dcmiv2_get_affinity_cpu_info_by_dev_id, v2::dcmiv2_get_affinity_cpu_info_by_dev_id);
+    same(&library.dcmiv2_start_ub_ping_mesh, v2::dcmiv2_start_ub_ping_mesh);
+    same(&library.dcmiv2_stop_ub_ping_mesh, v2::dcmiv2_stop_ub_ping_mesh);
+    same(&library.dcmiv2_get_ub_ping_mesh_info, v2::dcmiv2_get_ub_ping_mesh_info);
+    same(&library.dcmiv2_get_ub_ping_mesh_state, v2::dcmiv2_get_ub_ping_mesh_state);
+    same(&library.dcmiv2_get_urma_device_cnt, v2::dcmiv2_get_urma_device_cnt);
+    same(&library.dcmiv2_get_eid_list_by_urma_dev_index, v2::dcmiv2_get_eid_list_by_urma_dev_index);
+    same(&library.dcmiv2_get_device_elabel_info, v2::dcmiv2_get_device_elabel_info);
+    same(&library.dcmiv2_get_port_pkt_stats_info, v2::dcmiv2_get_port_pkt_stats_info);
 }

@@ -13,7 +13,7 @@ use dcmi_sys::{
 
 use super::{card_first_chip, guard, out, out_slice, sampler, sim};
 use crate::function::Function;
-use crate::state::code;
+use crate::state::{code, ChipCall};
 use crate::support;
 
 /// Chip power in 0.1 W (not on 310P).
@@ -22,11 +22,20 @@ use crate::support;
 /// `power` must be null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn dcmi_get_device_power_info(card_id: c_int, device_id: c_int, power: *mut c_int) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::power(ChipCall::v1(Function::GetDevicePowerInfo, card_id, device_id), power) }
+}
+
+/// The body of `dcmi_get_device_power_info` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_power_info`.
+pub(crate) unsafe fn power(call: ChipCall, power: *mut c_int) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's int.
         let target = unsafe { out(power) }?;
-        let index = sim.chip_call(Function::GetDevicePowerInfo, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         let overriding = sim.chips[index].dynamic.lock().power;
         *target = sampler(&sim).power(sim.config(index).1, overriding.as_ref());
         Ok(())
@@ -60,11 +69,20 @@ pub unsafe extern "C" fn dcmi_get_device_temperature(
     device_id: c_int,
     temperature: *mut c_int,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::temperature(ChipCall::v1(Function::GetDeviceTemperature, card_id, device_id), temperature) }
+}
+
+/// The body of `dcmi_get_device_temperature` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_temperature`.
+pub(crate) unsafe fn temperature(call: ChipCall, temperature: *mut c_int) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's int.
         let target = unsafe { out(temperature) }?;
-        let index = sim.chip_call(Function::GetDeviceTemperature, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         let overriding = sim.chips[index].dynamic.lock().temperature;
         *target = sampler(&sim).temperature(sim.config(index).1, overriding.as_ref());
         Ok(())
@@ -77,11 +95,20 @@ pub unsafe extern "C" fn dcmi_get_device_temperature(
 /// `voltage` must be null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn dcmi_get_device_voltage(card_id: c_int, device_id: c_int, voltage: *mut c_uint) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::voltage(ChipCall::v1(Function::GetDeviceVoltage, card_id, device_id), voltage) }
+}
+
+/// The body of `dcmi_get_device_voltage` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_voltage`.
+pub(crate) unsafe fn voltage(call: ChipCall, voltage: *mut c_uint) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's unsigned int.
         let target = unsafe { out(voltage) }?;
-        let index = sim.chip_call(Function::GetDeviceVoltage, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         *target = sampler(&sim).voltage(sim.config(index).1);
         Ok(())
     })
@@ -98,11 +125,20 @@ pub unsafe extern "C" fn dcmi_get_device_frequency(
     input_type: dcmi_freq_type,
     frequency: *mut c_uint,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::frequency(ChipCall::v1(Function::GetDeviceFrequency, card_id, device_id), input_type, frequency) }
+}
+
+/// The body of `dcmi_get_device_frequency` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_frequency`.
+pub(crate) unsafe fn frequency(call: ChipCall, input_type: dcmi_freq_type, frequency: *mut c_uint) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's unsigned int.
         let target = unsafe { out(frequency) }?;
-        let index = sim.chip_call(Function::GetDeviceFrequency, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         let freq_type = c_int::try_from(input_type.0).map_err(|_| code::INVALID_PARAMETER)?;
         if !support::freq_type::ALL.contains(&freq_type) {
             return Err(code::INVALID_PARAMETER);
@@ -123,11 +159,26 @@ pub unsafe extern "C" fn dcmi_get_device_utilization_rate(
     input_type: c_int,
     utilization_rate: *mut c_uint,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe {
+        self::utilization(
+            ChipCall::v1(Function::GetDeviceUtilizationRate, card_id, device_id),
+            input_type,
+            utilization_rate,
+        )
+    }
+}
+
+/// The body of `dcmi_get_device_utilization_rate` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_utilization_rate`.
+pub(crate) unsafe fn utilization(call: ChipCall, input_type: c_int, utilization_rate: *mut c_uint) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's unsigned int.
         let target = unsafe { out(utilization_rate) }?;
-        let index = sim.chip_call(Function::GetDeviceUtilizationRate, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         if !support::util_type::ALL.contains(&input_type) {
             return Err(code::INVALID_PARAMETER);
         }
@@ -139,16 +190,18 @@ pub unsafe extern "C" fn dcmi_get_device_utilization_rate(
     })
 }
 
-fn multi_utilization(
-    function: Function,
-    card_id: c_int,
-    device_id: c_int,
+/// The body of the multi-utilization calls of both API families.
+///
+/// # Safety
+/// `util_info` must be null or writable.
+pub(crate) unsafe fn multi_utilization(
+    call: ChipCall,
     util_info: *mut dcmi_multi_utilization_info,
 ) -> super::CallResult {
     let sim = sim()?;
     // SAFETY: null or the caller's struct.
     let target = unsafe { out(util_info) }?;
-    let index = sim.chip_call(function, card_id, device_id)?;
+    let index = sim.resolve(call)?;
     let overriding = sim.chips[index].dynamic.lock().aicore_utilization;
     let [aic, aiv, aicore, npu] = sampler(&sim).multi_utilization(sim.config(index).1, overriding.as_ref());
     *target = dcmi_multi_utilization_info {
@@ -171,7 +224,9 @@ pub unsafe extern "C" fn dcmi_get_device_multi_utilization_rate(
     device_id: c_int,
     util_info: *mut dcmi_multi_utilization_info,
 ) -> c_int {
-    guard(|| multi_utilization(Function::GetDeviceMultiUtilizationRate, card_id, device_id, util_info))
+    let call = ChipCall::v1(Function::GetDeviceMultiUtilizationRate, card_id, device_id);
+    // SAFETY: the caller's pointer goes on under the same contract.
+    guard(|| unsafe { multi_utilization(call, util_info) })
 }
 
 /// As `dcmi_get_device_multi_utilization_rate`, averaged over `period` s (≥ 1; the simulator's
@@ -190,7 +245,9 @@ pub unsafe extern "C" fn dcmi_get_device_multi_utilization_rate_period(
         if period < 1 {
             return Err(code::INVALID_PARAMETER);
         }
-        multi_utilization(Function::GetDeviceMultiUtilizationRatePeriod, card_id, device_id, util_info)
+        let call = ChipCall::v1(Function::GetDeviceMultiUtilizationRatePeriod, card_id, device_id);
+        // SAFETY: the caller's pointer goes on under the same contract.
+        unsafe { multi_utilization(call, util_info) }
     })
 }
 
@@ -204,11 +261,20 @@ pub unsafe extern "C" fn dcmi_get_device_hbm_info(
     device_id: c_int,
     hbm_info: *mut dcmi_hbm_info,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::hbm_info(ChipCall::v1(Function::GetDeviceHbmInfo, card_id, device_id), hbm_info) }
+}
+
+/// The body of `dcmi_get_device_hbm_info` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_hbm_info`.
+pub(crate) unsafe fn hbm_info(call: ChipCall, hbm_info: *mut dcmi_hbm_info) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's struct.
         let target = unsafe { out(hbm_info) }?;
-        let index = sim.chip_call(Function::GetDeviceHbmInfo, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         let hbm = sampler(&sim).hbm(sim.config(index).1);
         *target = dcmi_hbm_info {
             memory_size: hbm.size_mb,
@@ -285,11 +351,24 @@ pub unsafe extern "C" fn dcmi_get_device_ecc_info(
     input_type: dcmi_device_type,
     device_ecc_info: *mut dcmi_ecc_info,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::ecc_info(ChipCall::v1(Function::GetDeviceEccInfo, card_id, device_id), input_type, device_ecc_info) }
+}
+
+/// The body of `dcmi_get_device_ecc_info` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_ecc_info`.
+pub(crate) unsafe fn ecc_info(
+    call: ChipCall,
+    input_type: dcmi_device_type,
+    device_ecc_info: *mut dcmi_ecc_info,
+) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's struct.
         let target = unsafe { out(device_ecc_info) }?;
-        let index = sim.chip_call(Function::GetDeviceEccInfo, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         if !support::supports_ecc_type(sim.chips[index].chip_type, input_type.0 as c_int) {
             return Err(code::NOT_SUPPORTED);
         }
@@ -320,13 +399,22 @@ pub unsafe extern "C" fn dcmi_get_device_resource_info(
     proc_info: *mut dcmi_proc_mem_info,
     proc_num: *mut c_int,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe { self::processes(ChipCall::v1(Function::GetDeviceResourceInfo, card_id, device_id), proc_info, proc_num) }
+}
+
+/// The body of `dcmi_get_device_resource_info` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_device_resource_info`.
+pub(crate) unsafe fn processes(call: ChipCall, proc_info: *mut dcmi_proc_mem_info, proc_num: *mut c_int) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's int.
         let count = unsafe { out(proc_num) }?;
         // SAFETY: the caller's array holds 32 entries (MaxProcNum).
         let entries = unsafe { out_slice(proc_info, 32) }?;
-        let index = sim.chip_call(Function::GetDeviceResourceInfo, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         let dynamic = sim.chips[index].dynamic.lock();
         let mut written = 0;
         for (entry, process) in entries.iter_mut().zip(dynamic.processes.iter()) {
@@ -349,6 +437,23 @@ pub unsafe extern "C" fn dcmi_get_pcie_link_bandwidth_info(
     device_id: c_int,
     pcie_link_bandwidth_info: *mut dcmi_pcie_link_bandwidth_info,
 ) -> c_int {
+    // SAFETY: the caller's pointers go on under the same contract.
+    unsafe {
+        self::pcie_link_bandwidth(
+            ChipCall::v1(Function::GetPcieLinkBandwidthInfo, card_id, device_id),
+            pcie_link_bandwidth_info,
+        )
+    }
+}
+
+/// The body of `dcmi_get_pcie_link_bandwidth_info` and of its V2 twin, for the chip `call` names.
+///
+/// # Safety
+/// As `dcmi_get_pcie_link_bandwidth_info`.
+pub(crate) unsafe fn pcie_link_bandwidth(
+    call: ChipCall,
+    pcie_link_bandwidth_info: *mut dcmi_pcie_link_bandwidth_info,
+) -> c_int {
     guard(|| {
         let sim = sim()?;
         // SAFETY: null or the caller's struct.
@@ -356,7 +461,7 @@ pub unsafe extern "C" fn dcmi_get_pcie_link_bandwidth_info(
         if !(1..=2000).contains(&target.profiling_time) {
             return Err(code::INVALID_PARAMETER);
         }
-        let index = sim.chip_call(Function::GetPcieLinkBandwidthInfo, card_id, device_id)?;
+        let index = sim.resolve(call)?;
         let percent =
             sampler(&sim).utilization(sim.config(index).1, support::util_type::MEMORY_BANDWIDTH, None).unwrap_or(0);
         // A PCIe 4.0 x16 link carries about 32 MB/ms.

@@ -38,7 +38,7 @@ pub unsafe extern "C" fn dcmi_create_vdevice(
             .get_mut(index)
             .ok_or(code::INTERNAL_ERROR)?
             .create(&template, wanted_id, wanted_vfg, |id| taken.contains(&id))
-            .map_err(|error| error.code())?;
+            .map_err(|error| error.dcmi_code().unwrap_or(code::INTERNAL_ERROR))?;
         let bdf = sim.config(index).1.pcie.parsed_bdf().map_err(|_| code::INTERNAL_ERROR)?;
         let position = pools[index].vnpus().len() as c_uint;
         *result = dcmi_create_vdev_out {
@@ -60,6 +60,10 @@ pub extern "C" fn dcmi_set_destroy_vdevice(card_id: c_int, device_id: c_int, vde
         let sim = sim()?;
         let index = sim.chip_call(Function::SetDestroyVdevice, card_id, device_id)?;
         let mut pools = sim.vnpus.lock();
-        pools.get_mut(index).ok_or(code::INTERNAL_ERROR)?.destroy(vdevid).map_err(|error| error.code())
+        pools
+            .get_mut(index)
+            .ok_or(code::INTERNAL_ERROR)?
+            .destroy(vdevid)
+            .map_err(|error| error.dcmi_code().unwrap_or(code::INTERNAL_ERROR))
     })
 }

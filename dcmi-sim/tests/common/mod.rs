@@ -46,15 +46,20 @@ pub fn called() -> BTreeSet<&'static str> {
     CALLED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
 }
 
-/// Every function the header declares.
+/// Every function the V1 and V2 headers declare.
 pub fn header_functions() -> BTreeSet<String> {
-    let header = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dcmi-sys/include/dcmi_interface_api.h");
-    let text = std::fs::read_to_string(&header).unwrap_or_else(|error| panic!("{}: {error}", header.display()));
-    text.split("DCMIDLLEXPORT int ")
-        .skip(1)
-        .filter_map(|rest| rest.split('(').next())
-        .map(|name| name.trim().to_owned())
-        .collect()
+    let mut names = BTreeSet::new();
+    for file in ["dcmi_interface_api.h", "dcmi_interface_api_v2.h"] {
+        let header = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dcmi-sys/include").join(file);
+        let text = std::fs::read_to_string(&header).unwrap_or_else(|error| panic!("{}: {error}", header.display()));
+        names.extend(
+            text.split("DCMIDLLEXPORT int ")
+                .skip(1)
+                .filter_map(|rest| rest.split('(').next())
+                .map(|name| name.trim().to_owned()),
+        );
+    }
+    names
 }
 
 /// A running simulator for one topology; dropping it releases the process-wide lock.
@@ -68,7 +73,8 @@ pub struct Session {
 }
 
 /// Writes `toml` to a temporary topology file, points the environment at it (and at an overlay
-/// path in the same directory, not yet written) and calls `dcmi_init`, which must succeed.
+/// path in the same directory, not yet written) and calls the init function of the topology's API
+/// family (`dcmi_init` or `dcmiv2_init`), which must succeed.
 pub fn start(toml: &str) -> Session {
     let guard = SESSION_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let dir = tempfile::tempdir().expect("temporary directory");
@@ -79,7 +85,11 @@ pub fn start(toml: &str) -> Session {
     std::env::set_var(dcmi_sim::CONFIG_ENV, &config);
     std::env::set_var(dcmi_sim::OVERLAY_ENV, &overlay);
     let lib = lib();
-    assert_eq!(call!(lib, dcmi_init()), 0, "dcmi_init on {}", config.display());
+    if topology.api() == dcmi_sim::chip_type::Api::V2 {
+        assert_eq!(call!(lib, dcmiv2_init()), 0, "dcmiv2_init on {}", config.display());
+    } else {
+        assert_eq!(call!(lib, dcmi_init()), 0, "dcmi_init on {}", config.display());
+    }
     Session { lib, topology, dir, config, overlay, _guard: guard }
 }
 

@@ -1,6 +1,7 @@
 //! Generates the dynamic-loading bindings of `dcmi-sys` from the authored header.
 //!
-//! Usage: `dcmi-sys-generator <header> <output.rs>` (normally via `gen_bindings.sh`).
+//! Usage: `dcmi-sys-generator <header> <output.rs>` (normally via `gen_bindings.sh`, with the V2
+//! header, which includes the V1 one).
 
 use std::env;
 use std::path::PathBuf;
@@ -34,15 +35,13 @@ impl ParseCallbacks for HeaderConventions {
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let [header, output] = args.as_slice() else {
-        eprintln!("usage: dcmi-sys-generator <dcmi_interface_api.h> <output.rs>");
+        eprintln!("usage: dcmi-sys-generator <dcmi_interface_api_v2.h> <output.rs>");
         return ExitCode::from(2);
     };
-    let header_file_pattern = format!(
-        ".*{}",
-        regex_escape(
-            &PathBuf::from(header).file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default()
-        )
-    );
+    // Every header of the include directory: the V2 header includes the V1 one, which
+    // declares the types both families share.
+    let header_directory = PathBuf::from(header).parent().map(|directory| directory.to_path_buf()).unwrap_or_default();
+    let header_file_pattern = format!("{}/.*\\.h", regex_escape(&header_directory.to_string_lossy()));
 
     let builder = bindgen::Builder::default()
         .header(header.as_str())
