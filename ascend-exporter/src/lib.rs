@@ -28,14 +28,14 @@
 //! use std::sync::Arc;
 //! use std::time::Instant;
 //!
-//! use ascend_dcmi::{CardId, Celsius, ChipIds, ChipLocator, DeviceId, LogicId, PhyId};
+//! use ascend_dcmi::{Celsius, ChipIds, LogicId, PhyId};
 //! use ascend_exporter::exposition_format::ExpositionFormat;
 //! use ascend_exporter::pod_attribution::SharedAttribution;
 //! use ascend_exporter::render::{Exposition, NamingMode, RenderPlan, SnapshotCollector};
 //! use ascend_exporter::selection::Selection;
 //! use ascend_exporter::snapshot::{ChipSnapshot, SharedSnapshot, Snapshot};
 //!
-//! let ids = ChipIds { logic: LogicId(0), phy: PhyId(0), locator: ChipLocator { card: CardId(0), device: DeviceId(0) } };
+//! let ids = ChipIds { logic: LogicId(0), phy: PhyId(0), locator: None };
 //! let mut chip = ChipSnapshot::new(ids);
 //! chip.temperature = Some(Celsius(47));
 //! let snapshot = Arc::new(SharedSnapshot::new());
