@@ -5,10 +5,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use ascend_cli::duration::{parse_duration, parse_positive_duration};
+use ascend_cli::LogArgs;
 use ascend_deviceplugin::naming::DEFAULT_PREFIX;
 use ascend_deviceplugin::ResourceNaming;
 
-use crate::duration_text::parse_duration;
 use crate::error::{Error, Result};
 use crate::pod_resources_watch::DEFAULT_POD_RESOURCES_SOCKET;
 use crate::render::NamingMode;
@@ -17,13 +18,14 @@ use crate::render::NamingMode;
 /// configurations and NetworkPolicies keep working).
 pub const DEFAULT_LISTEN_ADDRESS: &str = "0.0.0.0:8082";
 
-fn duration_arg(text: &str) -> Result<Duration, String> {
-    parse_duration(text).map_err(|error| error.to_string())
-}
-
 /// Prometheus exporter for Huawei Ascend NPUs.
+///
+/// Durations take the grammar of every bundled tool ([`ascend_cli::duration`]: `500ms`, `1.5s`, `2m`, plain seconds).
+/// The log format is the tools' one `--log-format` flag, spelled `--log.format` first here as the Prometheus
+/// exporters spell their flags (both are accepted).
 #[derive(Debug, Clone, clap::Parser)]
 #[command(name = "npu-exporter", version, about)]
+#[command(mut_arg("log_format", |arg| arg.long("log.format").visible_alias("log-format").env("NPU_EXPORTER_LOG_FORMAT")))]
 pub struct ExporterArgs {
     /// Address and port to serve /metrics, /healthz and / on.
     #[arg(long = "web.listen-address", default_value = DEFAULT_LISTEN_ADDRESS, env = "NPU_EXPORTER_LISTEN_ADDRESS")]
@@ -44,7 +46,7 @@ pub struct ExporterArgs {
     #[arg(long = "dcmi.skip-ownership-check")]
     pub skip_ownership_check: bool,
     /// How long one chip's round of driver calls may take before the chip is reported stale.
-    #[arg(long = "dcmi.deadline", default_value = "2s", value_parser = duration_arg)]
+    #[arg(long = "dcmi.deadline", default_value = "2s", value_parser = parse_positive_duration)]
     pub deadline: Duration,
     /// How many chips are read at once (the driver fails bursts of concurrent calls).
     #[arg(long = "dcmi.concurrency", default_value_t = 4)]
@@ -53,7 +55,7 @@ pub struct ExporterArgs {
     #[arg(long = "pod-resources.socket", default_value = DEFAULT_POD_RESOURCES_SOCKET)]
     pub pod_resources_socket: PathBuf,
     /// Time between PodResources List calls.
-    #[arg(long = "pod-resources.interval", default_value = "5s", value_parser = duration_arg)]
+    #[arg(long = "pod-resources.interval", default_value = "5s", value_parser = parse_positive_duration)]
     pub pod_resources_interval: Duration,
     /// Do not ask the kubelet for pod attribution (pod labels stay empty).
     #[arg(long = "pod-resources.disable")]
@@ -69,14 +71,14 @@ pub struct ExporterArgs {
     /// How long a rendered /metrics body is served again while no new sampler round has ended; `0s` renders every
     /// scrape, so that `ascend_npu_sample_age_seconds` is exact at scrape time (it may otherwise read up to this
     /// much short).
-    #[arg(long = "metrics.cache-max-age", default_value = "1s", value_parser = duration_arg)]
+    #[arg(long = "metrics.cache-max-age", default_value = "1s", value_parser = parse_duration)]
     pub cache_max_age: Duration,
     /// /healthz fails when the sampler has not completed a round for this long.
-    #[arg(long = "healthz.max-snapshot-age", default_value = "30s", value_parser = duration_arg)]
+    #[arg(long = "healthz.max-snapshot-age", default_value = "30s", value_parser = parse_positive_duration)]
     pub max_snapshot_age: Duration,
-    /// Log format.
-    #[arg(long = "log.format", value_enum, default_value = "text")]
-    pub log_format: LogFormat,
+    /// `--log.format` (alias `--log-format`; environment: NPU_EXPORTER_LOG_FORMAT).
+    #[command(flatten)]
+    pub log: LogArgs,
 }
 
 impl ExporterArgs {
@@ -88,15 +90,6 @@ impl ExporterArgs {
         ResourceNaming::with_renames(&self.resource_prefix, self.renames.iter().map(String::as_str))
             .map_err(Error::Naming)
     }
-}
-
-/// Log output format (the level comes from `RUST_LOG`, default `info`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line.
-    Json,
 }
 
 #[cfg(test)]
@@ -124,7 +117,25 @@ mod tests {
         assert_eq!(args.naming, NamingMode::Both);
         assert_eq!(args.deadline, Duration::from_millis(250));
         assert_eq!(args.cache_max_age, Duration::ZERO);
-        assert!(ExporterArgs::try_parse_from(["npu-exporter", "--dcmi.deadline=2"]).is_err());
+        assert_eq!(args.log.log_format, ascend_cli::LogFormat::Text);
+        for (flag, seconds) in [("--dcmi.deadline=2", 2.0), ("--dcmi.deadline=1.5s", 1.5), ("--dcmi.deadline=1m", 60.0)]
+        {
+            let args = ExporterArgs::try_parse_from(["npu-exporter", flag]).expect(flag);
+            assert_eq!(args.deadline.as_secs_f64(), seconds, "{flag}");
+        }
+        for flag in ["--dcmi.deadline=0s", "--dcmi.deadline=fast", "--healthz.max-snapshot-age=0"] {
+            let error = ExporterArgs::try_parse_from(["npu-exporter", flag]).expect_err(flag);
+            assert!(error.to_string().contains(flag.split('=').nth(1).unwrap_or(flag)), "{error}");
+        }
+    }
+
+    #[test]
+    fn log_format_in_the_dotted_and_the_shared_spelling() {
+        for flag in ["--log.format=json", "--log-format=json"] {
+            let args = ExporterArgs::try_parse_from(["npu-exporter", flag]).expect(flag);
+            assert_eq!(args.log.log_format, ascend_cli::LogFormat::Json, "{flag}");
+        }
+        assert!(ExporterArgs::try_parse_from(["npu-exporter", "--log.format=yaml"]).is_err());
     }
 
     #[test]

@@ -61,6 +61,7 @@
 //! ```
 //!
 //! See `docs/npu-exporter.md` for the metric table, the flags, the deployment and the measured figures.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -68,7 +69,6 @@ pub mod app;
 pub mod basic_auth;
 pub mod catalogue;
 pub mod cli;
-pub mod duration_text;
 pub mod error;
 pub mod exposition_format;
 pub mod http_server;

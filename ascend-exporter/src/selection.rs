@@ -23,11 +23,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
+use ascend_cli::duration::{duration_between, format_duration};
+use ascend_dcmi::{Metric, MetricSet, SamplerConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::catalogue::{MetricDef, CATALOGUE};
-use crate::duration_text::{format_duration, parse_duration};
-use ascend_dcmi::{Metric, MetricSet, SamplerConfig};
 
 use crate::error::{ConfigFile, Error};
 use crate::metric_group::{group_by_name, MetricGroup, UnknownGroup};
@@ -137,16 +137,8 @@ impl Selection {
                 choice.enabled = enabled;
             }
             if let Some(text) = &setting.interval {
-                let interval =
-                    parse_duration(text).map_err(|error| invalid(format!("[groups.{name}] interval: {error}")))?;
-                if !(MIN_INTERVAL..=MAX_INTERVAL).contains(&interval) {
-                    return Err(invalid(format!(
-                        "[groups.{name}] interval {text:?} is outside {}..={}",
-                        format_duration(MIN_INTERVAL),
-                        format_duration(MAX_INTERVAL)
-                    )));
-                }
-                choice.interval = interval;
+                choice.interval = duration_between(MIN_INTERVAL, MAX_INTERVAL)(text)
+                    .map_err(|error| invalid(format!("[groups.{name}] interval: {error}")))?;
             }
         }
         for name in &file.collect.skip {
@@ -277,8 +269,8 @@ mod tests {
     fn errors_name_the_file_and_the_problem() {
         let cases = [
             ("[groups.hbm]\nenabled = true\n", "unknown metric group \"hbm\""),
-            ("[groups.chip_state]\ninterval = \"5\"\n", "[groups.chip_state] interval"),
-            ("[groups.chip_state]\ninterval = \"10ms\"\n", "outside 100ms..=24h"),
+            ("[groups.chip_state]\ninterval = \"fast\"\n", "[groups.chip_state] interval: invalid duration \"fast\""),
+            ("[groups.chip_state]\ninterval = \"10ms\"\n", "at least 100ms and at most 24h"),
             ("[collect]\nskip = [\"temp\"]\n", "[collect] skip"),
             ("[metrics]\nexclude = [\"npu_chip_info_temp\"]\n", "unknown metric \"npu_chip_info_temp\""),
             ("[groups.chip_state]\nenable = true\n", "unknown field `enable`"),
