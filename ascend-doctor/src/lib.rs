@@ -24,16 +24,24 @@
 //! # }
 //! ```
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod cdi_engine_checks;
 pub mod check;
 pub mod cli;
 pub mod compatibility;
+pub mod container_engines;
 pub mod context;
 pub mod driver_checks;
 pub mod host;
+pub mod installed_version;
 pub mod kubectl;
+pub mod kubelet_version;
 pub mod kubernetes_checks;
 pub mod library_safety;
+#[cfg(feature = "kube")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kube")))]
+pub mod node_api;
 pub mod pod_resources;
 pub mod report;
 pub mod runtime_checks;
