@@ -72,7 +72,9 @@ fn find_version(options: &DoctorOptions) -> (Option<FoundVersion>, Vec<String>) 
             Err(error) => tried.push(format!("Node object not read: {error}")),
         },
         (Some(_), None) => tried.push("Node object not read: the node name is unknown (pass --node)".to_owned()),
-        (None, _) => tried.push("Node object not read: no API client (cargo feature `kube` of ascend-doctor)".to_owned()),
+        (None, _) => {
+            tried.push("Node object not read: no API client (cargo feature `kube` of ascend-doctor)".to_owned())
+        }
     }
     if let Some((path, found)) = first_binary(&options.host, &KUBELET_BINARIES, &KUBELET_VERSION_SETTINGS) {
         match found {
