@@ -21,8 +21,8 @@ use ascend_deviceplugin::fake_kubelet::FakeKubelet;
 use dcmi_sim::fake_host::FakeHost;
 use dcmi_sim::OVERLAY_SETTLE;
 use device_plugin_support::{
-    all_healthy, chip_dropped, chip_faults, failing_rule, free_port, hang_rule, health_list_of, http_get, is, overlay,
-    sim_args, sim_host, unhealthy_count, wait_health_of, wait_http, Daemon, WAIT,
+    all_healthy, chip_dropped, chip_faults, failing_rule, free_port, hang_rule, http_get, is, overlay, sim_args,
+    sim_host, unhealthy_count, wait_health_of, wait_http, Daemon, WAIT,
 };
 use tempfile::TempDir;
 use tonic::transport::Channel;
