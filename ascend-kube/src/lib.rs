@@ -4,6 +4,7 @@
 //! - [`node_labels`] and [`node_labeller`]: the NPU labels of a node (chip type, count, driver version, product,
 //!   and Huawei's `accelerator` / `node.kubernetes.io/npu.chip.name`), computed from the driver and kept current
 //!   with merge patches that touch only those keys; [`labeller_tool`] is the `ascend-node-labeller` tool's modes.
+//! - [`node_info`]: what a Node object reports of its node's software (the kubelet's version).
 //! - [`client`]: the connection ([`connect`]) and the one request path ([`client::request`]): a deadline on every
 //!   call and errors that name the verb, the object and what to check ([`Error`]).
 //!
@@ -39,6 +40,7 @@
 pub mod client;
 mod error;
 pub mod labeller_tool;
+pub mod node_info;
 pub mod node_labeller;
 pub mod node_labels;
 
