@@ -53,6 +53,6 @@ pub use assigner::DeviceAssigner;
 pub use error::{Error, Result};
 pub use inventory::{ChipCondition, Device, DeviceKind, Health, InventoryOptions, Resource, Snapshot};
 pub use monitor::{HealthMonitor, MonitorConfig, Separations};
-pub use naming::ResourceNaming;
+pub use naming::{DeviceName, ResourceNaming};
 pub use observer::{NoopObserver, PluginObserver};
 pub use plugin::PluginConfig;

@@ -2,179 +2,28 @@
 //! kubelet over unix sockets: registration, ListAndWatch, a scripted fault and its recovery, a kubelet restart,
 //! Allocate, preferred allocation, /metrics, SIGTERM; and a node without a driver.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+mod device_plugin_support;
+
 use std::time::{Duration, Instant};
 
 use ascend_deviceplugin::api::v1beta1::{
     AllocateRequest, ContainerAllocateRequest, ContainerPreferredAllocationRequest, PreferredAllocationRequest,
 };
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
-use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
-use dcmi_sim::injection::InjectionRule;
-use dcmi_sim::{write_overlay, ChipOverlay, Overlay, Topology, OVERLAY_SETTLE};
+use dcmi_sim::{write_overlay, Overlay, OVERLAY_SETTLE};
+use device_plugin_support::{
+    free_port, health_list_of, is, overlay_fault, overlay_hang, sim_args, sim_host, unhealthy_count, wait_health_of,
+    wait_http, Daemon, WAIT,
+};
 
 const RESOURCE: &str = "huawei.com/Ascend310P";
-const WAIT: Duration = Duration::from_secs(15);
-
-/// The daemon process; killed if a test fails before stopping it.
-struct Daemon {
-    child: Child,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl Daemon {
-    fn spawn(args: &[String], envs: &[(&str, &Path)]) -> Daemon {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_ascend-device-plugin"));
-        command.args(args).env("RUST_LOG", "info").stdout(Stdio::null()).stderr(Stdio::piped());
-        for (name, value) in envs {
-            command.env(name, value);
-        }
-        let mut child = command.spawn().expect("daemon starts");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let pipe = child.stderr.take().expect("stderr piped");
-        let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                if let Ok(mut text) = sink.lock() {
-                    text.push_str(&line);
-                    text.push('\n');
-                }
-            }
-        });
-        Daemon { child, stderr }
-    }
-
-    fn log(&self) -> String {
-        self.stderr.lock().map(|text| text.clone()).unwrap_or_default()
-    }
-
-    fn terminate(&mut self) -> ExitStatus {
-        let status = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().expect("kill runs");
-        assert!(status.success(), "kill -TERM failed");
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(started.elapsed() < WAIT, "daemon did not exit after SIGTERM; log:\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
-}
-
-fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let status = response.split_whitespace().nth(1)?.parse().ok()?;
-    let body = response.split_once("\r\n\r\n").map(|(_, body)| body.to_owned()).unwrap_or_default();
-    Some((status, body))
-}
-
-fn wait_http(port: u16, path: &str, daemon: &Daemon) -> String {
-    let started = Instant::now();
-    loop {
-        if let Some((200, body)) = http_get(port, path) {
-            return body;
-        }
-        assert!(started.elapsed() < WAIT, "no 200 from {path}; log:\n{}", daemon.log());
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// A fake host for a topology of `dcmi-sim/topologies`; injected hangs last `hang` instead of an hour.
-fn sim_host(topology: &str, root: &Path, hang: Duration) -> FakeHost {
-    let topology_file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dcmi-sim/topologies").join(topology);
-    let mut topology = Topology::load(&topology_file).expect("topology loads");
-    topology.simulation.hang_ms = u64::try_from(hang.as_millis()).unwrap_or(u64::MAX);
-    FakeHost::build(&topology, root, &FakeHostOptions::default()).expect("fake host builds")
-}
-
-fn health_list_of(kubelet: &FakeKubelet, resource: &str) -> Vec<(String, String)> {
-    let mut list: Vec<(String, String)> =
-        kubelet.devices(resource).unwrap_or_default().into_iter().map(|d| (d.id, d.health)).collect();
-    list.sort();
-    list
-}
 
 fn health_list(kubelet: &FakeKubelet) -> Vec<(String, String)> {
     health_list_of(kubelet, RESOURCE)
 }
 
-async fn wait_health_of(
-    kubelet: &FakeKubelet,
-    resource: &str,
-    what: &str,
-    condition: impl Fn(&[(String, String)]) -> bool,
-) -> Duration {
-    let started = Instant::now();
-    kubelet.wait_until(what, WAIT, |k| condition(&health_list_of(k, resource))).await.unwrap_or_else(|e| panic!("{e}"));
-    started.elapsed()
-}
-
 async fn wait_health(kubelet: &FakeKubelet, what: &str, condition: impl Fn(&[(String, String)]) -> bool) -> Duration {
     wait_health_of(kubelet, RESOURCE, what, condition).await
-}
-
-fn is(devices: &[(String, String)], id: &str, health: &str) -> bool {
-    devices.iter().any(|(device, h)| device == id && h == health)
-}
-
-fn unhealthy_count(devices: &[(String, String)]) -> usize {
-    devices.iter().filter(|(_, h)| h == "Unhealthy").count()
-}
-
-fn overlay_fault(path: &Path, logic_id: u32, faults: Vec<u32>, health: u32) {
-    let chip = ChipOverlay {
-        logic_id,
-        health: Some(health),
-        faults: Some(faults.into_iter().map(dcmi_sim::topology::FaultSpec::Code).collect()),
-        ..ChipOverlay::default()
-    };
-    write_overlay(path, &Overlay { chips: vec![chip], injections: Vec::new() }).expect("overlay written");
-}
-
-fn overlay_hang(path: &Path, logic_id: u32) {
-    let rule = InjectionRule {
-        function: "dcmi_get_device_health".into(),
-        logic_id: Some(logic_id),
-        code: None,
-        from_call: 1,
-        until_call: None,
-        window_s: None,
-        latency_ms: None,
-        hang: true,
-    };
-    write_overlay(path, &Overlay { chips: Vec::new(), injections: vec![rule] }).expect("overlay written");
-}
-
-fn sim_args(plugins: &Path, host: &FakeHost, port: u16, extra: &[&str]) -> Vec<String> {
-    let mut args = vec![
-        format!("--plugin-dir={}", plugins.display()),
-        format!("--host-root={}", host.root.display()),
-        format!("--dcmi-library={}", host.library.display()),
-        "--skip-library-ownership-check".into(),
-        format!("--listen=127.0.0.1:{port}"),
-    ];
-    args.extend(extra.iter().map(|arg| (*arg).to_owned()));
-    args
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
