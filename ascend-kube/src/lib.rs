@@ -4,15 +4,12 @@
 //! - [`node_labels`] and [`node_labeller`]: the NPU labels of a node (chip type, count, driver version, product,
 //!   and Huawei's `accelerator` / `node.kubernetes.io/npu.chip.name`), computed from the driver and kept current
 //!   with merge patches that touch only those keys; [`labeller_tool`] is the `ascend-node-labeller` tool's modes.
-<<<<<<< HEAD
 //! - [`device_info`] and [`device_info_publisher`]: the device-info ConfigMap Volcano's Ascend plugin schedules
 //!   from (`kube-system/mindx-dl-deviceinfo-<node>`), in Huawei's exact JSON, written at Huawei's cadence.
 //! - [`pod_assignment`]: the pod side of Volcano's allocation contract (`predicate-time`, `huawei.com/AscendReal`).
 //! - [`node_events`]: Events on the Node object (NPU faults in `kubectl describe node`), rate-limited, aggregated
 //!   and never blocking the caller.
-=======
 //! - [`node_info`]: what a Node object reports of its node's software (the kubelet's version).
->>>>>>> main
 //! - [`client`]: the connection ([`connect`]) and the one request path ([`client::request`]): a deadline on every
 //!   call and errors that name the verb, the object and what to check ([`Error`]).
 //!
@@ -50,11 +47,8 @@ pub mod device_info;
 pub mod device_info_publisher;
 mod error;
 pub mod labeller_tool;
-<<<<<<< HEAD
 pub mod node_events;
-=======
 pub mod node_info;
->>>>>>> main
 pub mod node_labeller;
 pub mod node_labels;
 pub mod pod_assignment;
