@@ -4,6 +4,7 @@
 pub mod ctk;
 pub mod device_plugin;
 pub mod doctor;
+pub mod dra_driver;
 pub mod exporter;
 pub mod node_labeller;
 pub mod shutdown;
