@@ -17,6 +17,21 @@ pub const DEFAULT_CALL_DEADLINE: Duration = Duration::from_secs(1);
 /// refuse heavy concurrent use ("anti-attack protection"), so this is small.
 pub const DEFAULT_WORKER_CONCURRENCY: usize = 4;
 
+impl Dcmi {
+    /// Finds, checks and loads `libdcmi.so` with the default settings.
+    ///
+    /// # Errors
+    /// See [`DcmiBuilder::init`].
+    pub fn init() -> Result<Dcmi> {
+        DcmiBuilder::default().init()
+    }
+
+    /// A builder for the other settings: library path, host root, ownership check, deadline, concurrency, policy.
+    pub fn builder() -> DcmiBuilder {
+        DcmiBuilder::default()
+    }
+}
+
 /// Builds a [`Dcmi`] handle; [`Dcmi::init`] is `DcmiBuilder::default().init()`.
 ///
 /// ```no_run

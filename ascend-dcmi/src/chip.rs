@@ -10,10 +10,11 @@ use crate::ffi::Target;
 use crate::health::{FaultCodes, HealthReport};
 use crate::identity::{BoardInfo, ChipIdentity, ChipInfo, DieId, Elabel, PcieAddress};
 use crate::ids::{ChipIds, ChipLocator, LogicId, PhyId};
+use crate::limits::HCCS_LINKS;
 use crate::numa;
 use crate::telemetry::{
     BandwidthStats, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth,
-    PcieBandwidth, Power, ProcessList, UtilizationKind, HCCS_LINKS,
+    PcieBandwidth, Power, ProcessList, UtilizationKind,
 };
 use crate::units::{Celsius, MegaHertz, Percent, Volts};
 
@@ -30,6 +31,29 @@ const HCCS_PROFILING_MS: std::ops::RangeInclusive<u64> = 1..=1000;
 pub struct Chip {
     dcmi: Dcmi,
     ids: ChipIds,
+}
+
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Chip>();
+};
+
+impl Dcmi {
+    /// A handle to one chip by logic id.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchChip`] when there is no such chip.
+    pub fn chip(&self, logic: LogicId) -> Result<Chip> {
+        Ok(Chip::new(self.clone(), self.ids(logic)?))
+    }
+
+    /// A handle to one chip by physical id (`/dev/davinci<phy>`).
+    ///
+    /// # Errors
+    /// [`Error::NoSuchChip`] when there is no such chip.
+    pub fn chip_by_phy(&self, phy: PhyId) -> Result<Chip> {
+        self.chip(self.logic_id(phy)?)
+    }
 }
 
 impl Chip {

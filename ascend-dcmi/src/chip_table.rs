@@ -16,11 +16,11 @@ use std::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::ffi::{MAX_CARDS, MAX_CHIPS_PER_CARD};
 use crate::ids::{CardId, ChipIds, ChipLocator, DeviceId, LogicId, PhyId};
+use crate::limits::MAX_CHIPS;
 
-/// Slots in the lock-free part: one per logic id DCMI can hand out (`HiAIMaxCardNum` × `HiAIMaxDeviceNum`).
-const TABLE_SLOTS: usize = MAX_CARDS * MAX_CHIPS_PER_CARD.unsigned_abs() as usize;
+/// Slots in the lock-free part: one per logic id DCMI can hand out.
+const TABLE_SLOTS: usize = MAX_CHIPS;
 
 /// How often a reader retries a slot a writer is changing before it takes the writers' lock.
 const READ_ATTEMPTS: usize = 4;

@@ -16,7 +16,7 @@ use crate::error::{CallContext, Error, Result};
 use crate::ffi::{c_string_is, Target};
 use crate::health::{DcmiHealth, FaultCode, FaultCodes, HealthReport};
 use crate::identity::{BoardInfo, ChipIdentity, ChipInfo, DieId, Elabel, PcieAddress};
-use crate::ids::ChipIds;
+use crate::ids::{ChipIds, LogicId};
 use crate::telemetry::{
     DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, NetworkHealth, Power, ProcessList, UtilizationKind,
 };
@@ -33,6 +33,14 @@ const INVALID_ID: u32 = u32::MAX;
 pub(crate) struct ChipView<'a> {
     dcmi: &'a Dcmi,
     ids: ChipIds,
+}
+
+impl Dcmi {
+    /// A borrowed view of one chip by logic id: what the trait methods use, so that a call neither locks nor clones
+    /// the shared handle.
+    pub(crate) fn view(&self, logic: LogicId) -> Result<ChipView<'_>> {
+        Ok(ChipView::new(self, self.ids(logic)?))
+    }
 }
 
 impl<'a> ChipView<'a> {

@@ -8,11 +8,8 @@ use std::time::Duration;
 
 use parking_lot::RwLock;
 
-use crate::builder::DcmiBuilder;
-use crate::chip::Chip;
 use crate::chip_table::ChipTable;
 use crate::chip_type::ChipType;
-use crate::chip_view::ChipView;
 use crate::error::{CallContext, Error, Result};
 use crate::fault_policy::FaultPolicy;
 use crate::ffi::{LoadedLibrary, Target};
@@ -56,8 +53,8 @@ impl std::fmt::Debug for Inner {
 
 /// A loaded DCMI library. Clone it freely: clones share the library, the id caches and the settings.
 ///
-/// The library is unloaded when the last clone (and the last [`Chip`], event stream or worker call holding one)
-/// goes; [`Dcmi::shutdown`] does that explicitly and reports `dlclose` errors, `Drop` never panics.
+/// The library is unloaded when the last clone (and the last [`Chip`](crate::Chip), event stream or worker call
+/// holding one) goes; [`Dcmi::shutdown`] does that explicitly and reports `dlclose` errors, `Drop` never panics.
 ///
 /// ```no_run
 /// use ascend_dcmi::Dcmi;
@@ -78,23 +75,9 @@ pub struct Dcmi {
 const _: () = {
     const fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Dcmi>();
-    assert_send_sync::<Chip>();
 };
 
 impl Dcmi {
-    /// Finds, checks and loads `libdcmi.so` with the default settings.
-    ///
-    /// # Errors
-    /// See [`DcmiBuilder::init`].
-    pub fn init() -> Result<Dcmi> {
-        DcmiBuilder::default().init()
-    }
-
-    /// A builder for the other settings: library path, host root, ownership check, deadline, concurrency, policy.
-    pub fn builder() -> DcmiBuilder {
-        DcmiBuilder::default()
-    }
-
     pub(crate) fn from_parts(library: LoadedLibrary, settings: Settings, policy: FaultPolicy) -> Dcmi {
         Dcmi {
             inner: Arc::new(Inner {
@@ -206,28 +189,6 @@ impl Dcmi {
         let logic = self.library().logic_from_phy(phy).map_err(|e| no_such_chip(e, format!("physical id {phy}")))?;
         self.inner.ids.logic_by_phy.write().insert(phy, logic);
         Ok(logic)
-    }
-
-    /// A handle to one chip by logic id.
-    ///
-    /// # Errors
-    /// [`Error::NoSuchChip`] when there is no such chip.
-    pub fn chip(&self, logic: LogicId) -> Result<Chip> {
-        Ok(Chip::new(self.clone(), self.ids(logic)?))
-    }
-
-    /// A borrowed view of one chip by logic id: what the trait methods use, so that a call neither locks nor clones
-    /// the shared handle.
-    pub(crate) fn view(&self, logic: LogicId) -> Result<ChipView<'_>> {
-        Ok(ChipView::new(self, self.ids(logic)?))
-    }
-
-    /// A handle to one chip by physical id (`/dev/davinci<phy>`).
-    ///
-    /// # Errors
-    /// [`Error::NoSuchChip`] when there is no such chip.
-    pub fn chip_by_phy(&self, phy: PhyId) -> Result<Chip> {
-        self.chip(self.logic_id(phy)?)
     }
 
     pub(crate) fn cached_chip_type(&self, logic: LogicId) -> Option<Option<ChipType>> {

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::event::Severity;
+use crate::fault_events::event::Severity;
 use crate::health::{DcmiHealth, FaultCode, FaultLevel};
 
 /// The `faultCode.json` keys and the level each one grades to.

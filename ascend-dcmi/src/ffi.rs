@@ -14,17 +14,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use dcmi_sys as sys;
 use libloading::os::unix::{Library as UnixLibrary, RTLD_GLOBAL, RTLD_LAZY};
+use parking_lot::RwLock;
 
 use crate::error::{code_meaning, CallContext, Error, Result};
-use crate::health::{FaultCode, FaultCodes, MAX_FAULT_CODES};
+use crate::health::{FaultCode, FaultCodes};
 use crate::identity::{ChipInfo, Elabel};
 use crate::ids::{CardId, ChipLocator, DeviceId, LogicId, PhyId};
-use crate::telemetry::{ChipProcess, ProcessList, MAX_PROCESSES};
+use crate::limits::{MAX_CARDS, MAX_CHIPS_PER_CARD, MAX_FAULT_CODES, MAX_PROCESSES};
+use crate::telemetry::{ChipProcess, ProcessList};
 
-/// The most cards DCMI reports (`HiAIMaxCardNum`).
-pub(crate) const MAX_CARDS: usize = 64;
-/// The most chips on one card (`HiAIMaxDeviceNum`).
-pub(crate) const MAX_CHIPS_PER_CARD: i32 = 4;
+/// [`MAX_CHIPS_PER_CARD`] as the C calls count chips.
+const CHIPS_PER_CARD: c_int = MAX_CHIPS_PER_CARD as c_int;
 /// Slots for fault codes (`MaxErrorCodeCount`).
 const ERROR_CODE_SLOTS: usize = MAX_FAULT_CODES;
 /// Slots for processes: four times the documented 32, because the call takes no capacity argument.
@@ -270,10 +270,10 @@ impl LoadedLibrary {
         let code = unsafe { call(card.0, &mut count) };
         let context = CallContext::global("dcmi_get_device_num_in_card");
         check(code, context)?;
-        if !(0..=MAX_CHIPS_PER_CARD).contains(&count) {
+        if !(0..=CHIPS_PER_CARD).contains(&count) {
             return Err(Error::InvalidValue {
                 context,
-                detail: format!("card {card} reports {count} chips; expected 0..={MAX_CHIPS_PER_CARD}"),
+                detail: format!("card {card} reports {count} chips; expected 0..={CHIPS_PER_CARD}"),
             });
         }
         Ok(count)
@@ -321,7 +321,7 @@ impl LoadedLibrary {
         let code = unsafe { call(&mut card, &mut device, logic.0) };
         let context = CallContext { call: "dcmi_get_card_id_device_id_from_logicid", chip: None, logic: Some(logic) };
         check(code, context)?;
-        if card < 0 || !(0..MAX_CHIPS_PER_CARD).contains(&device) {
+        if card < 0 || !(0..CHIPS_PER_CARD).contains(&device) {
             return Err(Error::InvalidValue { context, detail: format!("card {card} device {device}") });
         }
         Ok(ChipLocator { card: CardId(card), device: DeviceId(device) })
@@ -739,10 +739,14 @@ impl LoadedLibrary {
     }
 
     /// `dcmi_subscribe_fault_event(-1, -1, zeroed filter, callback)`: every chip, no filter. The callback copies each
-    /// event and hands it to [`crate::events::deliver`]; on success the library is pinned (never unloaded).
-    pub fn subscribe_fault_events(&self) -> Result<()> {
+    /// event and hands it to `sink`; on success the library is pinned (never unloaded).
+    ///
+    /// The driver keeps one callback per process and the C callback takes no user-data pointer, so the sink is
+    /// process-wide: a later subscription replaces it.
+    pub fn subscribe_fault_events(&self, sink: FaultEventSink) -> Result<()> {
         let call = function!(self.dcmi_subscribe_fault_event);
         let filter = sys::dcmi_event_filter::default();
+        *FAULT_EVENT_SINK.write() = Some(sink);
         // SAFETY: the filter is passed by value as the ABI requires; the callback is an `extern "C"` function that
         // never unwinds and stays valid for the whole process (it is a plain function, and the library is pinned so
         // that the driver's thread never outlives the code it calls).
@@ -776,6 +780,12 @@ pub(crate) struct RawFaultEvent {
     pub name: String,
 }
 
+/// Where the callback hands the events it copies.
+pub(crate) type FaultEventSink = fn(RawFaultEvent);
+
+/// The sink of the process's one subscription (see [`LoadedLibrary::subscribe_fault_events`]).
+static FAULT_EVENT_SINK: RwLock<Option<FaultEventSink>> = RwLock::new(None);
+
 /// The callback handed to the driver. Runs on a driver thread; must never unwind into C.
 extern "C" fn fault_event_callback(event: *mut sys::dcmi_event) {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -790,7 +800,9 @@ extern "C" fn fault_event_callback(event: *mut sys::dcmi_event) {
         }
         // SAFETY: the type tag says the union holds a `dcmi_dms_fault_event`, a plain-data struct.
         let fault = unsafe { event.event_t.dms_event };
-        crate::events::deliver(RawFaultEvent {
+        // Copied out so that the sink runs without the lock held.
+        let Some(sink) = *FAULT_EVENT_SINK.read() else { return };
+        sink(RawFaultEvent {
             event_id: fault.event_id,
             logic: fault.deviceid,
             severity: fault.severity,

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::limits::MAX_FAULT_CODES;
+
 /// A fault event id, for example `0x80E01801`. Huawei's stack also synthesises 64-bit ids (card drop, hang).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct FaultCode(pub u64);
@@ -172,9 +174,6 @@ impl fmt::Display for FaultLevel {
         f.write_str(self.name())
     }
 }
-
-/// The most fault codes DCMI reports per chip.
-pub const MAX_FAULT_CODES: usize = 128;
 
 /// The active fault codes of a chip, held inline (no heap allocation).
 #[derive(Clone, Copy, PartialEq, Eq)]

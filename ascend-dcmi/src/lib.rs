@@ -152,44 +152,42 @@ mod chip_table;
 mod chip_type;
 mod chip_view;
 mod dcmi;
-mod dcmi_manager;
+mod device_manager;
 mod discovery;
 mod error;
-mod event;
-mod events;
+mod fault_events;
 mod fault_policy;
 mod ffi;
 mod health;
 mod identity;
 mod ids;
 mod library_check;
-mod manager;
+mod limits;
 mod numa;
 mod reset;
-mod reset_ops;
 pub mod sampler;
 mod telemetry;
 mod units;
 mod utilization;
 mod vnpu;
-mod vnpu_ops;
+mod vnpu_template;
 
 pub use builder::{DcmiBuilder, DEFAULT_CALL_DEADLINE, DEFAULT_WORKER_CONCURRENCY};
 pub use chip::Chip;
 pub use chip_type::{ChipType, ParseChipTypeError};
 pub use dcmi::Dcmi;
+pub use device_manager::DeviceManager;
+#[cfg(feature = "mock")]
+pub use device_manager::MockDeviceManager;
 pub use discovery::{parse_ldconfig_cache, LIBRARY_ENV, LIBRARY_FILE_NAME, STANDARD_DIRECTORIES};
 pub use error::{code_meaning, CallContext, Error, Result};
-pub use event::{Assertion, EventSource, FaultEvent, FaultEventStream, Severity};
-pub use events::EVENT_QUEUE_CAPACITY;
+pub use fault_events::{Assertion, EventSource, FaultEvent, FaultEventStream, Severity, EVENT_QUEUE_CAPACITY};
 pub use fault_policy::{FaultPolicy, FAULT_CODE_KEYS};
-pub use health::{DcmiHealth, FaultCode, FaultCodes, FaultLevel, HealthReport, ParseFaultCodeError, MAX_FAULT_CODES};
+pub use health::{DcmiHealth, FaultCode, FaultCodes, FaultLevel, HealthReport, ParseFaultCodeError};
 pub use identity::{BoardInfo, ChipIdentity, ChipInfo, DieId, Elabel, ParsePcieAddressError, PcieAddress};
 pub use ids::{CardId, ChipIds, ChipLocator, DeviceId, LogicId, PhyId};
 pub use library_check::check_library;
-pub use manager::DeviceManager;
-#[cfg(feature = "mock")]
-pub use manager::MockDeviceManager;
+pub use limits::{HCCS_LINKS, MAX_FAULT_CODES, MAX_PROCESSES};
 pub use reset::BootStatus;
 pub use sampler::{
     ChipSample, ChipStateSample, GroupSet, GroupStatus, MemorySample, Metric, MetricGroup, MetricSet, ParseMetricError,
@@ -197,8 +195,9 @@ pub use sampler::{
 };
 pub use telemetry::{
     BandwidthStats, ChipProcess, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth,
-    NetworkHealth, PcieBandwidth, Power, ProcessList, UtilizationKind, HCCS_LINKS, MAX_PROCESSES,
+    NetworkHealth, PcieBandwidth, Power, ProcessList, UtilizationKind,
 };
 pub use units::{Celsius, MegaHertz, Percent, Volts, Watts, BYTES_PER_MB};
 pub use utilization::UtilizationMethod;
-pub use vnpu::{Vnpu, VnpuId, VnpuInventory, VnpuTemplate, TEMPLATES as VNPU_TEMPLATES};
+pub use vnpu::{Vnpu, VnpuId, VnpuInventory};
+pub use vnpu_template::{VnpuTemplate, TEMPLATES as VNPU_TEMPLATES};

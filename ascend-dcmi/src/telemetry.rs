@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::limits::{HCCS_LINKS, MAX_PROCESSES};
 use crate::units::{Celsius, MegaHertz, Percent, Watts};
 
 /// Power draw, and whether it is the chip's own or its whole card's.
@@ -268,9 +269,6 @@ pub struct ChipProcess {
     pub memory_bytes: u64,
 }
 
-/// The most processes DCMI reports per chip.
-pub const MAX_PROCESSES: usize = 32;
-
 /// The processes using a chip, held inline (no heap allocation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessList {
@@ -350,9 +348,6 @@ pub struct PcieBandwidth {
     /// Received completions.
     pub rx_completion: BandwidthStats,
 }
-
-/// Number of HCCS links DCMI reports.
-pub const HCCS_LINKS: usize = 16;
 
 /// HCCS (chip-to-chip) bandwidth: `dcmi_get_hccs_link_bandwidth_info`, in the driver's unit.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

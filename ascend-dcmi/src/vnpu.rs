@@ -1,73 +1,24 @@
-//! Virtual NPUs (vNPU): fixed templates that split a chip's AI cores and memory, per chip generation.
+//! Virtual NPUs (vNPU) on a [`Chip`]: what exists and what is free, create from a template, destroy.
+//!
+//! The inventory comes from `dcmi_get_device_info` with main command 52 (vNPU management): sub command 1 for the
+//! totals and the list of vNPU ids, 2 for what is free, 0 for one vNPU, 5 for its activity (not on every chip).
 
 use std::fmt;
 
-use crate::chip_type::ChipType;
+use dcmi_sys as sys;
 
-/// A vNPU template the driver knows, with the resource-name suffix Huawei's device plugin advertises it under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct VnpuTemplate {
-    /// The driver's template name, for example `"vir02"`.
-    pub name: &'static str,
-    /// The Kubernetes resource suffix, for example `"2c"` in `huawei.com/Ascend310P-2c`.
-    pub resource_suffix: &'static str,
-    /// AI cores the template takes.
-    pub aicore: u32,
-    /// Chip types whose driver accepts it.
-    pub chip_types: &'static [ChipType],
-}
+use crate::chip::Chip;
+use crate::error::{Error, Result};
+use crate::units::BYTES_PER_MB;
+use crate::vnpu_template::VnpuTemplate;
 
-use ChipType::{Ascend310P as P310, Ascend910 as A910, Ascend910A3 as A3, Ascend910B as B910};
-
-/// Every template of ascend-stack-facts §2.1.
-pub const TEMPLATES: [VnpuTemplate; 18] = [
-    VnpuTemplate { name: "vir01", resource_suffix: "1c", aicore: 1, chip_types: &[P310, A910] },
-    VnpuTemplate { name: "vir02", resource_suffix: "2c", aicore: 2, chip_types: &[P310, A910] },
-    VnpuTemplate { name: "vir02_1c", resource_suffix: "2c.1cpu", aicore: 2, chip_types: &[P310] },
-    VnpuTemplate { name: "vir04", resource_suffix: "4c", aicore: 4, chip_types: &[P310, A910] },
-    VnpuTemplate { name: "vir04_3c", resource_suffix: "4c.3cpu", aicore: 4, chip_types: &[P310] },
-    VnpuTemplate { name: "vir04_3c_ndvpp", resource_suffix: "4c.3cpu.ndvpp", aicore: 4, chip_types: &[P310] },
-    VnpuTemplate { name: "vir04_4c_dvpp", resource_suffix: "4c.4cpu.dvpp", aicore: 4, chip_types: &[P310] },
-    VnpuTemplate { name: "vir08", resource_suffix: "8c", aicore: 8, chip_types: &[A910] },
-    VnpuTemplate { name: "vir16", resource_suffix: "16c", aicore: 16, chip_types: &[A910] },
-    VnpuTemplate { name: "vir03_1c_8g", resource_suffix: "3c.1cpu.8g", aicore: 3, chip_types: &[B910] },
-    VnpuTemplate { name: "vir05_1c_8g", resource_suffix: "5c.1cpu.8g", aicore: 5, chip_types: &[B910] },
-    VnpuTemplate { name: "vir05_1c_16g", resource_suffix: "5c.1cpu.16g", aicore: 5, chip_types: &[B910, A3] },
-    VnpuTemplate { name: "vir06_1c_16g", resource_suffix: "6c.1cpu.16g", aicore: 6, chip_types: &[B910, A3] },
-    VnpuTemplate { name: "vir10_3c_16g", resource_suffix: "10c.3cpu.16g", aicore: 10, chip_types: &[B910] },
-    VnpuTemplate { name: "vir10_3c_16g_nm", resource_suffix: "10c.3cpu.16g.ndvpp", aicore: 10, chip_types: &[B910] },
-    VnpuTemplate { name: "vir10_3c_32g", resource_suffix: "10c.3cpu.32g", aicore: 10, chip_types: &[B910, A3] },
-    VnpuTemplate { name: "vir10_4c_16g_m", resource_suffix: "10c.4cpu.16g.dvpp", aicore: 10, chip_types: &[B910] },
-    VnpuTemplate { name: "vir12_3c_32g", resource_suffix: "12c.3cpu.32g", aicore: 12, chip_types: &[B910, A3] },
-];
-
-impl VnpuTemplate {
-    /// Looks a template up by its driver name.
-    pub fn by_name(name: &str) -> Option<&'static VnpuTemplate> {
-        TEMPLATES.iter().find(|t| t.name == name)
-    }
-
-    /// Looks a template up by its resource suffix (`"2c"`, `"10c.3cpu.32g"` ...).
-    pub fn by_resource_suffix(suffix: &str) -> Option<&'static VnpuTemplate> {
-        TEMPLATES.iter().find(|t| t.resource_suffix == suffix)
-    }
-
-    /// The templates a chip type allows (none for types without vNPU support).
-    pub fn for_chip_type(chip_type: ChipType) -> impl Iterator<Item = &'static VnpuTemplate> {
-        TEMPLATES.iter().filter(move |t| t.chip_types.contains(&chip_type))
-    }
-
-    /// Whether this chip type allows the template.
-    pub fn allows(&self, chip_type: ChipType) -> bool {
-        self.chip_types.contains(&chip_type)
-    }
-}
-
-impl fmt::Display for VnpuTemplate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name)
-    }
-}
+/// `DCMI_MAIN_CMD_VDEV_MNG`.
+const VDEV_MANAGEMENT: u32 = 52;
+/// Sub commands of [`VDEV_MANAGEMENT`].
+const QUERY_ONE: u32 = 0;
+const QUERY_TOTAL: u32 = 1;
+const QUERY_FREE: u32 = 2;
+const QUERY_ACTIVITY: u32 = 5;
 
 /// A vNPU's id (`vdev_id`, valid range 100..1124).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -114,31 +65,78 @@ pub struct VnpuInventory {
     pub vnpus: Vec<Vnpu>,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn templates_per_chip_type_match_the_vendor_lists() {
-        let names = |chip_type| VnpuTemplate::for_chip_type(chip_type).map(|t| t.name).collect::<Vec<_>>();
-        assert_eq!(
-            names(ChipType::Ascend310P),
-            ["vir01", "vir02", "vir02_1c", "vir04", "vir04_3c", "vir04_3c_ndvpp", "vir04_4c_dvpp"]
-        );
-        assert_eq!(names(ChipType::Ascend910), ["vir01", "vir02", "vir04", "vir08", "vir16"]);
-        assert_eq!(names(ChipType::Ascend910A3), ["vir05_1c_16g", "vir06_1c_16g", "vir10_3c_32g", "vir12_3c_32g"]);
-        assert_eq!(names(ChipType::Ascend910B).len(), 9);
-        assert!(names(ChipType::Ascend310).is_empty());
+impl Chip {
+    /// vNPU resources and the vNPUs that exist.
+    ///
+    /// # Errors
+    /// [`Error::NotSupported`] on chips without vNPU support, [`Error::InvalidValue`] when the driver reports more
+    /// vNPUs than its list holds, or any DCMI error.
+    #[doc(alias = "dcmi_get_device_info")]
+    pub fn vnpus(&self) -> Result<VnpuInventory> {
+        let library = self.dcmi().library();
+        let target = self.target();
+        let total =
+            library.device_info(target, VDEV_MANAGEMENT, QUERY_TOTAL, sys::dcmi_soc_total_resource::default())?;
+        let count = usize::try_from(total.vdev_num).unwrap_or(usize::MAX);
+        if count > total.vdev_id.len() {
+            return Err(Error::InvalidValue {
+                context: self.context("dcmi_get_device_info"),
+                detail: format!("{} vNPUs reported, at most {} possible", total.vdev_num, total.vdev_id.len()),
+            });
+        }
+        let free = library.device_info(target, VDEV_MANAGEMENT, QUERY_FREE, sys::dcmi_soc_free_resource::default())?;
+        let mut vnpus = Vec::with_capacity(count);
+        for id in &total.vdev_id[..count] {
+            let request = sys::dcmi_vdev_query_stru { vdev_id: *id, ..Default::default() };
+            let one = library.device_info(target, VDEV_MANAGEMENT, QUERY_ONE, request)?;
+            let activity = library.device_info(target, VDEV_MANAGEMENT, QUERY_ACTIVITY, request).ok();
+            let info = &one.query_info;
+            vnpus.push(Vnpu {
+                id: VnpuId(*id),
+                template: crate::ffi::c_string(&info.name),
+                aicore: info.computing.aic,
+                memory_bytes: info.computing.memory_size.saturating_mul(BYTES_PER_MB),
+                in_use: info.is_container_used != 0,
+                aicore_utilization: activity.map(|a| a.query_info.computing.vdev_aicore_utilization),
+            });
+        }
+        Ok(VnpuInventory {
+            total_aicore: total.computing.aic,
+            free_aicore: free.computing.aic,
+            total_memory_bytes: total.computing.memory_size.saturating_mul(BYTES_PER_MB),
+            free_memory_bytes: free.computing.memory_size.saturating_mul(BYTES_PER_MB),
+            vnpus,
+        })
     }
 
-    #[test]
-    fn lookups_by_name_and_suffix_agree() {
-        for template in &TEMPLATES {
-            assert_eq!(VnpuTemplate::by_name(template.name), Some(template));
-            assert_eq!(VnpuTemplate::by_resource_suffix(template.resource_suffix), Some(template));
-            let leading: u32 = template.name[3..5].parse().expect("two-digit core count");
-            assert_eq!(leading, template.aicore, "{}", template.name);
+    /// Creates a vNPU from a template (by driver name, for example `"vir02"`); the driver picks its id.
+    ///
+    /// # Errors
+    /// [`Error::VnpuTemplateNotAllowed`] for a template this chip type does not allow (checked before any call);
+    /// any DCMI error (for example [`Error::ResourceOccupied`] when the chip lacks the resources).
+    #[doc(alias = "dcmi_create_vdevice")]
+    pub fn create_vnpu(&self, template: &str) -> Result<VnpuId> {
+        let chip_type = self.chip_type()?;
+        let allowed_here = VnpuTemplate::by_name(template).zip(chip_type).is_some_and(|(t, chip)| t.allows(chip));
+        if !allowed_here {
+            return Err(Error::VnpuTemplateNotAllowed {
+                template: template.to_owned(),
+                chip_type: chip_type.map_or_else(|| "an unsupported chip".to_owned(), |t| t.to_string()),
+                allowed: chip_type
+                    .map(|t| VnpuTemplate::for_chip_type(t).map(|t| t.name).collect())
+                    .unwrap_or_default(),
+            });
         }
-        assert!(VnpuTemplate::by_name("vir99").is_none());
+        let out = self.dcmi().library().create_vdevice(self.target(), template)?;
+        Ok(VnpuId(out.vdev_id))
+    }
+
+    /// Destroys a vNPU.
+    ///
+    /// # Errors
+    /// Any DCMI error.
+    #[doc(alias = "dcmi_set_destroy_vdevice")]
+    pub fn destroy_vnpu(&self, vnpu: VnpuId) -> Result<()> {
+        self.dcmi().library().destroy_vdevice(self.target(), vnpu.0)
     }
 }

@@ -134,9 +134,9 @@ pub use dispatcher::PollSummary;
 pub use metric::{GroupSet, Metric, MetricGroup, MetricSet, ParseMetricError, ECC_COMPONENTS, METRIC_COUNT};
 pub use sampled::{SampleState, Sampled};
 
+use crate::device_manager::DeviceManager;
 use crate::error::{Error, Result};
 use crate::ids::{ChipIds, LogicId};
-use crate::manager::DeviceManager;
 use chip_slot::ChipSlot;
 use dispatcher::Dispatcher;
 use shared::Shared;

@@ -8,7 +8,7 @@ use crossbeam_channel::Sender;
 
 use super::chip_slot::ChipSlot;
 use super::metric::MetricSet;
-use crate::manager::DeviceManager;
+use crate::device_manager::DeviceManager;
 
 /// What workers need: the manager, the chip slots, the selection, and the round's countdown.
 pub(crate) struct Shared {

@@ -14,10 +14,10 @@ use super::metric::{GroupSet, Metric, MetricGroup, MetricSet, ECC_COMPONENTS};
 use super::sampled::Sampled;
 use super::shared::Shared;
 use super::thread_warm_up::warm_up_thread;
+use crate::device_manager::DeviceManager;
 use crate::error::Result;
 use crate::identity::ChipIdentity;
 use crate::ids::LogicId;
-use crate::manager::DeviceManager;
 use crate::telemetry::{FrequencyKind, UtilizationKind};
 
 /// One chip's chain for one round: a few words, sent through a bounded array channel (no allocation per job).

@@ -6,7 +6,7 @@ use clap::Parser;
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    daemon::init_logging(args.log_format);
+    args.log.init_logging()?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(daemon::run(args))
 }

@@ -5,6 +5,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use ascend_cli::duration::parse_positive_duration;
+use ascend_cli::LogArgs;
 use ascend_deviceplugin::allocate::{DEFAULT_CDI_KIND, DEFAULT_DRIVER_MOUNTS};
 use ascend_deviceplugin::kubelet::DEFAULT_PLUGIN_DIR;
 use ascend_deviceplugin::naming::DEFAULT_PREFIX;
@@ -13,11 +15,10 @@ use ascend_deviceplugin::{
 };
 use clap::{Parser, ValueEnum};
 
-use super::duration::parse_duration;
-
 /// Kubernetes device plugin for Huawei Ascend NPUs.
 #[derive(Debug, Parser)]
 #[command(name = "ascend-device-plugin", version)]
+#[command(mut_arg("log_format", |arg| arg.env("ASCEND_DP_LOG_FORMAT")))]
 pub struct Args {
     /// The kubelet's device-plugin directory.
     #[arg(long, env = "ASCEND_DP_PLUGIN_DIR", default_value = DEFAULT_PLUGIN_DIR)]
@@ -60,11 +61,11 @@ pub struct Args {
     pub no_vnpus: bool,
 
     /// Time between health polls of every chip (500ms, 5s, 1m).
-    #[arg(long, env = "ASCEND_DP_POLL_INTERVAL", default_value = "5s", value_parser = parse_duration)]
+    #[arg(long, env = "ASCEND_DP_POLL_INTERVAL", default_value = "5s", value_parser = parse_positive_duration)]
     pub poll_interval: Duration,
 
     /// A chip whose health call takes longer than this is Unhealthy.
-    #[arg(long, env = "ASCEND_DP_HEALTH_DEADLINE", default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, env = "ASCEND_DP_HEALTH_DEADLINE", default_value = "10s", value_parser = parse_positive_duration)]
     pub health_deadline: Duration,
 
     /// Do not subscribe to driver fault events (poll only).
@@ -84,16 +85,16 @@ pub struct Args {
     pub skip_library_ownership_check: bool,
 
     /// How long to wait before retrying when no driver can be loaded.
-    #[arg(long, env = "ASCEND_DP_DRIVER_RETRY", default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, env = "ASCEND_DP_DRIVER_RETRY", default_value = "10s", value_parser = parse_positive_duration)]
     pub driver_retry: Duration,
 
     /// Address of the daemon's own /healthz and /metrics endpoint.
     #[arg(long, env = "ASCEND_DP_LISTEN", default_value = "0.0.0.0:11251")]
     pub listen: SocketAddr,
 
-    /// Log format.
-    #[arg(long, env = "ASCEND_DP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
-    pub log_format: LogFormat,
+    /// `--log-format` (environment: ASCEND_DP_LOG_FORMAT).
+    #[command(flatten)]
+    pub log: LogArgs,
 }
 
 /// `--allocate-mode`.
@@ -116,15 +117,6 @@ pub enum Delivery {
     Annotations,
     /// Both.
     Both,
-}
-
-/// `--log-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line.
-    Json,
 }
 
 impl Args {
@@ -201,7 +193,8 @@ mod tests {
         assert_eq!(config.monitor.inventory.replicas, 4);
         assert_eq!(config.monitor.poll_interval, Duration::from_millis(250));
         assert_eq!(config.monitor.inventory.naming.renames.get("Ascend910").map(String::as_str), Some("train"));
-        assert_eq!(args.log_format, LogFormat::Json);
+        assert_eq!(args.log.log_format, ascend_cli::LogFormat::Json);
+        assert!(Args::try_parse_from(["x", "--poll-interval=0s"]).is_err());
         assert!(Args::try_parse_from(["x", "--replicas=0"]).is_err());
         let bad = Args::try_parse_from(["x", "--rename=Nope=x"]).expect("parses").plugin_config();
         assert!(bad.is_err());

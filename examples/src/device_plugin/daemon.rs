@@ -7,21 +7,9 @@ use ascend_dcmi::Dcmi;
 use ascend_deviceplugin::plugin;
 use tokio::sync::watch;
 
-use super::cli::{Args, LogFormat};
+use super::cli::Args;
 use super::http;
 use super::metrics::PluginMetrics;
-
-/// Sets up logging in the chosen format; `RUST_LOG` filters (default `info`).
-pub fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let colours = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(colours);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
-}
 
 /// Runs the daemon until a termination signal.
 ///
@@ -90,6 +78,6 @@ async fn stopped(mut stop: watch::Receiver<bool>) {
 }
 
 async fn forward_signals(stop: watch::Sender<bool>) {
-    crate::shutdown::termination().await;
+    ascend_cli::signal::termination().await;
     let _ = stop.send(true);
 }

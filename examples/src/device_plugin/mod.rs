@@ -3,6 +3,5 @@
 
 pub mod cli;
 pub mod daemon;
-pub mod duration;
 pub mod http;
 pub mod metrics;

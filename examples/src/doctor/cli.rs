@@ -45,9 +45,9 @@ pub struct DoctorCli {
     /// The Kubernetes node name (default: the host's hostname).
     #[arg(long, value_name = "NAME")]
     pub node: Option<String>,
-    /// Seconds the chips, and each kubectl call, may take.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
-    pub timeout: u64,
+    /// How long the chips, and each kubectl call, may take (`10`, `10s`, `1m`; plain numbers are seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = ascend_cli::duration::parse_positive_duration)]
+    pub timeout: Duration,
 }
 
 /// A section on the command line.
@@ -101,7 +101,7 @@ pub fn options(cli: &DoctorCli) -> Result<DoctorOptions, String> {
         return Err(format!("--root {}: not a directory", root.display()));
     }
     let host = HostRoot::new(&root);
-    let timeout = Duration::from_secs(cli.timeout.max(1));
+    let timeout = cli.timeout;
     let sections = if cli.sections.is_empty() {
         Section::ALL.to_vec()
     } else {

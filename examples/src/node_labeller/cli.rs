@@ -6,7 +6,7 @@ use std::time::Duration;
 use ascend_deviceplugin::node_labeller::LabellerConfig;
 use clap::{Parser, ValueEnum};
 
-use crate::device_plugin::duration::parse_duration;
+use ascend_cli::duration::parse_positive_duration;
 
 /// Labels this Kubernetes node with its Ascend NPUs: ascend.huawei.com/chip-type, chip-count, driver-version,
 /// product, and Huawei's accelerator and node.kubernetes.io/npu.chip.name. Only these keys are ever changed.
@@ -58,14 +58,6 @@ pub enum LogFormat {
     Text,
     /// One JSON object per line.
     Json,
-}
-
-fn parse_positive_duration(text: &str) -> Result<Duration, String> {
-    let duration = parse_duration(text)?;
-    if duration.is_zero() {
-        return Err(format!("invalid duration {text:?}; it must be longer than zero"));
-    }
-    Ok(duration)
 }
 
 impl Args {

@@ -42,8 +42,8 @@ pub struct SmiCli {
     /// Where the host's / is mounted (for example /host in a container).
     #[arg(long, global = true, value_name = "DIR")]
     pub host_root: Option<PathBuf>,
-    /// Seconds every chip may take to answer before it is shown as timed out.
-    #[arg(long, global = true, value_name = "SECONDS", default_value = "5", value_parser = parse_seconds)]
+    /// How long every chip may take to answer before it is shown as timed out (`5`, `5s`, `500ms`).
+    #[arg(long, global = true, value_name = "DURATION", default_value = "5", value_parser = cli_duration())]
     pub timeout: Duration,
     /// A faultCode.json that grades fault codes (default: the built-in policy).
     #[arg(long, global = true, value_name = "FILE")]
@@ -74,8 +74,8 @@ pub struct InfoArgs {
 /// `watch` options.
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// Seconds between refreshes.
-    #[arg(short, long, value_name = "SECONDS", default_value = "2", value_parser = parse_seconds)]
+    /// Time between refreshes (`2`, `500ms`; plain numbers are seconds).
+    #[arg(short, long, value_name = "DURATION", default_value = "2", value_parser = cli_duration())]
     pub interval: Duration,
     /// Stop after this many refreshes.
     #[arg(short = 'n', long, value_name = "COUNT", value_parser = clap::value_parser!(u64).range(1..))]
@@ -91,20 +91,18 @@ pub struct EventsArgs {
     /// Stop after this many events.
     #[arg(short = 'n', long, value_name = "COUNT")]
     pub count: Option<u64>,
-    /// Stop after this many seconds.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    /// Stop after this long (`30`, `30s`, `5m`; plain numbers are seconds).
+    #[arg(long, value_name = "DURATION", value_parser = cli_duration())]
     pub duration: Option<Duration>,
-    /// Seconds between fault-code polls on chips without event subscription.
-    #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds)]
+    /// Time between fault-code polls on chips without event subscription (`1`, `500ms`; plain numbers are seconds).
+    #[arg(long, value_name = "DURATION", default_value = "1", value_parser = cli_duration())]
     pub poll_interval: Duration,
 }
 
-fn parse_seconds(text: &str) -> Result<Duration, String> {
-    let seconds: f64 = text.trim().parse().map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    if !(seconds > 0.0 && seconds <= 86_400.0) {
-        return Err(format!("{text:?}: expected more than 0 and at most 86400 seconds"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
+/// The CLI's durations (`--timeout`, `watch -i`, `events --duration/--poll-interval`): more than zero, at most a day (a longer
+/// follow is a job for a daemon, not a terminal).
+fn cli_duration() -> impl Fn(&str) -> Result<Duration, ascend_cli::DurationError> + Clone + Send + Sync + 'static {
+    ascend_cli::duration::duration_between(Duration::from_nanos(1), Duration::from_secs(86_400))
 }
 
 /// Parses `args` (program name first) and runs; the exit status to return from `main`.

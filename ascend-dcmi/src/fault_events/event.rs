@@ -1,4 +1,4 @@
-//! Fault events: a fault raised or cleared on a chip, from the driver's subscription or from polling.
+//! A fault event, and the stream that delivers them to a reader.
 
 use std::time::{Duration, SystemTime};
 
