@@ -4,16 +4,16 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use ascend_cli::duration::parse_positive_duration;
+use ascend_cli::LogArgs;
 use ascend_dra::{DriverConfig, DEFAULT_DRIVER_NAME};
 use clap::Parser;
 use dra_kubelet_plugin::{DEFAULT_PLUGINS_DIR, DEFAULT_REGISTRY_DIR};
 
-use crate::device_plugin::cli::LogFormat;
-use crate::device_plugin::duration::parse_duration;
-
 /// Kubernetes DRA driver for Huawei Ascend NPUs.
 #[derive(Debug, Parser)]
 #[command(name = "ascend-dra-driver", version)]
+#[command(mut_arg("log_format", |arg| arg.env("ASCEND_DRA_LOG_FORMAT")))]
 pub struct Args {
     /// This node's name (from the downward API in the DaemonSet).
     #[arg(long, env = "NODE_NAME")]
@@ -44,11 +44,11 @@ pub struct Args {
     pub partitionable: bool,
 
     /// Time between health polls of every chip (500ms, 5s, 1m).
-    #[arg(long, env = "ASCEND_DRA_POLL_INTERVAL", default_value = "5s", value_parser = parse_duration)]
+    #[arg(long, env = "ASCEND_DRA_POLL_INTERVAL", default_value = "5s", value_parser = parse_positive_duration)]
     pub poll_interval: Duration,
 
     /// A chip whose health call takes longer than this is unhealthy.
-    #[arg(long, env = "ASCEND_DRA_HEALTH_DEADLINE", default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, env = "ASCEND_DRA_HEALTH_DEADLINE", default_value = "10s", value_parser = parse_positive_duration)]
     pub health_deadline: Duration,
 
     /// Load exactly this libdcmi.so instead of searching the standard places.
@@ -63,9 +63,9 @@ pub struct Args {
     #[arg(long, env = "ASCEND_DRA_LISTEN", default_value = "0.0.0.0:11253")]
     pub listen: SocketAddr,
 
-    /// Log format.
-    #[arg(long, env = "ASCEND_DRA_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
-    pub log_format: LogFormat,
+    /// Logging.
+    #[command(flatten)]
+    pub log: LogArgs,
 }
 
 impl Args {

@@ -38,7 +38,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
          driver publishes ResourceSlices and reads ResourceClaims through it",
     )?;
     running.set(1);
-    let result = ascend_dra::run(args.driver_config(), manager, client, crate::shutdown::termination()).await;
+    let result = ascend_dra::run(args.driver_config(), manager, client, ascend_cli::signal::termination()).await;
     running.set(0);
     http.abort();
     result.context("the DRA driver stopped")
