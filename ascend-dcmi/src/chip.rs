@@ -16,6 +16,7 @@ use crate::telemetry::{
     BandwidthStats, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth,
     PcieBandwidth, Power, ProcessList, UtilizationKind,
 };
+use crate::ub_port::{UbPort, UbPortStats};
 use crate::units::{Celsius, MegaHertz, Percent, Volts};
 
 /// Accepted PCIe profiling windows.
@@ -93,8 +94,8 @@ impl Chip {
         self.ids.phy
     }
 
-    /// The `(card, device)` pair.
-    pub fn locator(&self) -> ChipLocator {
+    /// The `(card, device)` pair on the V1 API; `None` on the V2 API, which has no cards.
+    pub fn locator(&self) -> Option<ChipLocator> {
         self.ids.locator
     }
 
@@ -323,6 +324,17 @@ impl Chip {
     #[doc(alias = "dcmi_get_device_resource_info")]
     pub fn processes(&self) -> Result<ProcessList> {
         self.view().processes()
+    }
+
+    /// Packet counters of one unified-bus port (Ascend950).
+    ///
+    /// # Errors
+    /// [`Error::UnavailableOnApi`] on the V1 API, which has no UB; [`Error::InvalidParameter`] for a port the chip
+    /// does not have; any DCMI error.
+    #[doc(alias = "dcmiv2_get_port_pkt_stats_info")]
+    pub fn ub_port_stats(&self, port: UbPort) -> Result<UbPortStats> {
+        let raw = self.dcmi.library().port_stats(self.target(), i32::from(port.die), i32::from(port.port))?;
+        Ok(UbPortStats::from_raw(&raw))
     }
 
     /// PCIe bandwidth averaged over `profiling` (1..=2000 ms), in the driver's MB/ms.

@@ -37,6 +37,17 @@ struct Slot {
     device: AtomicI32,
 }
 
+/// The `card` of a slot whose chip has no locator (V2 API): DCMI card ids are never negative.
+const NO_CARD: i32 = -1;
+
+fn card_of(ids: ChipIds) -> i32 {
+    ids.locator.map_or(NO_CARD, |locator| locator.card.0)
+}
+
+fn device_of(ids: ChipIds) -> i32 {
+    ids.locator.map_or(0, |locator| locator.device.0)
+}
+
 /// What a slot read found.
 enum SlotRead {
     Empty,
@@ -66,7 +77,7 @@ impl Slot {
             if !present {
                 return SlotRead::Empty;
             }
-            let locator = ChipLocator { card: CardId(card), device: DeviceId(device) };
+            let locator = (card != NO_CARD).then_some(ChipLocator { card: CardId(card), device: DeviceId(device) });
             return SlotRead::Found(ChipIds { logic, phy: PhyId(phy), locator });
         }
         SlotRead::Contended
@@ -79,8 +90,8 @@ impl Slot {
             Some(ids) => {
                 self.present.load(Ordering::Relaxed)
                     && self.phy.load(Ordering::Relaxed) == ids.phy.0
-                    && self.card.load(Ordering::Relaxed) == ids.locator.card.0
-                    && self.device.load(Ordering::Relaxed) == ids.locator.device.0
+                    && self.card.load(Ordering::Relaxed) == card_of(ids)
+                    && self.device.load(Ordering::Relaxed) == device_of(ids)
             }
         };
         if unchanged {
@@ -93,8 +104,8 @@ impl Slot {
         self.present.store(ids.is_some(), Ordering::Relaxed);
         if let Some(ids) = ids {
             self.phy.store(ids.phy.0, Ordering::Relaxed);
-            self.card.store(ids.locator.card.0, Ordering::Relaxed);
-            self.device.store(ids.locator.device.0, Ordering::Relaxed);
+            self.card.store(card_of(ids), Ordering::Relaxed);
+            self.device.store(device_of(ids), Ordering::Relaxed);
         }
         self.sequence.store(sequence.wrapping_add(2), Ordering::Release);
     }
@@ -176,7 +187,7 @@ mod tests {
         ChipIds {
             logic: LogicId(logic),
             phy: PhyId(phy),
-            locator: ChipLocator { card: CardId(card), device: DeviceId(device) },
+            locator: (card >= 0).then_some(ChipLocator { card: CardId(card), device: DeviceId(device) }),
         }
     }
 
@@ -186,6 +197,8 @@ mod tests {
         assert_eq!(table.get(LogicId(3)), None);
         table.insert(ids(3, 7, 2, 1));
         table.insert(ids(4000, 9, 5, 0));
+        table.insert(ids(6, 8, -1, 0));
+        assert_eq!(table.get(LogicId(6)).map(|found| found.locator), Some(None), "a V2 chip has no locator");
         assert_eq!(table.get(LogicId(3)), Some(ids(3, 7, 2, 1)));
         assert_eq!(table.get(LogicId(4000)), Some(ids(4000, 9, 5, 0)));
         assert_eq!(table.get(LogicId(4)), None);

@@ -53,7 +53,7 @@ impl<'a> ChipView<'a> {
     }
 
     pub(crate) fn context(self, call: &'static str) -> CallContext {
-        CallContext::chip(call, self.ids.locator, Some(self.ids.logic))
+        CallContext { call, chip: self.ids.locator, logic: Some(self.ids.logic) }
     }
 
     pub(crate) fn invalid(self, call: &'static str, detail: String) -> Error {

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use parking_lot::RwLock;
 
+use crate::api_family::ApiFamily;
 use crate::chip_table::ChipTable;
 use crate::chip_type::ChipType;
 use crate::error::{CallContext, Error, Result};
@@ -125,31 +126,49 @@ impl Dcmi {
         self.inner.utilization.method()
     }
 
+    /// The API family the driver serves, detected at initialisation (`dcmi_init`, then `dcmiv2_init`).
+    pub fn api_family(&self) -> ApiFamily {
+        self.inner.library.family()
+    }
+
     /// The driver (DCMI) version string.
     ///
     /// # Errors
     /// Any DCMI error of `dcmi_get_dcmi_version`.
     #[doc(alias = "dcmi_get_dcmi_version")]
+    #[doc(alias = "dcmiv2_get_dcmi_version")]
     pub fn driver_version(&self) -> Result<String> {
         self.library().dcmi_version()
     }
 
-    /// Enumerates every chip: each card of the card list, each chip on it, with its logic and physical ids. The
-    /// result replaces the id caches: chips that are no longer listed are forgotten, changed ids are updated.
+    /// Enumerates every chip with its logic and physical ids: on V1 each card of the card list and each chip on it
+    /// (with its `(card, device)` locator), on V2 the device list (no locator: V2 has no cards). The result replaces
+    /// the id caches: chips that are no longer listed are forgotten, changed ids are updated.
     ///
     /// # Errors
     /// Any DCMI error of `dcmi_get_card_list`, `dcmi_get_device_num_in_card`, `dcmi_get_device_logic_id` or
-    /// `dcmi_get_device_phyid_from_logicid`.
+    /// `dcmi_get_device_phyid_from_logicid` (V1); `dcmiv2_get_device_list` or `dcmiv2_get_chip_phy_id_by_dev_id` (V2).
     #[doc(alias = "dcmi_get_card_list")]
+    #[doc(alias = "dcmiv2_get_device_list")]
     pub fn chips(&self) -> Result<Vec<ChipIds>> {
         let library = self.library();
         let mut chips = Vec::new();
-        for card in library.card_list()? {
-            for device in 0..library.device_count(card)? {
-                let locator = ChipLocator { card, device: DeviceId(device) };
-                let logic = library.logic_id(locator)?;
-                let phy = library.phy_from_logic(logic)?;
-                chips.push(ChipIds { logic, phy, locator });
+        match library.family() {
+            ApiFamily::V1 => {
+                for card in library.card_list()? {
+                    for device in 0..library.device_count(card)? {
+                        let locator = ChipLocator { card, device: DeviceId(device) };
+                        let logic = library.logic_id(locator)?;
+                        let phy = library.phy_from_logic(logic)?;
+                        chips.push(ChipIds { logic, phy, locator: Some(locator) });
+                    }
+                }
+            }
+            ApiFamily::V2 => {
+                for logic in library.device_list()? {
+                    let phy = library.phy_from_logic(logic)?;
+                    chips.push(ChipIds { logic, phy, locator: None });
+                }
             }
         }
         chips.sort_by_key(|ids| ids.logic);
@@ -169,9 +188,18 @@ impl Dcmi {
             return Ok(ids);
         }
         let library = self.library();
-        let locator = library.locator_from_logic(logic).map_err(|e| no_such_chip(e, format!("logic id {logic}")))?;
-        let phy = library.phy_from_logic(logic)?;
-        let ids = ChipIds { logic, phy, locator };
+        let ids = match library.family() {
+            ApiFamily::V1 => {
+                let locator =
+                    library.locator_from_logic(logic).map_err(|e| no_such_chip(e, format!("logic id {logic}")))?;
+                ChipIds { logic, phy: library.phy_from_logic(logic)?, locator: Some(locator) }
+            }
+            ApiFamily::V2 => {
+                let phy = library.phy_from_logic(logic).map_err(|e| no_such_chip(e, format!("logic id {logic}")))?;
+                ChipIds { logic, phy, locator: None }
+            }
+        };
+        let phy = ids.phy;
         self.inner.ids.by_logic.insert(ids);
         self.inner.ids.logic_by_phy.write().insert(phy, logic);
         Ok(ids)

@@ -13,6 +13,7 @@
 
 use std::time::Duration;
 
+use crate::api_family::ApiFamily;
 use crate::dcmi::Dcmi;
 use crate::error::Result;
 use crate::fault_events::event::FaultEventStream;
@@ -24,6 +25,7 @@ use crate::telemetry::{
     DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth, PcieBandwidth, Power,
     ProcessList, UtilizationKind,
 };
+use crate::ub_port::{UbPort, UbPortStats};
 use crate::units::{Celsius, MegaHertz, Percent, Volts};
 use crate::vnpu::{VnpuId, VnpuInventory};
 
@@ -183,6 +185,20 @@ pub trait DeviceManager: Send + Sync {
     /// # Errors
     /// The DCMI error of subscribing, when polling is not possible either.
     fn fault_events(&self, poll_interval: Duration) -> Result<FaultEventStream>;
+
+    /// The API family the driver serves. The default is [`ApiFamily::V1`], for implementations that predate V2.
+    fn api_family(&self) -> ApiFamily {
+        ApiFamily::V1
+    }
+
+    /// Packet counters of one unified-bus port (Ascend950).
+    ///
+    /// # Errors
+    /// [`crate::Error::UnavailableOnApi`] on the V1 API (the default), or any DCMI error.
+    fn ub_port_stats(&self, chip: LogicId, port: UbPort) -> Result<UbPortStats> {
+        let _ = (chip, port);
+        Err(crate::Error::UnavailableOnApi { call: "dcmiv2_get_port_pkt_stats_info", family: ApiFamily::V1 })
+    }
 }
 
 impl DeviceManager for Dcmi {
@@ -276,5 +292,13 @@ impl DeviceManager for Dcmi {
 
     fn fault_events(&self, poll_interval: Duration) -> Result<FaultEventStream> {
         Dcmi::fault_events(self, poll_interval)
+    }
+
+    fn api_family(&self) -> ApiFamily {
+        Dcmi::api_family(self)
+    }
+
+    fn ub_port_stats(&self, chip: LogicId, port: UbPort) -> Result<UbPortStats> {
+        self.chip(chip)?.ub_port_stats(port)
     }
 }

@@ -28,9 +28,10 @@ impl CallContext {
         Self { call, chip: None, logic: None }
     }
 
-    /// A context for a call about one chip.
-    pub const fn chip(call: &'static str, chip: ChipLocator, logic: Option<LogicId>) -> Self {
-        Self { call, chip: Some(chip), logic }
+    /// A context for a call about one chip: its `(card, device)` (a [`ChipLocator`], or an `Option` of one, `None`
+    /// on the V2 API) and its logic id.
+    pub fn chip(call: &'static str, chip: impl Into<Option<ChipLocator>>, logic: Option<LogicId>) -> Self {
+        Self { call, chip: chip.into(), logic }
     }
 }
 
@@ -154,6 +155,15 @@ pub enum Error {
     /// The loaded library lacks this function (an older driver); only calls that need it fail.
     #[error("{0} is missing from libdcmi.so; upgrade the driver to use it")]
     FunctionMissing(&'static str),
+    /// The driver serves the other API family, which has no such call: vNPUs, HCCS, card power and product type
+    /// are not available on the V2 API (Ascend950); UB port counters are not available on the V1 API.
+    #[error("{call} is not available on the {family} API")]
+    UnavailableOnApi {
+        /// The C function (of the family that has it).
+        call: &'static str,
+        /// The family the driver serves.
+        family: crate::api_family::ApiFamily,
+    },
     /// `dcmi_init` returned an error code.
     #[error("dcmi_init failed with code {code}: {meaning}")]
     InitFailed {
@@ -315,7 +325,7 @@ impl Error {
 
     /// Whether the chip or driver lacks this function (-8255 or a missing symbol): asking again will not help.
     pub fn is_unsupported(&self) -> bool {
-        matches!(self, Error::NotSupported(_) | Error::FunctionMissing(_))
+        matches!(self, Error::NotSupported(_) | Error::FunctionMissing(_) | Error::UnavailableOnApi { .. })
     }
 
     /// Whether the chip has dropped off the bus or is rebooting (-8012).

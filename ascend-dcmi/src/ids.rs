@@ -1,7 +1,7 @@
 //! Typed identifiers for the four id spaces of an Ascend host.
 //!
-//! DCMI addresses a chip by `(card, device)`; the driver enumerates chips by **logic id** (also the id in fault
-//! events); `/dev/davinci<N>`, Kubernetes device names and `ASCEND_VISIBLE_DEVICES` use the **physical id**. Inside a
+//! The DCMI V1 API addresses a chip by `(card, device)`, the V2 API (Ascend950) by logic id; the driver enumerates
+//! chips by **logic id** (also the id in fault events); `/dev/davinci<N>`, Kubernetes device names and `ASCEND_VISIBLE_DEVICES` use the **physical id**. Inside a
 //! container the CANN runtime renumbers the visible chips `0..n` (the "visible" ordinal, not modelled here). Mixing them
 //! up is the most common integration bug, so each is its own type.
 
@@ -62,7 +62,8 @@ id_type!(
     PhyId(u32)
 );
 
-/// Where a chip sits: the `(card, device)` pair every per-chip DCMI call takes.
+/// Where a chip sits: the `(card, device)` pair every per-chip DCMI V1 call takes. The V2 API (Ascend950) has no
+/// cards, so a chip there has no locator ([`ChipIds::locator`] is `None`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ChipLocator {
@@ -86,13 +87,17 @@ pub struct ChipIds {
     pub logic: LogicId,
     /// The physical id (`/dev/davinci<phy>`).
     pub phy: PhyId,
-    /// The `(card, device)` pair.
-    pub locator: ChipLocator,
+    /// The `(card, device)` pair on the V1 API; `None` on the V2 API, which has no cards (an invented pair would
+    /// send V1 callers to a card that does not exist).
+    pub locator: Option<ChipLocator>,
 }
 
 impl fmt::Display for ChipIds {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "chip phy {} (logic {}, {})", self.phy, self.logic, self.locator)
+        match self.locator {
+            Some(locator) => write!(f, "chip phy {} (logic {}, {locator})", self.phy, self.logic),
+            None => write!(f, "chip phy {} (logic {})", self.phy, self.logic),
+        }
     }
 }
 
@@ -112,8 +117,10 @@ mod tests {
 
     #[test]
     fn chip_ids_display_names_every_space() {
-        let ids =
-            ChipIds { logic: LogicId(1), phy: PhyId(4), locator: ChipLocator { card: CardId(2), device: DeviceId(1) } };
+        let locator = Some(ChipLocator { card: CardId(2), device: DeviceId(1) });
+        let ids = ChipIds { logic: LogicId(1), phy: PhyId(4), locator };
         assert_eq!(ids.to_string(), "chip phy 4 (logic 1, card 2 device 1)");
+        let v2 = ChipIds { locator: None, ..ids };
+        assert_eq!(v2.to_string(), "chip phy 4 (logic 1)");
     }
 }

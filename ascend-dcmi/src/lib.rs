@@ -39,11 +39,22 @@
 //! [`Dcmi::shutdown`] unloads the library once the last handle goes and reports `dlclose` errors; dropping never
 //! panics.
 //!
+//! # Chips and API families
+//!
+//! The driver of Ascend 310, 310B, 310P, 910, 910B and 910 A3 serves the DCMI **V1** API (`dcmi_*`, chips addressed
+//! by `(card, device)`); the driver of Ascend950 ("A5") serves **V2** (`dcmiv2_*`, chips addressed by logic id, and
+//! `dcmi_init` fails). [`Dcmi`] detects the family at initialisation as the vendor's tools do (`dcmi_init`, then
+//! `dcmiv2_init`) and reports it ([`Dcmi::api_family`], [`ApiFamily`]); [`Dcmi`], [`Chip`] and [`DeviceManager`] are
+//! the same on both. A call the family has no counterpart for fails with [`Error::UnavailableOnApi`] (vNPUs, HCCS,
+//! card power and product type on V2; unified-bus port counters, [`Chip::ub_port_stats`], on V1), which
+//! [`Error::is_unsupported`] counts as unsupported.
+//!
 //! # Ids
 //!
-//! A chip has four ids, each its own type: [`CardId`] and [`DeviceId`] (the `(card, device)` pair every C call takes,
-//! a [`ChipLocator`]), [`LogicId`] (the driver's enumeration order, also the id in fault events) and [`PhyId`]
-//! (`/dev/davinci<phy>`, Kubernetes device names). [`Dcmi::chips`] enumerates them all; conversions are cached.
+//! A chip has four ids, each its own type: [`CardId`] and [`DeviceId`] (the `(card, device)` pair every V1 C call
+//! takes, a [`ChipLocator`]; `None` in [`ChipIds::locator`] on V2, which has no cards rather than invented ones),
+//! [`LogicId`] (the driver's enumeration order, the id every V2 call takes, also the id in fault events) and
+//! [`PhyId`] (`/dev/davinci<phy>`, Kubernetes device names). [`Dcmi::chips`] enumerates them all; conversions are cached.
 //!
 //! ```no_run
 //! use ascend_dcmi::{Dcmi, PhyId};
@@ -133,7 +144,7 @@
 //!
 //! let mut mock = MockDeviceManager::new();
 //! mock.expect_chips().returning(|| {
-//!     let locator = ChipLocator { card: CardId(0), device: DeviceId(0) };
+//!     let locator = Some(ChipLocator { card: CardId(0), device: DeviceId(0) });
 //!     Ok(vec![ChipIds { logic: LogicId(0), phy: PhyId(4), locator }])
 //! });
 //! mock.expect_health().returning(|_| Ok(HealthReport::healthy()));
@@ -146,6 +157,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+mod api_family;
 mod builder;
 mod chip;
 mod chip_table;
@@ -158,6 +170,9 @@ mod error;
 mod fault_events;
 mod fault_policy;
 mod ffi;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod health;
 mod identity;
 mod ids;
@@ -167,11 +182,13 @@ mod numa;
 mod reset;
 pub mod sampler;
 mod telemetry;
+mod ub_port;
 mod units;
 mod utilization;
 mod vnpu;
 mod vnpu_template;
 
+pub use api_family::ApiFamily;
 pub use builder::{DcmiBuilder, DEFAULT_CALL_DEADLINE, DEFAULT_WORKER_CONCURRENCY};
 pub use chip::Chip;
 pub use chip_type::{ChipType, ParseChipTypeError};
@@ -197,6 +214,7 @@ pub use telemetry::{
     BandwidthStats, ChipProcess, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth,
     NetworkHealth, PcieBandwidth, Power, ProcessList, UtilizationKind,
 };
+pub use ub_port::{UbPort, UbPortStats, MAX_UB_DIE, MAX_UB_PORT};
 pub use units::{Celsius, MegaHertz, Percent, Volts, Watts, BYTES_PER_MB};
 pub use utilization::UtilizationMethod;
 pub use vnpu::{Vnpu, VnpuId, VnpuInventory};

@@ -34,7 +34,7 @@ pub(crate) fn parse_cpulist(text: &str) -> Option<Vec<CpuRange>> {
 }
 
 /// How many CPUs two range lists share.
-fn overlap(a: &[CpuRange], b: &[CpuRange]) -> u64 {
+pub(crate) fn overlap(a: &[CpuRange], b: &[CpuRange]) -> u64 {
     let mut shared = 0;
     for (a_first, a_last) in a {
         for (b_first, b_last) in b {

@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 
 use dcmi_sys::dcmi_multi_utilization_info;
 
+use crate::api_family::ApiFamily;
 use crate::error::{CallContext, Error, Result};
 use crate::ffi::{LoadedLibrary, Target};
 use crate::ids::LogicId;
@@ -52,7 +53,11 @@ impl UtilizationCache {
         logic: LogicId,
         kind: UtilizationKind,
     ) -> Result<Percent> {
-        let single_context = CallContext::chip("dcmi_get_device_utilization_rate", target.locator, Some(logic));
+        let call = match library.family() {
+            ApiFamily::V1 => "dcmi_get_device_utilization_rate",
+            ApiFamily::V2 => "dcmiv2_get_device_utilization_rate",
+        };
+        let single_context = CallContext { call, chip: target.locator, logic: Some(logic) };
         if self.unsupported.lock().contains(&(logic, kind)) {
             return Err(Error::NotSupported(single_context));
         }

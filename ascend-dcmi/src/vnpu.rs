@@ -112,10 +112,14 @@ impl Chip {
     /// Creates a vNPU from a template (by driver name, for example `"vir02"`); the driver picks its id.
     ///
     /// # Errors
-    /// [`Error::VnpuTemplateNotAllowed`] for a template this chip type does not allow (checked before any call);
+    /// [`Error::UnavailableOnApi`] on the V2 API (Ascend950 has no vNPU); [`Error::VnpuTemplateNotAllowed`] for a
+    /// template this chip type does not allow (checked before any call);
     /// any DCMI error (for example [`Error::ResourceOccupied`] when the chip lacks the resources).
     #[doc(alias = "dcmi_create_vdevice")]
     pub fn create_vnpu(&self, template: &str) -> Result<VnpuId> {
+        if self.dcmi().api_family() == crate::api_family::ApiFamily::V2 {
+            return Err(Error::UnavailableOnApi { call: "dcmi_create_vdevice", family: self.dcmi().api_family() });
+        }
         let chip_type = self.chip_type()?;
         let allowed_here = VnpuTemplate::by_name(template).zip(chip_type).is_some_and(|(t, chip)| t.allows(chip));
         if !allowed_here {

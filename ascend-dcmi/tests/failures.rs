@@ -28,7 +28,7 @@ fn every_return_code_is_a_distinct_variant_naming_call_and_chip() {
         assert_eq!(error.code(), Some(code), "{error}");
         let context = error.context().expect("a DCMI error has a context");
         assert_eq!(context.call, "dcmi_get_device_voltage");
-        assert_eq!(context.chip, Some(chip.locator()));
+        assert_eq!(context.chip, chip.locator());
         assert_eq!(context.logic, Some(LogicId(2)));
         assert!(error.to_string().contains(&code.to_string()), "{error}");
         variants.insert(std::mem::discriminant(&error));

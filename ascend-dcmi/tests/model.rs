@@ -35,7 +35,7 @@ fn expected_ids(topology: &Topology) -> Vec<ChipIds> {
         .map(|found| ChipIds {
             logic: LogicId(found.chip.logic_id),
             phy: PhyId(found.chip.phy_id),
-            locator: ChipLocator { card: CardId(found.card.card_id), device: DeviceId(found.chip.device_id) },
+            locator: Some(ChipLocator { card: CardId(found.card.card_id), device: DeviceId(found.chip.device_id) }),
         })
         .collect();
     ids.sort_by_key(|ids| ids.logic);

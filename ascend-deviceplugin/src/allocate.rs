@@ -339,7 +339,7 @@ mod tests {
                 ids: ChipIds {
                     logic: LogicId(phy),
                     phy: PhyId(phy),
-                    locator: ChipLocator { card: CardId(phy as i32), device: DeviceId(0) },
+                    locator: Some(ChipLocator { card: CardId(phy as i32), device: DeviceId(0) }),
                 },
                 chip_type,
                 numa_node: None,

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ascend_dcmi::{CardId, ChipType};
+use ascend_dcmi::{CardId, ChipType, PhyId};
 
 use crate::allocate::resolve;
 use crate::error::{Error, Result};
@@ -78,7 +78,7 @@ pub fn preferred_allocation(
 
 /// Free devices per card, NUMA node and HCCS group.
 struct Counts {
-    card: BTreeMap<CardId, usize>,
+    card: BTreeMap<CardKey, usize>,
     numa: BTreeMap<Option<u32>, usize>,
     hccs: BTreeMap<Option<u32>, usize>,
 }
@@ -89,12 +89,19 @@ impl Counts {
         // Replicas of one chip count once: they are not extra capacity of the card.
         let mut chips = BTreeSet::new();
         for device in candidates.iter().filter(|d| chips.insert(d.chip.phy)) {
-            *counts.card.entry(device.chip.locator.card).or_default() += 1;
+            *counts.card.entry(card_key(device)).or_default() += 1;
             *counts.numa.entry(device.numa_node).or_default() += 1;
             *counts.hccs.entry(hccs_group(device)).or_default() += 1;
         }
         counts
     }
+}
+
+/// The card a device is on; on the DCMI V2 API (Ascend950), which has no cards, each chip is its own unit.
+type CardKey = Result<CardId, PhyId>;
+
+fn card_key(device: &Device) -> CardKey {
+    device.chip.locator.map(|locator| locator.card).ok_or(device.chip.phy)
 }
 
 /// Larger is better; compared lexicographically.
@@ -103,12 +110,12 @@ type Score =
 
 fn score(candidate: &Device, chosen: &[&Device], need: usize, counts: &Counts) -> Score {
     let anchor = chosen.first();
-    let same_card = chosen.iter().any(|d| d.chip.locator.card == candidate.chip.locator.card);
+    let same_card = chosen.iter().any(|d| card_key(d) == card_key(candidate));
     let same_numa = anchor.is_some_and(|a| a.numa_node.is_some() && a.numa_node == candidate.numa_node);
     let same_hccs = anchor.is_some_and(|a| hccs_group(a).is_some() && hccs_group(a) == hccs_group(candidate));
     let numa_free = counts.numa.get(&candidate.numa_node).copied().unwrap_or(0);
     let hccs_free = counts.hccs.get(&hccs_group(candidate)).copied().unwrap_or(0);
-    let card_free = counts.card.get(&candidate.chip.locator.card).copied().unwrap_or(0);
+    let card_free = counts.card.get(&card_key(candidate)).copied().unwrap_or(0);
     // A card whose free chips all fit in the request is taken whole (bigger first); a card that would be split
     // scores zero, so a small request goes to an already partly used card.
     let card_fit = if card_free <= need { card_free } else { 0 };
@@ -142,7 +149,7 @@ mod tests {
                 ids: ChipIds {
                     logic: LogicId(phy),
                     phy: PhyId(phy),
-                    locator: ChipLocator { card: CardId(card), device: DeviceId(0) },
+                    locator: Some(ChipLocator { card: CardId(card), device: DeviceId(0) }),
                 },
                 chip_type,
                 numa_node: Some(numa),

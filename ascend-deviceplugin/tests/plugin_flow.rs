@@ -212,7 +212,8 @@ fn support_chip_910b(phy: u32) -> support::FakeChip {
     let mut chip = FakeHost::eight_910b().manager_chip(0);
     chip.ids.phy = ascend_dcmi::PhyId(phy);
     chip.ids.logic = ascend_dcmi::LogicId(phy);
-    chip.ids.locator.card = ascend_dcmi::CardId(phy as i32);
+    chip.ids.locator =
+        Some(ascend_dcmi::ChipLocator { card: ascend_dcmi::CardId(phy as i32), device: ascend_dcmi::DeviceId(0) });
     chip.chip_type = ChipType::Ascend910B;
     chip
 }

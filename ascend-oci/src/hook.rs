@@ -161,7 +161,7 @@ fn enter_mount_namespace(pid: i32) -> Result<()> {
 fn mount_read_only(rootfs_fd: &OwnedFd, rootfs: &Path, source: &TrustedSource) -> Result<()> {
     let relative = checked_relative(&source.container_path)?;
     let shown = rootfs.join(&relative);
-    let target = ensure_mount_point(rootfs_fd, &relative, source.is_dir, &shown)?;
+    let target = ensure_mount_point(rootfs_fd, rootfs, &relative, source.is_dir)?;
     let tree = rustix::mount::open_tree(
         &source.fd,
         "",
@@ -200,7 +200,10 @@ fn open_in_root(rootfs_fd: &OwnedFd, relative: &Path) -> rustix::io::Result<Owne
     )
 }
 
-fn ensure_mount_point(rootfs_fd: &OwnedFd, relative: &Path, is_dir: bool, shown: &Path) -> Result<OwnedFd> {
+/// Creates what is missing of `relative` below the rootfs (`rootfs_fd`, shown as `rootfs`), one component at a time,
+/// every lookup confined to the rootfs, and returns the target opened with `O_PATH`.
+fn ensure_mount_point(rootfs_fd: &OwnedFd, rootfs: &Path, relative: &Path, is_dir: bool) -> Result<OwnedFd> {
+    let shown = &rootfs.join(relative);
     let mut prefix = PathBuf::new();
     let components: Vec<_> = relative.components().collect();
     for (index, component) in components.iter().enumerate() {
@@ -216,17 +219,30 @@ fn ensure_mount_point(rootfs_fd: &OwnedFd, relative: &Path, is_dir: bool, shown:
         let parent_dir =
             rustix::fs::openat(&parent, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
                 .map_err(|e| Error::errno("open directory", shown, e))?;
-        if last && !is_dir {
+        let created = if last && !is_dir {
             rustix::fs::openat(
                 &parent_dir,
                 name,
                 OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                 Mode::from_raw_mode(0o644),
             )
-            .map_err(|e| Error::errno("create mount point", shown, e))?;
+            .map(drop)
+            .map_err(|e| ("create mount point", e))
         } else {
-            rustix::fs::mkdirat(&parent_dir, name, Mode::from_raw_mode(0o755))
-                .map_err(|e| Error::errno("mkdir", shown, e))?;
+            rustix::fs::mkdirat(&parent_dir, name, Mode::from_raw_mode(0o755)).map_err(|e| ("mkdir", e))
+        };
+        match created {
+            Ok(()) => {}
+            // The name exists but does not resolve inside the rootfs: a symlink of the image that leads nowhere
+            // (or is swapped while we work). Creating through it is what a symlink attack wants; refuse instead.
+            Err((_, rustix::io::Errno::EXIST)) => {
+                return Err(Error::unsafe_path(
+                    rootfs.join(&prefix),
+                    "the image has an entry here that does not resolve inside its root filesystem (a dangling or \
+                     changing symlink); no mount point is created through it",
+                ))
+            }
+            Err((what, other)) => return Err(Error::errno(what, shown, other)),
         }
     }
     let target = open_in_root(rootfs_fd, relative).map_err(|e| Error::errno("open", shown, e))?;

@@ -257,6 +257,40 @@ pub fn shared_device_nodes(root: &HostRoot, host: &HostChips) -> Result<Vec<Devi
             Err(other) => return Err(other),
         }
     }
+    nodes.extend(unified_bus_nodes(root)?);
+    Ok(nodes)
+}
+
+/// Directories whose every node a container with a chip gets when they exist: the unified-bus (URMA) and UB MMU
+/// nodes of Ascend950 hosts (§4.3 step 4 of Huawei's runtime). Other hosts have neither.
+pub const UNIFIED_BUS_NODE_DIRECTORIES: [&str; 2] = ["/dev/uburma", "/dev/ummu"];
+
+/// The device nodes in [`UNIFIED_BUS_NODE_DIRECTORIES`], in name order; absent directories give none.
+///
+/// # Errors
+/// [`Error::Io`] when a present directory cannot be listed; as [`DeviceNode::from_host`] for an entry that is not
+/// a character device or is a symlink.
+fn unified_bus_nodes(root: &HostRoot) -> Result<Vec<DeviceNode>> {
+    let mut nodes = Vec::new();
+    for directory in UNIFIED_BUS_NODE_DIRECTORIES {
+        let listing = root.host_path(Path::new(directory));
+        let entries = match std::fs::read_dir(&listing) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(Error::Io { operation: "list", path: listing, source }),
+        };
+        let mut names: Vec<std::ffi::OsString> = Vec::new();
+        for entry in entries {
+            names.push(
+                entry.map_err(|source| Error::Io { operation: "list", path: listing.clone(), source })?.file_name(),
+            );
+        }
+        names.sort();
+        for name in names {
+            let path = Path::new(directory).join(name);
+            nodes.push(DeviceNode::from_host(root, &path, &path)?);
+        }
+    }
     Ok(nodes)
 }
 

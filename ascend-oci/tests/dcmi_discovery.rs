@@ -99,4 +99,18 @@ fn chips_from_dcmi_are_cross_checked_and_ordered_after_the_flag() {
     let soc_chips = HostChips::from_dcmi(&soc_root, &dcmi_of(&soc_host)).expect("chips from DCMI");
     assert_eq!(soc_chips.product_type.as_deref(), Some("Atlas 200I SoC A1"));
     assert_eq!(container_names(&soc_root, &soc_chips), ["/dev/dvpp_cmdlist", "/dev/davinci_manager"]);
+
+    // An Ascend950 (DCMI V2) host: found through the V2 API, its own manager nodes and every unified-bus node.
+    let a5 = sample("atlas-950-8");
+    let a5_host = fake_host(&a5, &dir.path().join("a5"));
+    let a5_root = HostRoot::open(&a5_host.root).expect("host root");
+    let a5_dcmi = dcmi_of(&a5_host);
+    assert_eq!(a5_dcmi.api_family(), ascend_dcmi::ApiFamily::V2);
+    let a5_chips = HostChips::from_dcmi(&a5_root, &a5_dcmi).expect("chips from DCMI V2");
+    assert_eq!(a5_chips.chip_type.as_deref(), Some("Ascend950"));
+    assert_eq!(a5_chips.phy_ids().into_iter().collect::<Vec<_>>(), a5_host.phy_ids);
+    let names = container_names(&a5_root, &a5_chips);
+    assert_eq!(&names[..3], ["/dev/davinci_manager", "/dev/hisi_hdc", "/dev/uburma/uburma0"]);
+    assert_eq!(names.len(), 2 + 2 * 8, "{names:?}");
+    assert!(names.contains(&"/dev/ummu/ummu7".to_owned()), "{names:?}");
 }

@@ -57,7 +57,7 @@ fn main() {
     let host = SimHost::start(SIM_SAMPLE).unwrap_or_else(|error| panic!("dcmi-sim is needed: {error}"));
     let dcmi = host.dcmi().expect("dcmi-sim loads");
     let chip = dcmi.chip(LogicId(0)).expect("chip 0 exists");
-    let locator = chip.ids().locator;
+    let locator = chip.ids().locator.expect("a V1 sample: chips have (card, device)");
 
     // SAFETY: the simulator exports every function of the header the bindings were generated from, with the same
     // signatures; opening it again only adds a reference to the mapping `dcmi` already loaded.

@@ -31,7 +31,7 @@ fn populated_chip(index: u32, now: Instant) -> ChipSnapshot {
     let ids = ChipIds {
         logic: LogicId(index),
         phy: PhyId(index),
-        locator: ChipLocator { card: CardId((index / 4) as i32), device: DeviceId((index % 4) as i32) },
+        locator: Some(ChipLocator { card: CardId((index / 4) as i32), device: DeviceId((index % 4) as i32) }),
     };
     let mut chip = ChipSnapshot::new(ids);
     for group in MetricGroup::ALL {

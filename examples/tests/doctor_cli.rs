@@ -46,7 +46,7 @@ fn the_driver_chain_passes_on_every_sample_topology_through_the_simulator() {
         let output = doctor(&host, &host.fake.topology, &empty_path, &["--section", "driver", "--section", "versions"]);
         let text = String::from_utf8(output.stdout.clone()).expect("UTF-8");
         assert_eq!(output.status.code(), Some(0), "{name}:\n{text}\n{}", String::from_utf8_lossy(&output.stderr));
-        assert!(text.contains("[OK]   dcmi_init succeeds"), "{name}:\n{text}");
+        assert!(text.contains("[OK]   DCMI initialises"), "{name}:\n{text}");
         assert!(text.contains("[OK]   Every chip healthy"), "{name}:\n{text}");
         // The JSON is the snapshot: text wraps differently with another kernel release's length.
         let json = doctor(

@@ -44,7 +44,10 @@ impl FakeManager {
                 ChipIds {
                     logic: LogicId(raw),
                     phy: PhyId(raw),
-                    locator: ChipLocator { card: CardId(i32::try_from(raw).expect("small id")), device: DeviceId(0) },
+                    locator: Some(ChipLocator {
+                        card: CardId(i32::try_from(raw).expect("small id")),
+                        device: DeviceId(0),
+                    }),
                 }
             })
             .collect();

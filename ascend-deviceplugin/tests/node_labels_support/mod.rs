@@ -60,7 +60,10 @@ pub fn chip(logic: u32, chip_name: &str, product_type: Option<&str>, elabel_prod
         ids: ChipIds {
             logic: LogicId(logic),
             phy: PhyId(logic + 10),
-            locator: ChipLocator { card: CardId(i32::try_from(logic).expect("small logic id")), device: DeviceId(0) },
+            locator: Some(ChipLocator {
+                card: CardId(i32::try_from(logic).expect("small logic id")),
+                device: DeviceId(0),
+            }),
         },
         chip_type: ChipType::classify(chip_name, None),
         info: ChipInfo {

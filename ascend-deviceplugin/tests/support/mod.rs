@@ -51,7 +51,7 @@ fn chip(phy: u32, card: i32, device: i32, chip_type: ChipType, numa: u32) -> Fak
         ids: ChipIds {
             logic: LogicId(phy),
             phy: PhyId(phy),
-            locator: ChipLocator { card: CardId(card), device: DeviceId(device) },
+            locator: Some(ChipLocator { card: CardId(card), device: DeviceId(device) }),
         },
         chip_type,
         numa_node: Some(numa),

@@ -31,6 +31,17 @@ pub const DRIVER_MODULE_PREFIXES: [&str; 3] = ["drv_davinci_intf", "drv_devmng",
 /// The shared device nodes every NPU container needs.
 pub const MANAGER_NODES: [&str; 3] = ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"];
 
+/// The shared device nodes of an Ascend950 node (no `devmm_svm` there).
+pub const MANAGER_NODES_ASCEND950: [&str; 2] = ["/dev/davinci_manager", "/dev/hisi_hdc"];
+
+/// The PCI device id of Ascend950, whose driver serves the DCMI V2 API.
+pub const ASCEND950_DEVICE_ID: u32 = 0xd806;
+
+/// Whether the PCI functions found are Ascend950 cards.
+fn is_ascend950_node(facts: &Facts) -> bool {
+    !facts.npu_functions.is_empty() && facts.npu_functions.iter().all(|(_, device)| *device == ASCEND950_DEVICE_ID)
+}
+
 /// Where `libdcmi.so` is looked for, in order: the driver's directories (the vendor images' `LD_LIBRARY_PATH`).
 pub const LIBRARY_DIRECTORIES: [&str; 4] = [
     "/usr/local/Ascend/driver/lib64/driver",
@@ -219,8 +230,9 @@ pub fn device_nodes(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
         }
     }
     facts.davinci_ids.sort_unstable();
-    let missing: Vec<&str> = MANAGER_NODES.iter().copied().filter(|node| !host.exists(node)).collect();
-    for node in MANAGER_NODES {
+    let manager_nodes: &[&str] = if is_ascend950_node(facts) { &MANAGER_NODES_ASCEND950 } else { &MANAGER_NODES };
+    let missing: Vec<&str> = manager_nodes.iter().copied().filter(|node| !host.exists(node)).collect();
+    for node in manager_nodes.iter().copied() {
         if host.exists(node) && host.kind(node) != Some(EntryKind::CharDevice) {
             not_char.push(node.to_owned());
         }
@@ -240,7 +252,7 @@ pub fn device_nodes(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
             ))
             .with_status(Status::Fail);
     }
-    let check = check.evidence(format!("present: {}", MANAGER_NODES.join(", ")));
+    let check = check.evidence(format!("present: {}", manager_nodes.join(", ")));
     if not_char.is_empty() {
         return check;
     }
@@ -305,18 +317,24 @@ pub fn libdcmi(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     }
 }
 
-/// driver.dcmi_init: the library loads and `dcmi_init` succeeds.
+/// driver.dcmi_init: the library loads and initialises (`dcmi_init`, or `dcmiv2_init` on Ascend950), and its API
+/// family fits the cards: Ascend950 cards need a driver that serves DCMI V2, the others DCMI V1.
 pub fn dcmi_init(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
-    let check = CheckResult::new("driver.dcmi_init", Section::Driver, "dcmi_init succeeds", Status::Ok);
+    let check = CheckResult::new("driver.dcmi_init", Section::Driver, "DCMI initialises", Status::Ok);
     let Some(library) = facts.library.clone() else {
         let reason = facts.library_problem.clone().unwrap_or_else(|| "no library".to_owned());
         return check.evidence(format!("not tried: {reason} (see driver.libdcmi)")).with_status(Status::Skip);
     };
     match options.connector.connect(&library) {
         Ok(manager) => {
-            let version = manager.driver_version().map_or_else(|error| format!("version unknown: {error}"), |v| format!("DCMI version {v}"));
+            let version = manager
+                .driver_version()
+                .map_or_else(|error| format!("version unknown: {error}"), |v| format!("DCMI version {v}"));
+            let family = manager.api_family();
             facts.manager = Some(manager);
-            check.evidence(format!("{} loaded; {version}", options.host.host_path_of(&library).unwrap_or(library).display()))
+            let shown = options.host.host_path_of(&library).unwrap_or(library).display().to_string();
+            let check = check.evidence(format!("{shown} loaded; API {family}; {version}"));
+            api_family_fits_the_cards(check, family, facts)
         }
         Err(error) => check
             .evidence(error)
@@ -327,6 +345,23 @@ pub fn dcmi_init(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
             )
             .with_status(Status::Fail),
     }
+}
+
+/// Fails when the driver's API family does not fit the cards on the PCI bus: Ascend950 needs DCMI V2, every older
+/// family DCMI V1 (a driver package for the wrong generation initialises one family and sees no usable card).
+fn api_family_fits_the_cards(check: CheckResult, family: ascend_dcmi::ApiFamily, facts: &Facts) -> CheckResult {
+    if facts.npu_functions.is_empty() {
+        return check;
+    }
+    let expected = if is_ascend950_node(facts) { ascend_dcmi::ApiFamily::V2 } else { ascend_dcmi::ApiFamily::V1 };
+    if family == expected {
+        return check;
+    }
+    let cards = if expected == ascend_dcmi::ApiFamily::V2 { "Ascend950" } else { "pre-Ascend950" };
+    check
+        .evidence(format!("the PCI bus shows {cards} cards, which need {expected}, but the driver serves {family}"))
+        .fix(format!("install the driver package built for these cards (it serves {expected}): {DRIVER_INSTALL_FIX}"))
+        .with_status(Status::Fail)
 }
 
 /// driver.chips_healthy: every chip answers and is healthy.
@@ -366,13 +401,11 @@ pub fn chips_healthy(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
         let health = chip.health.as_ref();
         let level = health.map_or("-", |h| h.level.as_str());
         let faults: Vec<&str> = health.map(|h| h.faults.iter().map(|f| f.code.as_str()).collect()).unwrap_or_default();
-        let mut line = format!(
-            "NPU {} ({name}, card {} device {}): {}",
-            chip.ids.phy_id,
-            chip.ids.card_id,
-            chip.ids.device_id,
-            chip.status.label()
-        );
+        let place = match (chip.ids.card_id, chip.ids.device_id) {
+            (Some(card), Some(device)) => format!("card {card} device {device}"),
+            _ => format!("logic {}", chip.ids.logic_id),
+        };
+        let mut line = format!("NPU {} ({name}, {place}): {}", chip.ids.phy_id, chip.status.label());
         if chip.status != ChipStatus::Ok {
             line.push_str(&format!(", level {level}"));
             if !faults.is_empty() {
@@ -391,7 +424,11 @@ pub fn chips_healthy(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
     }
     let resets: Vec<String> = bad
         .iter()
-        .map(|chip| format!("npu-smi set -t reset -i {} -c {}", chip.ids.card_id, chip.ids.device_id))
+        .map(|chip| match (chip.ids.card_id, chip.ids.device_id) {
+            (Some(card), Some(device)) => format!("npu-smi set -t reset -i {card} -c {device}"),
+            // The DCMI V2 API (Ascend950) addresses a chip by logic id; there is no card to name.
+            _ => format!("reset NPU {} (logic id {}) with the vendor's tool", chip.ids.phy_id, chip.ids.logic_id),
+        })
         .collect();
     check
         .fix(format!(

@@ -369,8 +369,9 @@ fn chip_info(c: &ChipView<'_>) -> Option<InfoLabels> {
     let text = |value: Option<String>| LabelText::Owned(value.unwrap_or_default());
     Some(vec![
         ("logic_id", LabelText::Int(i64::from(ids.logic.0))),
-        ("card", LabelText::Int(i64::from(ids.locator.card.0))),
-        ("device", LabelText::Int(i64::from(ids.locator.device.0))),
+        // No card on the DCMI V2 API: an empty label is an absent one, never a made-up 0.
+        ("card", ids.locator.map_or(LabelText::Owned(String::new()), |l| LabelText::Int(i64::from(l.card.0)))),
+        ("device", ids.locator.map_or(LabelText::Owned(String::new()), |l| LabelText::Int(i64::from(l.device.0)))),
         ("chip_type", text(identity.chip_type.map(|t| t.as_str().to_owned()))),
         ("chip_name", identity.info.chip_name.clone().into()),
         ("chip_version", identity.info.chip_version.clone().into()),

@@ -274,7 +274,7 @@ mod tests {
         let ids = ChipIds {
             logic: LogicId(logic),
             phy: PhyId(phy),
-            locator: ChipLocator { card: CardId(logic as i32), device: DeviceId(0) },
+            locator: Some(ChipLocator { card: CardId(logic as i32), device: DeviceId(0) }),
         };
         let mut chip = ChipSnapshot::new(ids);
         chip.temperature = Some(Celsius(temperature));

@@ -150,8 +150,11 @@ mod tests {
     const LONG_ENOUGH: Duration = Duration::from_secs(3600);
 
     fn snapshot(temperature: i32) -> Snapshot {
-        let ids =
-            ChipIds { logic: LogicId(0), phy: PhyId(0), locator: ChipLocator { card: CardId(0), device: DeviceId(0) } };
+        let ids = ChipIds {
+            logic: LogicId(0),
+            phy: PhyId(0),
+            locator: Some(ChipLocator { card: CardId(0), device: DeviceId(0) }),
+        };
         let mut chip = ChipSnapshot::new(ids);
         chip.temperature = Some(Celsius(temperature));
         let now = Instant::now();

@@ -186,7 +186,11 @@ mod tests {
     use super::*;
 
     fn ids(phy: u32) -> ChipIds {
-        ChipIds { logic: LogicId(phy), phy: PhyId(phy), locator: ChipLocator { card: CardId(0), device: DeviceId(0) } }
+        ChipIds {
+            logic: LogicId(phy),
+            phy: PhyId(phy),
+            locator: Some(ChipLocator { card: CardId(0), device: DeviceId(0) }),
+        }
     }
 
     #[test]

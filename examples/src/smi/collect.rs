@@ -300,8 +300,8 @@ impl Collector {
         ChipIdsReport {
             logic_id: logic,
             phy_id: ids.phy.get(),
-            card_id: ids.locator.card.get(),
-            device_id: ids.locator.device.get(),
+            card_id: ids.locator.map(|locator| locator.card.get()),
+            device_id: ids.locator.map(|locator| locator.device.get()),
             visible_id,
         }
     }

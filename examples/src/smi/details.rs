@@ -19,10 +19,11 @@ fn or_dash(value: Option<String>) -> String {
 fn ids_line(chip: &ChipReport) -> String {
     let ids = &chip.ids;
     let visible = ids.visible_id.map_or_else(|| "hidden".to_owned(), |id| id.to_string());
-    format!(
-        "phy {} | logic {} | card {} device {} | visible {}",
-        ids.phy_id, ids.logic_id, ids.card_id, ids.device_id, visible
-    )
+    let card_device = match (ids.card_id, ids.device_id) {
+        (Some(card), Some(device)) => format!("card {card} device {device}"),
+        _ => "no card (DCMI V2)".to_owned(),
+    };
+    format!("phy {} | logic {} | {card_device} | visible {}", ids.phy_id, ids.logic_id, visible)
 }
 
 fn health_line(chip: &ChipReport) -> String {

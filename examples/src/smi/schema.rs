@@ -58,10 +58,10 @@ pub struct ChipIdsReport {
     pub logic_id: u32,
     /// The physical id: `/dev/davinci<phy_id>`, Kubernetes device names, `ASCEND_VISIBLE_DEVICES`.
     pub phy_id: u32,
-    /// The card (`dcmi_get_card_list`).
-    pub card_id: i32,
-    /// The chip's index on its card.
-    pub device_id: i32,
+    /// The card (`dcmi_get_card_list`); `null` on the DCMI V2 API (Ascend950), which has no cards.
+    pub card_id: Option<i32>,
+    /// The chip's index on its card; `null` on the DCMI V2 API.
+    pub device_id: Option<i32>,
     /// The id an application in this environment passes to `aclrtSetDevice`: the chip's position in
     /// `ASCEND_RT_VISIBLE_DEVICES` when that is set, else the logic id; `null` when the variable hides the chip.
     pub visible_id: Option<u32>,

@@ -115,7 +115,10 @@ fn aicore_memory_cell(chip: &ChipReport) -> String {
 fn chip_rows(chip: &ChipReport, lines: &mut Vec<String>) {
     let first_name = chip.name.clone().unwrap_or_else(|| "-".to_owned());
     let second_name = chip.pcie_address.clone().unwrap_or_else(|| "-".to_owned());
-    let card_device = format!("{}:{}", chip.ids.card_id, chip.ids.device_id);
+    let card_device = match (chip.ids.card_id, chip.ids.device_id) {
+        (Some(card), Some(device)) => format!("{card}:{device}"),
+        _ => "-".to_owned(),
+    };
     lines.push(row([&chip.ids.phy_id.to_string(), &first_name, &health_cell(chip), &power_temperature_cell(chip)]));
     lines.push(row([&card_device, &second_name, &fault_cell(chip), &aicore_memory_cell(chip)]));
 }

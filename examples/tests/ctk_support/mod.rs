@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod bundle;
 pub mod sim_host;
 
 use std::os::unix::fs::symlink;

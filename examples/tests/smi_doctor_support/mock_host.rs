@@ -32,7 +32,7 @@ pub fn ids(logic: u32, phy: u32, card: i32, device: i32) -> ChipIds {
     ChipIds {
         logic: LogicId(logic),
         phy: PhyId(phy),
-        locator: ChipLocator { card: CardId(card), device: DeviceId(device) },
+        locator: Some(ChipLocator { card: CardId(card), device: DeviceId(device) }),
     }
 }
 

@@ -2,13 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-/// Every sample topology of the simulator on the V1 API (the Ascend950 samples have their own tests).
+/// Every sample topology of the simulator, on both DCMI API families.
 pub fn sample_names() -> Vec<&'static str> {
-    dcmi_sim::SAMPLES
-        .iter()
-        .filter(|sample| sample.api == dcmi_sim::chip_type::Api::V1)
-        .map(|sample| sample.name)
-        .collect()
+    dcmi_sim::SAMPLES.iter().map(|sample| sample.name).collect()
 }
 
 /// Replaces every time-varying signal (`{ base = .., amplitude = .. }`) by its base value, so readings are constant.
