@@ -135,7 +135,7 @@ mod tests {
                     ids: ChipIds {
                         logic: LogicId(phy),
                         phy: PhyId(phy),
-                        locator: ChipLocator { card: CardId(0), device: DeviceId(phy as i32) },
+                        locator: Some(ChipLocator { card: CardId(0), device: DeviceId(phy as i32) }),
                     },
                     chip_type: ChipType::Ascend310P,
                     model: "310P3".into(),

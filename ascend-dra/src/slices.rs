@@ -116,10 +116,13 @@ fn chip_device(chip: &NpuChip, host_root: &Path) -> Device {
         ("model".to_owned(), string(&chip.model)),
         ("physicalId".to_owned(), int(chip.ids.phy.get())),
         ("logicId".to_owned(), int(chip.ids.logic.get())),
-        ("cardId".to_owned(), int(chip.ids.locator.card.get())),
-        ("chipOnCard".to_owned(), int(chip.ids.locator.device.get())),
         ("vnpu".to_owned(), boolean(false)),
     ]);
+    // V2 (Ascend950) chips have no card/device pair.
+    if let Some(locator) = chip.ids.locator {
+        attributes.insert("cardId".into(), int(locator.card.get()));
+        attributes.insert("chipOnCard".into(), int(locator.device.get()));
+    }
     if let Some(numa) = chip.numa_node {
         attributes.insert("numaNode".into(), int(numa));
     }
@@ -248,7 +251,7 @@ mod tests {
             ids: ChipIds {
                 logic: LogicId(phy),
                 phy: PhyId(phy),
-                locator: ChipLocator { card: CardId(0), device: DeviceId(0) },
+                locator: Some(ChipLocator { card: CardId(0), device: DeviceId(0) }),
             },
             chip_type: ChipType::Ascend310P,
             model: "310P3".into(),
