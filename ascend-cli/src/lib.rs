@@ -29,6 +29,7 @@
 //! assert_eq!(args.log.log_format, LogFormat::Json);
 //! // In main: args.log.init_logging()?; (feature `logging`)
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

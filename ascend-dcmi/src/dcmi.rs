@@ -2,15 +2,16 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use once_cell::sync::OnceCell;
 use parking_lot::RwLock;
 
 use crate::api_family::ApiFamily;
 use crate::chip_table::ChipTable;
 use crate::chip_type::ChipType;
+use crate::deadline::DriverCalls;
 use crate::error::{CallContext, Error, Result};
 use crate::fault_policy::FaultPolicy;
 use crate::ffi::{LoadedLibrary, Target};
@@ -39,7 +40,8 @@ pub(crate) struct Inner {
     pub policy: FaultPolicy,
     pub ids: IdCache,
     pub utilization: UtilizationCache,
-    workers_in_flight: AtomicUsize,
+    /// The workers of [`Dcmi::call_with_deadline`], started on its first use.
+    calls: OnceCell<DriverCalls>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -87,7 +89,7 @@ impl Dcmi {
                 policy,
                 ids: IdCache::default(),
                 utilization: UtilizationCache::default(),
-                workers_in_flight: AtomicUsize::new(0),
+                calls: OnceCell::new(),
             }),
         }
     }
@@ -228,8 +230,9 @@ impl Dcmi {
     }
 
     /// Runs `call` on a worker thread and waits at most [`Self::call_deadline`] for it. A call that does not
-    /// return in time keeps running (FFI calls cannot be cancelled) and keeps its worker slot until it returns; at
-    /// most [`Self::worker_concurrency`] calls are in flight at once.
+    /// return in time keeps running (FFI calls cannot be cancelled) and keeps its place until it returns; at most
+    /// [`Self::worker_concurrency`] calls are in flight at once. The workers are the crate's one deadline mechanism,
+    /// [`crate::deadline::DriverCalls`], started on first use.
     ///
     /// ```no_run
     /// use ascend_dcmi::{CallContext, Dcmi, LogicId};
@@ -248,30 +251,12 @@ impl Dcmi {
         T: Send + 'static,
         F: FnOnce(&Dcmi) -> Result<T> + Send + 'static,
     {
-        let limit = self.worker_concurrency();
-        let slot = WorkerSlot::claim(self.clone(), limit).ok_or_else(|| {
-            Error::Worker(format!(
-                "{limit} DCMI calls already in flight (hung calls keep theirs); {context} not started"
-            ))
-        })?;
-        let (sender, receiver) = crossbeam_channel::bounded(1);
-        std::thread::Builder::new()
-            .name("dcmi-call".to_owned())
-            .spawn(move || {
-                let result = call(&slot.dcmi);
-                // The caller may have stopped waiting; then nobody wants the result.
-                let _ = sender.send(result);
-                drop(slot);
-            })
-            .map_err(|error| Error::Worker(format!("cannot start a worker thread for {context}: {error}")))?;
-        let deadline = self.call_deadline();
-        match receiver.recv_timeout(deadline) {
-            Ok(result) => result,
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => Err(Error::Timeout { context, deadline }),
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
-                Err(Error::Worker(format!("the worker running {context} panicked")))
-            }
-        }
+        let calls = self
+            .inner
+            .calls
+            .get_or_init(|| DriverCalls::new("dcmi-call", self.worker_concurrency(), self.call_deadline()));
+        let dcmi = self.clone();
+        calls.call(context, move || call(&dcmi))
     }
 
     /// Unloads the library if this is the last handle, reporting what `dlclose` says. With other clones (or chips,
@@ -289,29 +274,6 @@ impl Dcmi {
 
     pub(crate) fn target(&self, ids: ChipIds) -> Target {
         Target { locator: ids.locator, logic: Some(ids.logic) }
-    }
-}
-
-/// One of the limited worker slots; released when the worker's call returns.
-struct WorkerSlot {
-    dcmi: Dcmi,
-}
-
-impl WorkerSlot {
-    fn claim(dcmi: Dcmi, limit: usize) -> Option<WorkerSlot> {
-        let counter = &dcmi.inner.workers_in_flight;
-        let previous = counter.fetch_add(1, Ordering::SeqCst);
-        if previous >= limit {
-            counter.fetch_sub(1, Ordering::SeqCst);
-            return None;
-        }
-        Some(WorkerSlot { dcmi })
-    }
-}
-
-impl Drop for WorkerSlot {
-    fn drop(&mut self) {
-        self.dcmi.inner.workers_in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -116,7 +116,10 @@
 //!
 //! DCMI calls block, for seconds on a dropped card, and cannot be cancelled. Call them from threads, never from an
 //! async executor. [`Dcmi::call_with_deadline`] runs one call on a worker thread and gives up after
-//! [`Dcmi::call_deadline`] ([`Error::Timeout`]); at most [`Dcmi::worker_concurrency`] such calls are in flight.
+//! [`Dcmi::call_deadline`] ([`Error::Timeout`]); at most [`Dcmi::worker_concurrency`] such calls are in flight. The
+//! workers behind it are the crate's one deadline mechanism, [`deadline::DriverCalls`], which downstream event loops
+//! (a device plugin's health monitor, a CLI reading every chip) use directly: a call per chip, at most one at a time,
+//! a hung one given up at its deadline while its chip stays busy.
 //! [`Chip::network_health`], which the vendor documents as blocking after a card drop, always runs that way. For
 //! polling many chips, [`Sampler`] runs the calls on worker threads with deadlines and serves the last values; it
 //! calls through [`DeviceManager`], whose methods on [`Dcmi`] (`network_health` included) run on the calling thread.
@@ -154,6 +157,7 @@
 //! ```
 //!
 //! In `Cargo.toml`: `[dev-dependencies] ascend-dcmi = { version = "0.1", features = ["mock"] }`.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
@@ -164,6 +168,7 @@ mod chip_table;
 mod chip_type;
 mod chip_view;
 mod dcmi;
+pub mod deadline;
 mod device_manager;
 mod discovery;
 mod error;

@@ -22,21 +22,21 @@
 //! plugin::run(manager, PluginConfig::default(), Arc::new(NoopObserver), shutdown).await
 //! # }
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod allocate;
 pub mod api;
+#[cfg(feature = "daemon")]
+pub mod daemon;
 mod error;
 #[cfg(feature = "fake-kubelet")]
 pub mod fake_kubelet;
 pub mod inventory;
-pub mod kube_client;
 pub mod kubelet;
 pub mod monitor;
 pub mod naming;
-pub mod node_labeller;
-pub mod node_labels;
 mod observer;
 pub mod plugin;
 pub mod preferred;
@@ -49,7 +49,5 @@ pub use error::{Error, Result};
 pub use inventory::{Device, DeviceKind, Health, InventoryOptions, Resource, Snapshot};
 pub use monitor::{HealthMonitor, MonitorConfig};
 pub use naming::ResourceNaming;
-pub use node_labeller::{LabellerConfig, NodeLabeller};
-pub use node_labels::NodeLabels;
 pub use observer::{NoopObserver, PluginObserver};
 pub use plugin::PluginConfig;

@@ -1,19 +1,21 @@
 //! The health monitor: one thread that owns the chips' state and publishes a [`Snapshot`] whenever it changes.
 //!
-//! Every DCMI call runs on a short-lived worker thread and reports back through a channel, so the monitor itself
-//! never blocks on the driver. A call still running after `health_deadline` marks its chip Unhealthy; no second call
-//! for that chip is started until the hung one returns. Each poll re-lists the chips, so a chip that was absent or
+//! Every DCMI call runs on ascend-dcmi's driver-call workers ([`DriverCalls`]) and reports back through a channel, so
+//! the monitor itself never blocks on the driver. A call still running after `health_deadline` marks its chip
+//! Unhealthy and its worker is replaced; no second call for that chip is started until the hung one returns. Each poll re-lists the chips, so a chip that was absent or
 //! unreadable at start is advertised as soon as it answers, and health moves both ways as faults rise and clear.
 //! Fault events wake the monitor to re-check the chip at once instead of waiting for the next poll.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use ascend_dcmi::deadline::DriverCalls;
 use ascend_dcmi::{
     ChipIds, DeviceManager, Error as DcmiError, HealthReport, LogicId, PhyId, VnpuId, VnpuInventory, VnpuTemplate,
+    DEFAULT_WORKER_CONCURRENCY,
 };
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use tokio::sync::watch;
@@ -132,11 +134,6 @@ enum Task {
     Probe(PhyId),
 }
 
-struct InFlight {
-    started: Instant,
-    overdue_reported: bool,
-}
-
 struct MonitorState {
     manager: Arc<dyn DeviceManager>,
     config: MonitorConfig,
@@ -147,7 +144,8 @@ struct MonitorState {
     unsupported: BTreeSet<PhyId>,
     absent: BTreeSet<PhyId>,
     health: BTreeMap<PhyId, Health>,
-    in_flight: HashMap<Task, InFlight>,
+    /// The driver calls, at most one per task.
+    calls: DriverCalls<Task>,
     reprobe: BTreeSet<PhyId>,
     events_running: bool,
     events_stop: Arc<AtomicBool>,
@@ -161,6 +159,7 @@ impl MonitorState {
         messages: Sender<Message>,
         snapshot: watch::Sender<Arc<Snapshot>>,
     ) -> Self {
+        let calls = DriverCalls::new("ascend-dcmi-call", DEFAULT_WORKER_CONCURRENCY, config.health_deadline);
         Self {
             manager,
             config,
@@ -171,7 +170,7 @@ impl MonitorState {
             unsupported: BTreeSet::new(),
             absent: BTreeSet::new(),
             health: BTreeMap::new(),
-            in_flight: HashMap::new(),
+            calls,
             reprobe: BTreeSet::new(),
             events_running: false,
             events_stop: Arc::new(AtomicBool::new(false)),
@@ -214,16 +213,9 @@ impl MonitorState {
 
     fn handle(&mut self, message: Message) {
         match message {
-            Message::Chips(listed) => {
-                self.in_flight.remove(&Task::Enumerate);
-                self.on_chips(listed);
-            }
-            Message::Identity(ids, identified) => {
-                self.in_flight.remove(&Task::Identify(ids.phy));
-                self.on_identity(ids, identified);
-            }
+            Message::Chips(listed) => self.on_chips(listed),
+            Message::Identity(ids, identified) => self.on_identity(ids, identified),
             Message::Probe(phy, outcome) => {
-                self.in_flight.remove(&Task::Probe(phy));
                 self.on_probe(phy, *outcome);
                 if self.reprobe.remove(&phy) {
                     self.probe(phy);
@@ -232,7 +224,7 @@ impl MonitorState {
             Message::Fault(logic) => {
                 let phy = self.chips.values().find(|chip| chip.ids.logic == logic).map(|chip| chip.ids.phy);
                 match phy {
-                    Some(phy) if self.in_flight.contains_key(&Task::Probe(phy)) => {
+                    Some(phy) if self.calls.is_busy(&Task::Probe(phy)) => {
                         self.reprobe.insert(phy);
                     }
                     Some(phy) => self.probe(phy),
@@ -348,33 +340,20 @@ impl MonitorState {
         });
     }
 
-    /// Runs `call` on a worker thread unless the same task is still running (then its chip waits for it).
+    /// Runs `call` on a driver-call worker unless the same task is still running (then its chip waits for it).
     fn spawn(&mut self, task: Task, call: impl FnOnce() -> Message + Send + 'static) {
-        if self.in_flight.contains_key(&task) {
-            return;
-        }
         let messages = self.messages.clone();
-        let spawned = std::thread::Builder::new().name("ascend-dcmi-call".to_owned()).spawn(move || {
-            let _ = messages.send(call());
-        });
-        match spawned {
-            Ok(_) => {
-                self.in_flight.insert(task, InFlight { started: Instant::now(), overdue_reported: false });
-            }
-            Err(error) => tracing::error!(?task, %error, "cannot start a DCMI worker thread"),
+        if let Err(error) = self.calls.start(task, call, move |message| {
+            let _ = messages.send(message);
+        }) {
+            tracing::error!(?task, %error, "cannot start a DCMI call");
         }
     }
 
+    /// Gives up on the calls past the deadline (their workers are replaced) and says so, once per call.
     fn mark_overdue(&mut self, now: Instant) {
         let deadline = self.config.health_deadline;
-        let mut overdue = Vec::new();
-        for (task, in_flight) in &mut self.in_flight {
-            if !in_flight.overdue_reported && now.duration_since(in_flight.started) >= deadline {
-                in_flight.overdue_reported = true;
-                overdue.push(*task);
-            }
-        }
-        for task in overdue {
+        for task in self.calls.give_up_overdue(now) {
             match task {
                 Task::Probe(phy) => self.set_health(
                     phy,
@@ -387,11 +366,7 @@ impl MonitorState {
     }
 
     fn next_deadline(&self) -> Option<Instant> {
-        self.in_flight
-            .values()
-            .filter(|in_flight| !in_flight.overdue_reported)
-            .map(|in_flight| in_flight.started + self.config.health_deadline)
-            .min()
+        self.calls.next_deadline()
     }
 
     fn set_health(&mut self, phy: PhyId, health: Health) {

@@ -82,8 +82,8 @@ impl ClaimSpecs {
         let mut device_nodes = Vec::with_capacity(nodes.len());
         for node in nodes {
             let (id, options) = match *node {
-                ClaimNode::Chip(phy) => (phy, RuntimeOptions::default()),
-                ClaimNode::Vnpu(id) => (id, RuntimeOptions { virtual_devices: true, ..RuntimeOptions::default() }),
+                ClaimNode::Chip(phy) => (phy, RuntimeOptions::empty()),
+                ClaimNode::Vnpu(id) => (id, RuntimeOptions::VIRTUAL),
             };
             device_nodes.push(cdi_node(&self.root, &chip_device_node(&self.root, id, options)?));
         }

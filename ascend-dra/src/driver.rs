@@ -4,9 +4,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ascend_dcmi::{DeviceManager, LogicId};
+use ascend_kube::resource_claims::get_claim;
 use dra_kubelet_plugin::{ClaimError, ClaimRef, DeviceHealth, Driver, PreparedDevice};
-use k8s_openapi::api::resource::v1::ResourceClaim;
-use kube::Api;
 use tokio::sync::{watch, Mutex};
 
 use crate::cdi_claim::{ClaimNode, ClaimSpecs};
@@ -39,10 +38,9 @@ impl Driver for AscendDriver {
         if let Some(done) = checkpoint.get(&claim.uid).filter(|entry| entry.state == PrepareState::Completed) {
             return Ok(done.devices.iter().map(prepared_device).collect());
         }
-        let object = Api::<ResourceClaim>::namespaced(self.client.clone(), &claim.namespace)
-            .get_opt(&claim.name)
+        let object = get_claim(&self.client, &claim.namespace, &claim.name)
             .await
-            .map_err(|e| ClaimError::new(format!("reading ResourceClaim {}/{}: {e}", claim.namespace, claim.name)))?
+            .map_err(|e| ClaimError::new(e.to_string()))?
             .ok_or_else(|| {
                 ClaimError::new(format!(
                     "ResourceClaim {}/{} does not exist (deleted before it was prepared?)",

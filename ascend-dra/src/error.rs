@@ -44,15 +44,9 @@ pub enum Error {
     /// Writing a CDI spec failed.
     #[error("CDI: {0}")]
     Cdi(#[from] ascend_oci::Error),
-    /// A call to the API server failed.
-    #[error("{operation}: {source}")]
-    Api {
-        /// What was being done, for example `"reading ResourceClaim default/train"`.
-        operation: String,
-        /// kube-rs's error.
-        #[source]
-        source: kube::Error,
-    },
+    /// A call to the API server failed; the error names the verb and the object.
+    #[error(transparent)]
+    Kube(#[from] ascend_kube::Error),
     /// The claim cannot be prepared as allocated.
     #[error("{0}")]
     Claim(String),

@@ -5,12 +5,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+pub use ascend_kube::resource_slices::SliceContent;
 use k8s_openapi::api::resource::v1::{
-    Counter, CounterSet, Device, DeviceAttribute, DeviceCapacity, DeviceCounterConsumption, ResourcePool,
-    ResourceSlice, ResourceSliceSpec,
+    Counter, CounterSet, Device, DeviceAttribute, DeviceCapacity, DeviceCounterConsumption,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use crate::health::ChipHealth;
 use crate::inventory::{partition_name, NpuChip};
@@ -27,22 +26,6 @@ pub const MAX_COUNTERS: usize = 32;
 pub const AI_CORES: &str = "aiCores";
 /// See [`AI_CORES`].
 pub const MEMORY: &str = "memory";
-
-/// The label on our slices naming the node, so that each node lists only its own.
-pub const NODE_LABEL: &str = "npu.huawei.com/node";
-
-/// What the slices describe besides the chips.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SliceOptions {
-    /// The driver name (`spec.driver`).
-    pub driver: String,
-    /// The node (`spec.nodeName` and the pool name).
-    pub node_name: String,
-    /// The Node's UID, for the owner reference (the slices go when the Node does).
-    pub node_uid: Option<String>,
-    /// Publish vNPU partitions with shared counters (needs the `DRAPartitionableDevices` feature).
-    pub partitionable: bool,
-}
 
 /// One chip's devices and, in partitionable mode, its counter set: they must share a slice.
 #[derive(Debug, Clone, PartialEq)]
@@ -184,61 +167,30 @@ fn boolean(value: bool) -> DeviceAttribute {
     DeviceAttribute { bool: Some(value), ..DeviceAttribute::default() }
 }
 
-/// Packs the groups into as few slices as the limits allow (a group never splits), all in the node's pool with
-/// `generation`, named `<node>-<driver>-<n>`, owned by the Node.
-pub fn build_slices(groups: &[ChipGroup], options: &SliceOptions, generation: i64) -> Vec<ResourceSlice> {
-    let mut packed: Vec<(Vec<Device>, Vec<CounterSet>)> = Vec::new();
-    let mut current: (Vec<Device>, Vec<CounterSet>) = (Vec::new(), Vec::new());
+/// Packs the groups into as few slices as the limits allow (a group never splits), in order.
+pub fn pack(groups: &[ChipGroup]) -> Vec<SliceContent> {
+    let mut packed: Vec<SliceContent> = Vec::new();
+    let mut current = SliceContent::default();
     for group in groups {
-        let devices = current.0.len() + group.devices.len();
-        let counters: usize = current.1.iter().chain(&group.counters).map(|set| set.counters.len()).sum();
-        let limited =
-            current.0.iter().chain(&group.devices).any(|d| d.taints.is_some() || d.consumes_counters.is_some());
+        let devices = current.devices.len() + group.devices.len();
+        let counters: usize = current.shared_counters.iter().chain(&group.counters).map(|set| set.counters.len()).sum();
+        let limited = current
+            .devices
+            .iter()
+            .chain(&group.devices)
+            .any(|device| device.taints.is_some() || device.consumes_counters.is_some());
         let limit = if limited { MAX_DEVICES_WITH_TAINTS_OR_COUNTERS } else { MAX_DEVICES };
         let fits = devices <= limit && counters <= MAX_COUNTERS;
-        if !fits && !current.0.is_empty() {
+        if !fits && !current.devices.is_empty() {
             packed.push(std::mem::take(&mut current));
         }
-        current.0.extend(group.devices.iter().cloned());
-        current.1.extend(group.counters.iter().cloned());
+        current.devices.extend(group.devices.iter().cloned());
+        current.shared_counters.extend(group.counters.iter().cloned());
     }
-    if !current.0.is_empty() || packed.is_empty() {
+    if !current.devices.is_empty() {
         packed.push(current);
     }
-    let count = i64::try_from(packed.len()).unwrap_or(i64::MAX);
     packed
-        .into_iter()
-        .enumerate()
-        .map(|(index, (devices, counters))| ResourceSlice {
-            metadata: ObjectMeta {
-                name: Some(slice_name(options, index)),
-                labels: Some(BTreeMap::from([(NODE_LABEL.to_owned(), options.node_name.clone())])),
-                owner_references: options.node_uid.as_ref().map(|uid| {
-                    vec![OwnerReference {
-                        api_version: "v1".into(),
-                        kind: "Node".into(),
-                        name: options.node_name.clone(),
-                        uid: uid.clone(),
-                        ..OwnerReference::default()
-                    }]
-                }),
-                ..ObjectMeta::default()
-            },
-            spec: ResourceSliceSpec {
-                driver: options.driver.clone(),
-                node_name: Some(options.node_name.clone()),
-                pool: ResourcePool { name: options.node_name.clone(), generation, resource_slice_count: count },
-                devices: Some(devices),
-                shared_counters: (!counters.is_empty()).then_some(counters),
-                ..ResourceSliceSpec::default()
-            },
-        })
-        .collect()
-}
-
-/// `<node>-<driver with dots as dashes>-<index>`: stable, so a restarted driver updates its slices in place.
-pub fn slice_name(options: &SliceOptions, index: usize) -> String {
-    format!("{}-{}-{index}", options.node_name, options.driver.replace('.', "-"))
 }
 
 #[cfg(test)]
@@ -264,36 +216,27 @@ mod tests {
         }
     }
 
-    fn options() -> SliceOptions {
-        SliceOptions {
-            driver: "npu.huawei.com".into(),
-            node_name: "n1".into(),
-            node_uid: Some("u".into()),
-            partitionable: false,
-        }
-    }
-
     #[test]
     fn many_chips_split_into_slices_of_one_pool_within_the_limits() {
         let chips: Vec<NpuChip> = (0..200).map(chip).collect();
         let groups = chip_groups(&chips, &BTreeMap::new(), Path::new("/nonexistent"), false);
-        let slices = build_slices(&groups, &options(), 3);
+        let slices = pack(&groups);
         assert_eq!(slices.len(), 2);
-        assert_eq!(slices[0].spec.devices.as_ref().unwrap().len(), MAX_DEVICES);
-        assert!(slices.iter().all(|s| s.spec.pool.resource_slice_count == 2 && s.spec.pool.generation == 3));
-        assert_eq!(slices[1].metadata.name.as_deref(), Some("n1-npu-huawei-com-1"));
+        assert_eq!(slices[0].devices.len(), MAX_DEVICES);
+        assert_eq!(slices[1].devices[0].name, "npu-128");
     }
 
     #[test]
     fn partitions_consume_their_chips_counters_in_the_same_slice() {
         let chips: Vec<NpuChip> = (0..20).map(chip).collect();
         let groups = chip_groups(&chips, &BTreeMap::new(), Path::new("/nonexistent"), true);
-        let slices = build_slices(&groups, &options(), 1);
+        let slices = pack(&groups);
+        assert!(slices.len() > 1, "20 chips' counters do not fit one slice");
         for slice in &slices {
-            let counters = slice.spec.shared_counters.as_ref().unwrap();
+            let counters = &slice.shared_counters;
             let sets: Vec<&str> = counters.iter().map(|set| set.name.as_str()).collect();
             assert!(counters.iter().map(|set| set.counters.len()).sum::<usize>() <= MAX_COUNTERS);
-            for device in slice.spec.devices.as_ref().unwrap() {
+            for device in &slice.devices {
                 let consumed = &device.consumes_counters.as_ref().unwrap()[0];
                 assert!(
                     sets.contains(&consumed.counter_set.as_str()),
@@ -302,7 +245,7 @@ mod tests {
                 );
             }
         }
-        let first = slices[0].spec.devices.as_ref().unwrap();
+        let first = &slices[0].devices;
         let vir02 = first.iter().find(|d| d.name == "npu-0-vir02").expect("a vir02 partition");
         assert_eq!(vir02.capacity.as_ref().unwrap()[AI_CORES].value.0, "2");
         assert_eq!(vir02.attributes.as_ref().unwrap()["vnpu"].bool, Some(true));

@@ -21,6 +21,7 @@ use crate::bundle_config::load_spec;
 use crate::error::{Error, Result};
 use crate::inject::{request_from_spec, DEFAULT_CDI_KIND};
 use crate::mount_list::{resolve_sources, MountList, DEFAULT_MOUNT_LIST_DIR};
+use crate::request::RuntimeOptions;
 use crate::secure_path::{checked_relative, HostRoot, TrustedSource};
 
 /// The largest container state accepted on stdin.
@@ -110,7 +111,7 @@ pub fn run_hook(state: &State, config: &HookConfig) -> Result<HookOutcome> {
     }
     let spec = load_spec(&bundle.join("config.json"))?;
     let request = request_from_spec(&spec, &config.cdi_kind)?;
-    if request.devices.is_nothing() || request.options.no_driver {
+    if request.devices.is_nothing() || request.options.contains(RuntimeOptions::NODRV) {
         return Ok(HookOutcome::default());
     }
     let rootfs = spec.root().as_ref().map(|root| root.path().clone()).ok_or_else(|| Error::InvalidConfig {

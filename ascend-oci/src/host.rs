@@ -93,7 +93,7 @@ impl HostChips {
             DeviceSelection::Nothing => Ok(Vec::new()),
             DeviceSelection::All => Ok(present.into_iter().collect()),
             DeviceSelection::Chips(ids) => {
-                if !options.virtual_devices {
+                if !options.contains(RuntimeOptions::VIRTUAL) {
                     if let Some(&missing) = ids.iter().find(|id| !present.contains(id)) {
                         return Err(Error::ChipAbsent {
                             variable: VISIBLE_DEVICES_ENV,
@@ -301,8 +301,11 @@ fn unified_bus_nodes(root: &HostRoot) -> Result<Vec<DeviceNode>> {
 /// As [`DeviceNode::from_host`].
 pub fn chip_device_node(root: &HostRoot, phy_id: u32, options: RuntimeOptions) -> Result<DeviceNode> {
     let container_path = chip_device_path(phy_id);
-    let host_path =
-        if options.virtual_devices { PathBuf::from(format!("/dev/vdavinci{phy_id}")) } else { container_path.clone() };
+    let host_path = if options.contains(RuntimeOptions::VIRTUAL) {
+        PathBuf::from(format!("/dev/vdavinci{phy_id}"))
+    } else {
+        container_path.clone()
+    };
     DeviceNode::from_host(root, &host_path, &container_path)
 }
 

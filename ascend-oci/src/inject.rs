@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::host::{chip_device_node, shared_device_nodes, DeviceNode, HostChips};
 use crate::mount_list::{resolve_mounts, MountEntry, MountList, DEFAULT_MOUNT_LIST_DIR};
-use crate::request::DeviceRequest;
+use crate::request::{DeviceRequest, RuntimeOptions};
 use crate::secure_path::HostRoot;
 
 /// The CDI kind this crate uses unless told otherwise.
@@ -72,7 +72,7 @@ impl InjectionPlan {
         // ASCEND_RT_VISIBLE_DEVICES takes those ordinals, not the host's phy ids.
         let ordinals: Vec<String> = (0..chips.len()).map(|i| i.to_string()).collect();
         env.push(("ASCEND_RT_VISIBLE_DEVICES".to_owned(), ordinals.join(",")));
-        if !request.options.no_driver {
+        if !request.options.contains(RuntimeOptions::NODRV) {
             let mut lists = Vec::new();
             for name in &request.mount_lists {
                 lists.push(MountList::load(root, &config.mount_list_dir, name)?);

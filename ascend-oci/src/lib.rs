@@ -33,6 +33,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -41,6 +42,8 @@ pub mod bundle_config;
 pub mod cdi;
 pub mod chip_cache;
 pub mod chip_discovery;
+#[cfg(feature = "ctk")]
+pub mod ctk;
 #[cfg(feature = "dcmi")]
 mod dcmi_chips;
 mod error;

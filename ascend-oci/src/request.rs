@@ -179,13 +179,19 @@ pub(crate) fn format_id_runs(ids: &BTreeSet<u32>) -> String {
     parts.join(",")
 }
 
-/// The runtime options of `ASCEND_RUNTIME_OPTIONS`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct RuntimeOptions {
-    /// `NODRV`: do not mount driver files (device nodes only).
-    pub no_driver: bool,
-    /// `VIRTUAL`: ids are vNPU ids; host `/dev/vdavinciN` appears as `/dev/davinciN`.
-    pub virtual_devices: bool,
+bitflags::bitflags! {
+    /// The runtime options of `ASCEND_RUNTIME_OPTIONS`, a set of flags (`Copy`, one byte).
+    ///
+    /// The flags are named exactly as the variable spells them (`NODRV`, `VIRTUAL`), so parsing and printing use
+    /// bitflags' own name table ([`RuntimeOptions::from_name`], [`RuntimeOptions::iter_names`]) and a new option is
+    /// one line here.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct RuntimeOptions: u8 {
+        /// Do not mount driver files (device nodes only).
+        const NODRV = 1 << 0;
+        /// The ids are vNPU ids; the host's `/dev/vdavinciN` appears as `/dev/davinciN`.
+        const VIRTUAL = 1 << 1;
+    }
 }
 
 impl FromStr for RuntimeOptions {
@@ -194,35 +200,29 @@ impl FromStr for RuntimeOptions {
     /// Parses a comma list of `NODRV` and `VIRTUAL` (case-sensitive, whitespace trimmed).
     fn from_str(value: &str) -> Result<Self> {
         check_list_length(RUNTIME_OPTIONS_ENV, value)?;
-        let mut options = RuntimeOptions::default();
-        for raw in value.split(',') {
-            match raw.trim() {
-                "" if value.trim().is_empty() => {}
-                "NODRV" => options.no_driver = true,
-                "VIRTUAL" => options.virtual_devices = true,
-                other => {
-                    return Err(Error::InvalidRequest {
-                        variable: RUNTIME_OPTIONS_ENV,
-                        token: other.to_owned(),
-                        reason: "expected NODRV or VIRTUAL".to_owned(),
-                    })
-                }
-            }
+        if value.trim().is_empty() {
+            return Ok(RuntimeOptions::empty());
         }
-        Ok(options)
+        value.split(',').map(str::trim).try_fold(RuntimeOptions::empty(), |options, name| {
+            RuntimeOptions::from_name(name).map(|option| options | option).ok_or_else(|| Error::InvalidRequest {
+                variable: RUNTIME_OPTIONS_ENV,
+                token: name.to_owned(),
+                reason: format!("expected one of {}", RuntimeOptions::all()),
+            })
+        })
     }
 }
 
+/// The comma list [`RuntimeOptions::from_str`] reads (`NODRV,VIRTUAL`); empty for no option.
 impl fmt::Display for RuntimeOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut parts = Vec::new();
-        if self.no_driver {
-            parts.push("NODRV");
+        for (position, (name, _)) in self.iter_names().enumerate() {
+            if position > 0 {
+                f.write_str(",")?;
+            }
+            f.write_str(name)?;
         }
-        if self.virtual_devices {
-            parts.push("VIRTUAL");
-        }
-        f.write_str(&parts.join(","))
+        Ok(())
     }
 }
 
@@ -423,7 +423,9 @@ mod tests {
     #[test]
     fn options_and_mount_lists() -> Result<()> {
         let options: RuntimeOptions = "VIRTUAL, NODRV".parse()?;
-        assert!(options.no_driver && options.virtual_devices);
+        assert_eq!(options, RuntimeOptions::NODRV | RuntimeOptions::VIRTUAL);
+        assert_eq!(options.to_string(), "NODRV,VIRTUAL");
+        assert_eq!(options.to_string().parse::<RuntimeOptions>()?, options);
         assert_eq!("".parse::<RuntimeOptions>()?, RuntimeOptions::default());
         let err = "NODRV,FAST".parse::<RuntimeOptions>().err().map(|e| e.to_string());
         assert!(err.is_some_and(|e| e.contains("\"FAST\"")));
@@ -444,7 +446,7 @@ mod tests {
             "ASCEND_RUNTIME_OPTIONS=NODRV",
         ])?;
         assert_eq!(request.devices, DeviceSelection::chips([2]));
-        assert!(request.options.no_driver);
+        assert!(request.options.contains(RuntimeOptions::NODRV));
         request.add_cdi_names("huawei.com/npu", ["huawei.com/npu=5", "nvidia.com/gpu=0"])?;
         assert_eq!(request.devices, DeviceSelection::chips([2, 5]));
         assert!(request.add_cdi_names("huawei.com/npu", ["huawei.com/npu=x"]).is_err());

@@ -9,12 +9,18 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-/// `filter_flag` bit: only events with `event_id`.
-pub const FILTER_EVENT_ID: u64 = 1 << 0;
-/// `filter_flag` bit: only events with severity ≥ `severity`.
-pub const FILTER_SEVERITY: u64 = 1 << 1;
-/// `filter_flag` bit: only events with `node_type`.
-pub const FILTER_NODE_TYPE: u64 = 1 << 2;
+bitflags::bitflags! {
+    /// The bits of `filter_flag` (`DCMI_EVENT_FILTER_FLAG_*`, values from the header); none set passes every event.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct FilterFlags: u64 {
+        /// Only events with `event_id`.
+        const EVENT_ID = dcmi_sys::DCMI_EVENT_FILTER_FLAG_EVENT_ID;
+        /// Only events with severity ≥ `severity`.
+        const SEVERITY = dcmi_sys::DCMI_EVENT_FILTER_FLAG_SERVERITY;
+        /// Only events with `node_type`.
+        const NODE_TYPE = dcmi_sys::DCMI_EVENT_FILTER_FLAG_NODE_TYPE;
+    }
+}
 
 /// Assertion value of a raised fault.
 pub const ASSERTION_RAISED: u8 = 1;
@@ -41,8 +47,8 @@ pub struct FaultEvent {
 /// `struct dcmi_event_filter` in Rust form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct EventFilter {
-    /// `FILTER_*` bits; 0 = every event.
-    pub flags: u64,
+    /// Which of the fields below apply; unknown bits are kept and ignored, as the driver ignores them.
+    pub flags: FilterFlags,
     /// Wanted event id.
     pub event_id: u32,
     /// Minimum severity.
@@ -54,9 +60,9 @@ pub struct EventFilter {
 impl EventFilter {
     /// True when `event` passes the filter.
     pub fn accepts(&self, event: &FaultEvent) -> bool {
-        (self.flags & FILTER_EVENT_ID == 0 || event.code == self.event_id)
-            && (self.flags & FILTER_SEVERITY == 0 || event.severity >= self.severity)
-            && (self.flags & FILTER_NODE_TYPE == 0 || self.node_type == 0)
+        (!self.flags.contains(FilterFlags::EVENT_ID) || event.code == self.event_id)
+            && (!self.flags.contains(FilterFlags::SEVERITY) || event.severity >= self.severity)
+            && (!self.flags.contains(FilterFlags::NODE_TYPE) || self.node_type == 0)
     }
 }
 
@@ -136,7 +142,7 @@ mod tests {
         let severe = Arc::clone(&seen);
         hub.subscribe(
             Some(3),
-            EventFilter { flags: FILTER_SEVERITY, severity: 3, ..EventFilter::default() },
+            EventFilter { flags: FilterFlags::SEVERITY, severity: 3, ..EventFilter::default() },
             Arc::new(move |event| severe.lock().push((3, event.code, event.assertion))),
         );
         hub.publish(3, 0x10, 3, ASSERTION_RAISED);

@@ -14,6 +14,7 @@
 //! let first = topology.chip_by_logic_id(0).expect("logic id 0");
 //! assert_eq!((first.card.card_id, first.chip.phy_id), (0, 4));
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
 mod abi;

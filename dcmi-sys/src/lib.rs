@@ -76,6 +76,7 @@
 //! After editing a header run `bash dcmi-sys/gen_bindings.sh`; CI runs
 //! `bash dcmi-sys/gen_bindings.sh --check` to detect drift.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
 /// The generated bindings; see the crate documentation.

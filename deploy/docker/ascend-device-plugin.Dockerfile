@@ -11,7 +11,8 @@ COPY . .
 # Generated gRPC and DCMI bindings are committed, so the build needs neither protoc nor libclang.
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked -p ascend-tools --bin ascend-device-plugin --bin ascend-node-labeller \
+    cargo build --release --locked -p ascend-tools --no-default-features --features device-plugin,node-labeller \
+        --bin ascend-device-plugin --bin ascend-node-labeller \
     && install -D -m 0755 target/release/ascend-device-plugin /out/ascend-device-plugin \
     && install -D -m 0755 target/release/ascend-node-labeller /out/ascend-node-labeller
 

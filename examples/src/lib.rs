@@ -1,11 +1,10 @@
-//! Shared code of the bundled Ascend NPU tools; each binary in `src/bin` is a thin main over it.
+//! What remains shared by the bundled binaries before it moves into library crates: the exporter and the node
+//! labeller. Every binary in `src/bin` is a thin main; see the `[features]` comment in `Cargo.toml`.
 #![forbid(unsafe_code)]
 
-pub mod ctk;
-pub mod device_plugin;
-pub mod doctor;
-pub mod dra_driver;
+#[cfg(feature = "exporter")]
 pub mod exporter;
+#[cfg(feature = "node-labeller")]
 pub mod node_labeller;
+#[cfg(any(feature = "exporter", feature = "node-labeller"))]
 pub mod shutdown;
-pub mod smi;

@@ -7,8 +7,8 @@ use ascend_deviceplugin::api::v1::{
     AllocatableResourcesRequest, AllocatableResourcesResponse, ContainerDevices, ContainerResources,
     GetPodResourcesRequest, GetPodResourcesResponse, ListPodResourcesRequest, ListPodResourcesResponse, PodResources,
 };
-use ascend_tools::doctor::check::Status;
-use ascend_tools::doctor::report::run;
+use ascend_doctor::check::Status;
+use ascend_doctor::report::run;
 use smi_doctor_support::doctor_host::DoctorHost;
 use tokio_stream::wrappers::UnixListenerStream;
 

@@ -1,9 +1,14 @@
-//! The `ascend-node-labeller` binary on the simulated driver: `--dry-run` prints the exact merge patch, and without
-//! a cluster `--once` fails with a message that says why.
+//! The `ascend-node-labeller` binary on the simulated driver: `--dry-run` prints the exact merge patch, `--once`
+//! labels a node of the fake API server named by a kubeconfig, and without a cluster `--once` fails with a message
+//! that says why.
 
 use std::process::{Command, Output};
 
 fn labeller(topology: &str, args: &[&str]) -> Output {
+    labeller_with(topology, args, &[])
+}
+
+fn labeller_with(topology: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     let library =
         dcmi_sim::library_path().expect("libdcmi_sim.so is built with ascend-tools (dcmi-sim is a dependency)");
     Command::new(env!("CARGO_BIN_EXE_ascend-node-labeller"))
@@ -14,6 +19,8 @@ fn labeller(topology: &str, args: &[&str]) -> Output {
         .env_remove("KUBERNETES_SERVICE_HOST")
         .env_remove("KUBERNETES_SERVICE_PORT")
         .env_remove("NODE_NAME")
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .envs(env.iter().copied())
         .output()
         .expect("ascend-node-labeller runs")
 }
@@ -56,7 +63,37 @@ fn once_outside_a_cluster_fails_and_says_why() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("connecting to the Kubernetes API"), "{stderr}");
-    assert!(stderr.contains("KUBERNETES_SERVICE_HOST is not set"), "{stderr}");
+    assert!(stderr.contains("KUBERNETES_SERVICE_HOST") && stderr.contains("KUBECONFIG"), "{stderr}");
+}
+
+#[test]
+fn once_labels_the_node_of_the_cluster_its_kubeconfig_names() {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let server = runtime.block_on(fake_apiserver::FakeApiServer::start()).expect("fake API server");
+    server.seed(serde_json::json!({"apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "worker-1", "labels": {"kubernetes.io/hostname": "worker-1"}}}));
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let url = server.url();
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters: [{{name: fake, cluster: {{server: \"{url}\"}}}}]\n\
+             users: [{{name: fake, user: {{}}}}]\ncontexts: [{{name: fake, context: {{cluster: fake, user: fake}}}}]\n\
+             current-context: fake\n"
+        ),
+    )
+    .expect("kubeconfig");
+    let kubeconfig = kubeconfig.display().to_string();
+    let output =
+        labeller_with("sample:atlas-800t-a2", &["--node-name=worker-1", "--once"], &[("KUBECONFIG", &kubeconfig)]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let node = server.get_json("v1", "Node", None, "worker-1").expect("the node");
+    let labels = &node["metadata"]["labels"];
+    assert_eq!(labels["ascend.huawei.com/chip-type"], "910B");
+    assert_eq!(labels["kubernetes.io/hostname"], "worker-1", "foreign labels stay");
+    let patch = server.requests().into_iter().find(|r| r.method == "PATCH").expect("one PATCH");
+    assert_eq!(patch.query_value("fieldManager"), Some("ascend-node-labeller"));
 }
 
 #[test]

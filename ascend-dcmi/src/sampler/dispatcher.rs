@@ -1,17 +1,17 @@
-//! The dispatcher: runs one polling round (queue a chain per chip, wait, give up on chains past their deadline) and
-//! keeps the worker pool at its size.
+//! The dispatcher: runs one polling round (queue a chain per chip, wait, give up on chains past their deadline) on
+//! the crate's driver-call worker pool ([`crate::deadline`]), which replaces the workers of abandoned chains.
 
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError};
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 use parking_lot::Mutex;
 
 use super::metric::GroupSet;
 use super::shared::Shared;
-use super::thread_warm_up::warm_up_thread;
-use super::worker::{spawn_worker, Job};
+use super::worker::{runner, Job};
+use crate::deadline::thread_warm_up::warm_up_thread;
+use crate::deadline::worker_pool::{PoolSize, WorkerPool};
 use crate::error::{Error, Result};
 
 /// How long [`crate::Sampler::new`] waits for its worker threads to start.
@@ -42,74 +42,54 @@ pub struct PollSummary {
 pub(crate) struct Dispatcher {
     pub(crate) shared: Arc<Shared>,
     deadline: Duration,
-    /// Workers that are not stuck in a hung call.
-    pool_size: usize,
+    pool: WorkerPool<Job>,
     round: Mutex<RoundState>,
     last_poll: Mutex<Option<PollSummary>>,
 }
 
 struct RoundState {
-    /// `None` once the sampler is stopped: workers see the queue close and end.
-    jobs: Option<Sender<Job>>,
-    /// Handed to replacement workers.
-    job_receiver: Receiver<Job>,
     round_done: Receiver<u64>,
     round: u64,
-    /// Workers that take jobs; a worker whose chain was abandoned no longer counts.
-    live_workers: usize,
-    workers: Vec<JoinHandle<()>>,
 }
 
 impl Dispatcher {
-    /// Builds the dispatcher and starts `pool_size` workers (none when there is no chip).
+    /// Builds the dispatcher and starts `pool_size` workers (none when there is no chip), waiting until they are set
+    /// up, so that their one-time start-up allocations (thread data, channel wait context) happen before the first
+    /// poll rather than inside it.
     ///
     /// # Errors
-    /// [`Error::Worker`] if not one worker thread can be started.
+    /// [`Error::Worker`] if not one worker thread can be started, or they do not start within
+    /// [`WORKER_START_TIMEOUT`].
     pub(crate) fn start(
         shared: Arc<Shared>,
-        jobs: (Sender<Job>, Receiver<Job>),
         round_done: Receiver<u64>,
         deadline: Duration,
         pool_size: usize,
     ) -> Result<Self> {
-        let pool_size = if shared.chips.is_empty() { 0 } else { pool_size.clamp(1, shared.chips.len()) };
+        let chips = shared.chips.len();
+        let pool_size = if chips == 0 { 0 } else { pool_size.clamp(1, chips) };
+        // A chip has at most one live job and at most one worker stuck in its call: two queue places per chip (a full
+        // queue needs stale jobs of rounds that had no worker), and stuck threads bounded by the chips.
+        let size = PoolSize { workers: pool_size, max_threads: pool_size + chips, queue: chips.max(1) * 2 };
+        let pool_shared = Arc::clone(&shared);
+        let pool = WorkerPool::new("dcmi-sampler", size, Box::new(move || runner(Arc::clone(&pool_shared))));
         let dispatcher = Self {
             shared,
             deadline,
-            pool_size,
-            round: Mutex::new(RoundState {
-                jobs: Some(jobs.0),
-                job_receiver: jobs.1,
-                round_done,
-                round: 0,
-                live_workers: 0,
-                workers: Vec::with_capacity(pool_size * 2),
-            }),
+            pool,
+            round: Mutex::new(RoundState { round_done, round: 0 }),
             last_poll: Mutex::new(None),
         };
-        dispatcher.top_up(&mut dispatcher.round.lock())?;
-        dispatcher.wait_for_workers_to_start()?;
-        Ok(dispatcher)
-    }
-
-    /// Waits until the first workers are set up, so that their one-time start-up allocations (thread data, channel
-    /// wait context) happen before the first poll rather than inside it.
-    ///
-    /// # Errors
-    /// [`Error::Worker`] if they do not start within [`WORKER_START_TIMEOUT`].
-    fn wait_for_workers_to_start(&self) -> Result<()> {
-        let give_up_at = Instant::now() + WORKER_START_TIMEOUT;
-        while self.shared.workers_started() < self.pool_size {
-            if Instant::now() >= give_up_at {
+        if pool_size > 0 {
+            dispatcher.top_up()?;
+            if !dispatcher.pool.wait_started(pool_size, WORKER_START_TIMEOUT) {
                 return Err(Error::Worker(format!(
-                    "only {} of {} DCMI sampler worker threads started within {WORKER_START_TIMEOUT:?}",
-                    self.shared.workers_started(),
-                    self.pool_size
+                    "only {} of {pool_size} DCMI sampler worker threads started within {WORKER_START_TIMEOUT:?}",
+                    dispatcher.pool.started(),
                 )));
             }
-            std::thread::sleep(Duration::from_micros(200));
         }
-        Ok(())
+        Ok(dispatcher)
     }
 
     pub(crate) fn last_poll(&self) -> Option<PollSummary> {
@@ -123,10 +103,12 @@ impl Dispatcher {
     pub(crate) fn run_round(&self, groups: GroupSet) -> Result<PollSummary> {
         let mut guard = self.round.lock();
         let state = &mut *guard;
-        let Some(jobs) = state.jobs.clone() else {
+        if self.pool.is_closed() {
             return Err(Error::Worker("the sampler has been stopped; no more polls".to_owned()));
-        };
-        self.top_up(state)?;
+        }
+        if !self.shared.chips.is_empty() {
+            self.top_up()?;
+        }
         warm_up_thread();
         while state.round_done.try_recv().is_ok() {}
         state.round += 1;
@@ -142,7 +124,7 @@ impl Dispatcher {
             started,
             elapsed: Duration::ZERO,
         };
-        let attempted = self.queue_chains(&jobs, round, groups, &mut summary);
+        let attempted = self.queue_chains(round, groups, &mut summary);
         self.wait_for_round(state, round, groups, &mut summary);
         summary.completed = attempted - summary.timed_out - summary.not_started;
         summary.elapsed = started.elapsed();
@@ -152,23 +134,23 @@ impl Dispatcher {
 
     /// Queues one job per chip that has no chain in flight; returns how many chips it tried to queue (those not
     /// stuck), including any the full queue turned away (counted in `not_started`).
-    fn queue_chains(&self, jobs: &Sender<Job>, round: u64, groups: GroupSet, summary: &mut PollSummary) -> usize {
+    fn queue_chains(&self, round: u64, groups: GroupSet, summary: &mut PollSummary) -> usize {
         self.shared.begin_round();
         let mut queued = 0;
         for (index, slot) in self.shared.chips.iter().enumerate() {
-            if !slot.control.try_queue(round) {
+            if !slot.call.try_queue(round) {
                 summary.still_hung += 1;
                 slot.sample.lock().time_out(groups, summary.started);
                 continue;
             }
             self.shared.add_pending();
             let job = Job { chip: index as u32, groups, round };
-            match jobs.try_send(job) {
+            match self.pool.submit(job) {
                 Ok(()) => queued += 1,
                 // The queue holds two jobs per chip and a chip has at most one live job, so this needs stale jobs
-                // of cancelled rounds filling it; treat the chip as not started.
-                Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                    slot.control.cancel(round);
+                // of cancelled rounds filling it (or a stopped sampler); treat the chip as not started.
+                Err(_) => {
+                    slot.call.cancel(round);
                     self.shared.chain_given_up();
                     summary.not_started += 1;
                     slot.sample.lock().time_out(groups, summary.started);
@@ -187,7 +169,7 @@ impl Dispatcher {
         while self.shared.pending() > 0 {
             match state.round_done.recv_deadline(next_check) {
                 Ok(_) => {}
-                Err(RecvTimeoutError::Timeout) => next_check = self.give_up_overdue(state, round, groups, summary),
+                Err(RecvTimeoutError::Timeout) => next_check = self.give_up_overdue(round, groups, summary),
                 // The shared state holds a sender for as long as this receiver lives.
                 Err(RecvTimeoutError::Disconnected) => break,
             }
@@ -195,35 +177,29 @@ impl Dispatcher {
     }
 
     /// Abandons the chains past their deadline and replaces their workers; returns when to check next.
-    fn give_up_overdue(
-        &self,
-        state: &mut RoundState,
-        round: u64,
-        groups: GroupSet,
-        summary: &mut PollSummary,
-    ) -> Instant {
+    fn give_up_overdue(&self, round: u64, groups: GroupSet, summary: &mut PollSummary) -> Instant {
         let now = Instant::now();
         let now_nanos = self.shared.nanos_since_epoch(now);
         let deadline_nanos = u64::try_from(self.deadline.as_nanos()).unwrap_or(u64::MAX);
         let mut next_check = now + self.deadline;
         for slot in self.shared.chips.iter() {
-            let Some(Some(start)) = slot.control.running_since(round) else { continue };
+            let Some(Some(start)) = slot.call.running_since(round) else { continue };
             let expiry = start.saturating_add(deadline_nanos);
             if expiry > now_nanos {
                 next_check = next_check.min(self.shared.instant_at(expiry));
                 continue;
             }
             let mut sample = slot.sample.lock();
-            if slot.control.abandon(round) {
+            if slot.call.abandon(round) {
                 sample.time_out(groups, self.shared.instant_at(start));
                 drop(sample);
                 self.shared.chain_given_up();
                 summary.timed_out += 1;
-                state.live_workers = state.live_workers.saturating_sub(1);
+                // Without a worker left nobody takes the queued jobs: withdraw them.
+                if self.pool.worker_stuck().is_err() || !self.pool.has_live_workers() {
+                    self.cancel_unstarted(round, groups, summary);
+                }
             }
-        }
-        if self.top_up(state).is_err() {
-            self.cancel_unstarted(round, groups, summary);
         }
         next_check
     }
@@ -231,7 +207,7 @@ impl Dispatcher {
     /// Without any worker left, withdraws the jobs nobody will take.
     fn cancel_unstarted(&self, round: u64, groups: GroupSet, summary: &mut PollSummary) {
         for slot in self.shared.chips.iter() {
-            if slot.control.cancel(round) {
+            if slot.call.cancel(round) {
                 slot.sample.lock().time_out(groups, summary.started);
                 self.shared.chain_given_up();
                 summary.not_started += 1;
@@ -239,50 +215,18 @@ impl Dispatcher {
         }
     }
 
-    /// Starts workers until `pool_size` take jobs. Threads are only started here: at construction, and to replace a
-    /// worker stuck in a hung call.
+    /// Starts workers until the pool has its size: at construction, and to replace a worker stuck in a hung call.
     ///
     /// # Errors
     /// [`Error::Worker`] if no worker is left and none can be started.
-    fn top_up(&self, state: &mut RoundState) -> Result<()> {
-        state.workers.retain(|worker| !worker.is_finished());
-        while state.live_workers < self.pool_size {
-            match spawn_worker(Arc::clone(&self.shared), state.job_receiver.clone()) {
-                Ok(worker) => {
-                    state.workers.push(worker);
-                    state.live_workers += 1;
-                }
-                Err(error) if state.live_workers == 0 => {
-                    return Err(Error::Worker(format!("cannot start a DCMI sampler worker thread: {error}")));
-                }
-                // Fewer workers for now; the next round tries again.
-                Err(_) => break,
-            }
-        }
-        Ok(())
+    fn top_up(&self) -> Result<()> {
+        self.pool.top_up().map_err(|error| Error::Worker(format!("cannot start a DCMI sampler worker thread: {error}")))
     }
 
     /// Closes the queue and joins the workers, waiting at most `grace` for those busy in a call. Returns how many
     /// are still inside a driver call; they are detached and end when their call returns.
     pub(crate) fn close(&self, grace: Duration) -> usize {
-        let mut workers = {
-            let mut state = self.round.lock();
-            state.jobs = None;
-            std::mem::take(&mut state.workers)
-        };
-        let give_up_at = Instant::now() + grace;
-        while workers.iter().any(|worker| !worker.is_finished()) && Instant::now() < give_up_at {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let mut detached = 0;
-        for worker in workers.drain(..) {
-            if worker.is_finished() {
-                // A worker never panics on driver results; if it did, the sampler is going away regardless.
-                let _ = worker.join();
-            } else {
-                detached += 1;
-            }
-        }
-        detached
+        let _round = self.round.lock();
+        self.pool.close(grace)
     }
 }

@@ -70,6 +70,11 @@ impl fmt::Display for MetricGroup {
 }
 
 /// A set of [`MetricGroup`]s: the groups one polling round covers.
+///
+/// Not a `bitflags` type, on purpose: its members are [`MetricGroup`] values, which callers already name and pass
+/// around; bitflags would add a second name for each group (`GroupSet::MEMORY` beside `MetricGroup::Memory`), and its
+/// `contains` and `iter` take and yield sets, not groups. The representation is the one bitflags generates (one
+/// byte, `Copy`, no heap, the same bit operations), so there is no speed to gain either.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct GroupSet(u8);
 
@@ -326,6 +331,13 @@ impl FromStr for Metric {
 }
 
 /// A selection of metrics, as a bit set (`Copy`, no heap).
+///
+/// Not a `bitflags` type, on purpose: its members are [`Metric`]s, most of which carry data
+/// (`Metric::Utilization(kind)`, `Metric::Frequency(kind)`, `Metric::Ecc(component)`). bitflags needs a named constant
+/// per bit, a second name for each metric that would have to follow the enum by hand, and its iteration yields flag
+/// values rather than `Metric`s. The representation is the one bitflags generates (one `u64`, the same bit
+/// operations), so there is no speed to gain either. bitflags is used where the members are named flags and nothing
+/// else: `ascend_oci::request::RuntimeOptions`, `dcmi_sim::events::FilterFlags`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MetricSet(u64);
 

@@ -25,7 +25,8 @@
 //!
 //! # One round
 //!
-//! A round ([`Sampler::poll`], or the background schedule) queues one job per chip on a bounded channel. A job is the
+//! A round ([`Sampler::poll`], or the background schedule) queues one job per chip on the bounded queue of a worker
+//! pool, the crate's one mechanism for driver calls with deadlines ([`crate::deadline`]). A job is the
 //! chip's whole **chain** of calls for the round's groups, run on one worker thread, so the calls to one chip stay
 //! serial. `concurrency` workers take jobs, so at most that many chips are called at once: the driver's
 //! "anti-attack protection" fails bursts. DCMI calls therefore never run on the caller's (possibly async) thread.
@@ -120,7 +121,6 @@ mod metric;
 mod sampled;
 mod schedule;
 mod shared;
-mod thread_warm_up;
 mod worker;
 
 use std::sync::Arc;
@@ -176,12 +176,9 @@ impl Sampler {
         chips.sort_by_key(|chip| chip.logic);
         chips.dedup_by_key(|chip| chip.logic);
         let slots: Box<[ChipSlot]> = chips.iter().map(|ids| ChipSlot::new(*ids)).collect();
-        // Two places per chip: a chip has at most one live job, so the queue only fills with stale jobs of rounds
-        // that had no worker at all.
-        let jobs = bounded(chips.len().max(1) * 2);
         let (round_done_sender, round_done) = bounded(4);
         let shared = Arc::new(Shared::new(manager, slots, config.metrics(), round_done_sender));
-        let dispatcher = Dispatcher::start(shared, jobs, round_done, config.deadline(), config.concurrency())?;
+        let dispatcher = Dispatcher::start(shared, round_done, config.deadline(), config.concurrency())?;
         Ok(Self {
             dispatcher: Arc::new(dispatcher),
             config,
@@ -270,7 +267,7 @@ impl Sampler {
 
     /// How many chips have a call stuck in the driver right now.
     pub fn hung_chips(&self) -> usize {
-        self.dispatcher.shared.chips.iter().filter(|slot| slot.control.is_stuck()).count()
+        self.dispatcher.shared.chips.iter().filter(|slot| slot.call.is_stuck()).count()
     }
 
     /// What the latest round did, from either mode.

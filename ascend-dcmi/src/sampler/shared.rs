@@ -21,9 +21,6 @@ pub(crate) struct Shared {
     /// The worker that completes a round's last chain sends the round number here.
     round_done: Sender<u64>,
     epoch: Instant,
-    worker_serial: AtomicUsize,
-    /// Workers that finished their start-up (thread set up, wait context created).
-    workers_started: AtomicUsize,
 }
 
 impl Shared {
@@ -40,8 +37,6 @@ impl Shared {
             pending: AtomicUsize::new(0),
             round_done,
             epoch: Instant::now(),
-            worker_serial: AtomicUsize::new(0),
-            workers_started: AtomicUsize::new(0),
         }
     }
 
@@ -51,19 +46,6 @@ impl Shared {
 
     pub(crate) fn set_selection(&self, selection: MetricSet) {
         self.selection.store(selection.bits(), Ordering::Relaxed);
-    }
-
-    pub(crate) fn next_worker_serial(&self) -> usize {
-        self.worker_serial.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Worker: start-up done; from here on it allocates nothing per job.
-    pub(crate) fn worker_started(&self) {
-        self.workers_started.fetch_add(1, Ordering::AcqRel);
-    }
-
-    pub(crate) fn workers_started(&self) -> usize {
-        self.workers_started.load(Ordering::Acquire)
     }
 
     pub(crate) fn nanos_since_epoch(&self, instant: Instant) -> u64 {

@@ -1,19 +1,15 @@
-//! Worker threads: each takes a chip's job from the queue and runs the chip's chain of driver calls.
+//! What the sampler's pool workers run: a chip's job, the chip's chain of driver calls.
 
-use std::io;
 use std::ops::ControlFlow;
 use std::sync::Arc;
-use std::thread::{self, JoinHandle};
 use std::time::Instant;
 
-use crossbeam_channel::Receiver;
-
 use super::chip_sample::{ChipSample, ChipStateSample, MemorySample, UtilizationSample};
-use super::chip_slot::ChipControl;
+use super::chip_slot::ChipSlot;
 use super::metric::{GroupSet, Metric, MetricGroup, MetricSet, ECC_COMPONENTS};
 use super::sampled::Sampled;
 use super::shared::Shared;
-use super::thread_warm_up::warm_up_thread;
+use crate::deadline::worker_pool::{JobEnd, Runner};
 use crate::device_manager::DeviceManager;
 use crate::error::Result;
 use crate::identity::ChipIdentity;
@@ -28,57 +24,38 @@ pub(crate) struct Job {
     pub(crate) round: u64,
 }
 
-/// Starts a worker thread.
-pub(crate) fn spawn_worker(shared: Arc<Shared>, jobs: Receiver<Job>) -> io::Result<JoinHandle<()>> {
-    let name = format!("dcmi-sampler-{}", shared.next_worker_serial());
-    thread::Builder::new().name(name).spawn(move || run_worker(&shared, &jobs))
-}
-
-/// Takes jobs until the queue closes, or until a chain of this worker was abandoned: a replacement already took over,
-/// so the thread ends as soon as its hung call returns.
-fn run_worker(shared: &Shared, jobs: &Receiver<Job>) {
-    let Some(first) = shared.chips.first() else { return };
-    // The scratch copy is reused for every job; cloning the slot copies inline data and bumps an `Arc`.
-    let mut scratch = first.sample.lock().clone();
-    warm_up_thread();
-    shared.worker_started();
-    while let Ok(job) = jobs.recv() {
-        if run_job(shared, job, &mut scratch) == Outcome::Abandoned {
-            return;
-        }
-    }
-}
-
-#[derive(Debug, PartialEq, Eq)]
-enum Outcome {
-    /// The chain committed, or the job was stale and skipped.
-    Done,
-    /// The dispatcher gave up on the chain while a call hung; this worker was replaced.
-    Abandoned,
+/// The runner of one pool worker: a scratch copy of a chip sample, reused for every job (cloning the slot copies
+/// inline data and bumps an `Arc`), made once on the worker's thread.
+pub(crate) fn runner(shared: Arc<Shared>) -> Runner<Job> {
+    let mut scratch = shared.chips.first().map(|first| first.sample.lock().clone());
+    Box::new(move |job| match scratch.as_mut() {
+        Some(scratch) => run_job(&shared, job, scratch),
+        None => JobEnd::Done,
+    })
 }
 
 /// Runs one chip's chain on the scratch copy and commits it to the slot, unless the dispatcher gave up on it.
-fn run_job(shared: &Shared, job: Job, scratch: &mut ChipSample) -> Outcome {
-    let Some(slot) = shared.chips.get(job.chip as usize) else { return Outcome::Done };
+fn run_job(shared: &Shared, job: Job, scratch: &mut ChipSample) -> JobEnd {
+    let Some(slot) = shared.chips.get(job.chip as usize) else { return JobEnd::Done };
     let started = Instant::now();
-    if !slot.control.start(job.round, shared.nanos_since_epoch(started)) {
-        return Outcome::Done;
+    if !slot.call.start(job.round, shared.nanos_since_epoch(started)) {
+        return JobEnd::Done;
     }
     scratch.copy_groups_from(&slot.sample.lock(), job.groups);
     let chain = Chain {
         manager: shared.manager.as_ref(),
         chip: slot.ids.logic,
-        control: &slot.control,
+        slot,
         round: job.round,
         selection: shared.selection(),
     };
     if chain.run(scratch, job.groups).is_break() {
-        slot.control.release_abandoned(job.round);
-        return Outcome::Abandoned;
+        slot.call.release_abandoned(job.round);
+        return JobEnd::Abandoned;
     }
     let committed = {
         let mut sample = slot.sample.lock();
-        let finished = slot.control.finish(job.round);
+        let finished = slot.call.finish(job.round);
         if finished {
             sample.copy_groups_from(scratch, job.groups);
             sample.complete(job.groups, started, Instant::now());
@@ -86,11 +63,11 @@ fn run_job(shared: &Shared, job: Job, scratch: &mut ChipSample) -> Outcome {
         finished
     };
     if !committed {
-        slot.control.release_abandoned(job.round);
-        return Outcome::Abandoned;
+        slot.call.release_abandoned(job.round);
+        return JobEnd::Abandoned;
     }
     shared.chain_done(job.round);
-    Outcome::Done
+    JobEnd::Done
 }
 
 /// The dispatcher gave up on the chain: stop calling the chip.
@@ -102,7 +79,7 @@ type Step = ControlFlow<Abandoned>;
 struct Chain<'a> {
     manager: &'a dyn DeviceManager,
     chip: LogicId,
-    control: &'a ChipControl,
+    slot: &'a ChipSlot,
     round: u64,
     selection: MetricSet,
 }
@@ -168,16 +145,16 @@ impl Chain<'_> {
             target.disable();
             return ControlFlow::Continue(());
         }
-        if self.control.is_unsupported(metric) {
+        if self.slot.unsupported.contains(metric) {
             target.mark_unsupported();
             return ControlFlow::Continue(());
         }
         let result = call(self.manager, self.chip);
-        if self.control.is_abandoned(self.round) {
+        if self.slot.call.is_abandoned(self.round) {
             return ControlFlow::Break(Abandoned);
         }
         if matches!(&result, Err(error) if error.is_unsupported()) {
-            self.control.remember_unsupported(metric);
+            self.slot.unsupported.insert(metric);
         }
         target.record(result, Instant::now());
         ControlFlow::Continue(())

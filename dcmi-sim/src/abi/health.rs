@@ -10,7 +10,7 @@ use dcmi_sys::{
 };
 
 use super::{copy_c_str, guard, out, out_slice, sim};
-use crate::events::{EventFilter, FaultEvent};
+use crate::events::{EventFilter, FaultEvent, FilterFlags};
 use crate::function::Function;
 use crate::state::{code, ChipCall};
 
@@ -158,7 +158,7 @@ pub(crate) unsafe fn subscribe(
             Some(sim.chips[index].logic_id)
         };
         let filter = EventFilter {
-            flags: filter.filter_flag,
+            flags: FilterFlags::from_bits_retain(filter.filter_flag),
             event_id: filter.event_id,
             severity: filter.severity,
             node_type: filter.node_type,

@@ -1,7 +1,8 @@
-//! `ascend-device-plugin`: the Kubernetes device plugin daemon for Huawei Ascend NPUs.
+//! `ascend-device-plugin`: the Kubernetes device plugin daemon for Huawei Ascend NPUs. See
+//! `ascend_deviceplugin::daemon`.
 #![forbid(unsafe_code)]
 
-use ascend_tools::device_plugin::{cli::Args, daemon};
+use ascend_deviceplugin::daemon::{self, cli::Args};
 use clap::Parser;
 
 fn main() -> anyhow::Result<()> {

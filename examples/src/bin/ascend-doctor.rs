@@ -1,6 +1,6 @@
-//! `ascend-doctor`: checks an Ascend NPU node in troubleshooting order. See `ascend_tools::doctor`.
+//! `ascend-doctor`: checks an Ascend NPU node in troubleshooting order. See the `ascend_doctor` crate.
 #![forbid(unsafe_code)]
 
 fn main() -> std::process::ExitCode {
-    ascend_tools::doctor::cli::main_with_args(std::env::args_os())
+    ascend_doctor::cli::main_with_args(std::env::args_os())
 }

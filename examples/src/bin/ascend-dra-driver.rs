@@ -1,7 +1,7 @@
-//! `ascend-dra-driver`: the Kubernetes DRA driver for Huawei Ascend NPUs.
+//! `ascend-dra-driver`: the Kubernetes DRA driver for Huawei Ascend NPUs. See `ascend_dra::daemon`.
 #![forbid(unsafe_code)]
 
-use ascend_tools::dra_driver::{cli::Args, daemon};
+use ascend_dra::daemon::{self, cli::Args};
 use clap::Parser;
 
 fn main() -> anyhow::Result<()> {

@@ -1,6 +1,6 @@
-//! `ascend-smi`: Ascend NPUs at a glance. See `ascend_tools::smi`.
+//! `ascend-smi`: Ascend NPUs at a glance. See the `ascend_smi` crate.
 #![forbid(unsafe_code)]
 
 fn main() -> std::process::ExitCode {
-    ascend_tools::smi::cli::main_with_args(std::env::args_os()).into()
+    ascend_smi::cli::main_with_args(std::env::args_os()).into()
 }

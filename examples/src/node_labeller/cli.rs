@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use ascend_deviceplugin::node_labeller::LabellerConfig;
+use ascend_kube::labeller_tool::DriverOptions;
+use ascend_kube::node_labeller::LabellerConfig;
 use clap::{Parser, ValueEnum};
 
 use ascend_cli::duration::parse_positive_duration;
@@ -51,6 +52,17 @@ pub struct Args {
     pub log_format: LogFormat,
 }
 
+/// Sets up logging to stderr in the chosen format; `RUST_LOG` filters (default `info`).
+pub fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
 /// `--log-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
@@ -69,11 +81,20 @@ impl Args {
             ..LabellerConfig::new(&self.node_name)
         }
     }
+
+    /// Where the driver library is.
+    pub fn driver_options(&self) -> DriverOptions {
+        DriverOptions {
+            library: self.library.clone(),
+            host_root: self.host_root.clone(),
+            verify_library_ownership: !self.skip_library_ownership_check,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use ascend_deviceplugin::node_labeller::DEFAULT_DRIVER_DEADLINE;
+    use ascend_kube::node_labeller::DEFAULT_DRIVER_DEADLINE;
 
     use super::*;
 

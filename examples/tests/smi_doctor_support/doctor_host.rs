@@ -7,12 +7,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::DeviceManager;
-use ascend_tools::doctor::check::Section;
-use ascend_tools::doctor::compatibility::CompatibilityTable;
-use ascend_tools::doctor::context::{DoctorOptions, DriverConnector};
-use ascend_tools::doctor::host::HostRoot;
-use ascend_tools::doctor::kubectl::Kubectl;
-use ascend_tools::doctor::kubernetes_checks::default_pod_resources_socket;
+use ascend_doctor::check::Section;
+use ascend_doctor::compatibility::CompatibilityTable;
+use ascend_doctor::context::{DoctorOptions, DriverConnector};
+use ascend_doctor::host::HostRoot;
+use ascend_doctor::kubectl::Kubectl;
+use ascend_doctor::kubernetes_checks::default_pod_resources_socket;
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
 
 use super::mock_host::{healthy_910b, manager, MockChip};

@@ -123,6 +123,8 @@ pub fn manager(chips: Vec<MockChip>) -> Arc<dyn DeviceManager> {
     let list = Arc::clone(&all);
     mock.expect_chips().returning(move || Ok(list.iter().map(|chip| chip.ids).collect()));
     mock.expect_driver_version().returning(|| Ok("24.1.rc2".to_owned()));
+    // The mocked chips are all V1 chips (up to the 910 A3).
+    mock.expect_api_family().return_const(ascend_dcmi::ApiFamily::V1);
     let c = Arc::clone(&all);
     mock.expect_identity().returning(move |logic| find(&c, logic).map(|chip| identity(&chip)));
     // One expectation per chip: mockall serialises the calls of one expectation, so with a single shared one a

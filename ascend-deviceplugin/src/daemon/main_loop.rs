@@ -1,0 +1,83 @@
+//! The daemon's main loop: load the driver (retrying, with a clear message, where there is none), run the plugin
+//! until SIGTERM or SIGINT, serve /healthz and /metrics throughout.
+
+use std::sync::Arc;
+
+use crate::plugin;
+use ascend_dcmi::Dcmi;
+use tokio::sync::watch;
+
+use super::cli::Args;
+use super::http;
+use super::metrics::PluginMetrics;
+
+/// Runs the daemon until a termination signal.
+///
+/// # Errors
+/// Invalid flags, or an HTTP endpoint that cannot be bound.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let config = args.plugin_config()?;
+    let metrics = Arc::new(PluginMetrics::default());
+    let (stop_sender, stop) = watch::channel(false);
+    tokio::spawn(forward_signals(stop_sender));
+
+    let http = tokio::spawn(http::serve(args.listen, Arc::clone(&metrics), stopped(stop.clone())));
+    let Some(dcmi) = load_driver(&args, stop.clone()).await else {
+        return finish_http(http).await;
+    };
+    metrics.set_driver_loaded(true);
+    let observer: Arc<dyn crate::PluginObserver> = metrics.clone();
+    plugin::run(dcmi, config, observer, stopped(stop)).await?;
+    metrics.set_driver_loaded(false);
+    finish_http(http).await
+}
+
+async fn finish_http(http: tokio::task::JoinHandle<anyhow::Result<()>>) -> anyhow::Result<()> {
+    match http.await {
+        Ok(result) => result,
+        Err(error) => Err(anyhow::anyhow!("HTTP task failed: {error}")),
+    }
+}
+
+/// Loads libdcmi.so, retrying every `--driver-retry` with a clear message until it works or the daemon stops.
+async fn load_driver(args: &Args, mut stop: watch::Receiver<bool>) -> Option<Arc<Dcmi>> {
+    let mut attempt: u64 = 0;
+    loop {
+        attempt += 1;
+        let mut builder = Dcmi::builder()
+            .host_root(args.host_root.clone())
+            .call_deadline(args.health_deadline)
+            .verify_library_ownership(!args.skip_library_ownership_check);
+        if let Some(library) = &args.dcmi_library {
+            builder = builder.library_path(library.clone());
+        }
+        let loading = tokio::task::spawn_blocking(move || {
+            builder.init().inspect(|dcmi| {
+                let version = dcmi.driver_version().unwrap_or_else(|error| format!("unknown ({error})"));
+                tracing::info!(%version, library = %dcmi.library_path().display(), "driver loaded");
+            })
+        });
+        match loading.await {
+            Ok(Ok(dcmi)) => return Some(Arc::new(dcmi)),
+            Ok(Err(error)) => tracing::error!(
+                %error, attempt, retry_in = ?args.driver_retry,
+                "no usable Ascend driver on this node (is the NPU driver installed and /usr/local/Ascend mounted?); \
+                 advertising nothing and retrying"
+            ),
+            Err(error) => tracing::error!(%error, "driver loading thread failed; retrying"),
+        }
+        tokio::select! {
+            () = tokio::time::sleep(args.driver_retry) => {}
+            _ = stop.wait_for(|stop| *stop) => return None,
+        }
+    }
+}
+
+async fn stopped(mut stop: watch::Receiver<bool>) {
+    let _ = stop.wait_for(|stop| *stop).await;
+}
+
+async fn forward_signals(stop: watch::Sender<bool>) {
+    ascend_cli::signal::termination().await;
+    let _ = stop.send(true);
+}

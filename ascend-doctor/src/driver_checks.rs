@@ -1,0 +1,440 @@
+//! Section 1: can the node see its cards? PCI devices, kernel headers, Secure Boot, the driver module, device nodes,
+//! `libdcmi.so`, `dcmi_init`, and the health of every chip.
+
+use std::path::{Path, PathBuf};
+
+use super::check::{CheckResult, Section, Status};
+use super::context::{DoctorOptions, Facts};
+use super::host::EntryKind;
+use super::library_safety;
+use ascend_smi::collect::{CollectOptions, Collector};
+use ascend_smi::schema::ChipStatus;
+
+/// Huawei's PCI vendor id.
+pub const HUAWEI_VENDOR_ID: u32 = 0x19e5;
+
+/// PCI device ids of Ascend NPUs and the chip family each one is.
+pub const NPU_DEVICE_IDS: [(u32, &str); 7] = [
+    (0xd100, "Ascend 310"),
+    (0xd105, "Ascend 310B"),
+    (0xd500, "Ascend 310P"),
+    (0xd801, "Ascend 910"),
+    (0xd802, "Ascend 910B"),
+    (0xd803, "Ascend 910 A3"),
+    (0xd806, "Ascend 950"),
+];
+
+/// Kernel modules whose presence in `/sys/module` means the driver is loaded (name prefixes: the `_host` suffix
+/// differs between driver generations).
+pub const DRIVER_MODULE_PREFIXES: [&str; 3] = ["drv_davinci_intf", "drv_devmng", "drv_pcie_host"];
+
+/// The shared device nodes every NPU container needs.
+pub const MANAGER_NODES: [&str; 3] = ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"];
+
+/// The shared device nodes of an Ascend950 node (no `devmm_svm` there).
+pub const MANAGER_NODES_ASCEND950: [&str; 2] = ["/dev/davinci_manager", "/dev/hisi_hdc"];
+
+/// The PCI device id of Ascend950, whose driver serves the DCMI V2 API.
+pub const ASCEND950_DEVICE_ID: u32 = 0xd806;
+
+/// Whether the PCI functions found are Ascend950 cards.
+fn is_ascend950_node(facts: &Facts) -> bool {
+    !facts.npu_functions.is_empty() && facts.npu_functions.iter().all(|(_, device)| *device == ASCEND950_DEVICE_ID)
+}
+
+/// Where `libdcmi.so` is looked for, in order: the driver's directories (the vendor images' `LD_LIBRARY_PATH`).
+pub const LIBRARY_DIRECTORIES: [&str; 4] = [
+    "/usr/local/Ascend/driver/lib64/driver",
+    "/usr/local/Ascend/driver/lib64/common",
+    "/usr/local/Ascend/driver/lib64",
+    "/usr/local/dcmi",
+];
+
+const SECURE_BOOT_VARIABLE: &str = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c";
+
+const DRIVER_INSTALL_FIX: &str =
+    "install the Ascend driver and firmware (Ascend-hdk-<chip>-npu-driver_<version>_linux-<arch>.run \
+     --full, then the firmware .run) and reboot: npu-smi shows no cards until the reboot; install logs are under \
+     /var/log/ascend_seclog/";
+
+fn parse_hex(text: &str) -> Option<u32> {
+    let text = text.trim();
+    u32::from_str_radix(text.strip_prefix("0x").unwrap_or(text), 16).ok()
+}
+
+/// driver.pci_devices: Huawei NPU functions in `/sys/bus/pci/devices`.
+pub fn pci_devices(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
+    let check = CheckResult::new("driver.pci_devices", Section::Driver, "Huawei NPU PCI devices present", Status::Ok);
+    let host = &options.host;
+    let mut other_huawei = Vec::new();
+    for bdf in host.list("/sys/bus/pci/devices") {
+        let base = PathBuf::from("/sys/bus/pci/devices").join(&bdf);
+        let vendor = host.read_to_string(base.join("vendor")).ok().and_then(|text| parse_hex(&text));
+        if vendor != Some(HUAWEI_VENDOR_ID) {
+            continue;
+        }
+        match host.read_to_string(base.join("device")).ok().and_then(|text| parse_hex(&text)) {
+            Some(device) if NPU_DEVICE_IDS.iter().any(|(id, _)| *id == device) => {
+                facts.npu_functions.push((bdf, device))
+            }
+            Some(device) => other_huawei.push(format!("{bdf} (19e5:{device:04x}, not an NPU)")),
+            None => other_huawei.push(format!("{bdf} (device id unreadable)")),
+        }
+    }
+    if facts.npu_functions.is_empty() {
+        return check
+            .evidence("no PCI function with vendor 19e5 and an Ascend device id under /sys/bus/pci/devices")
+            .evidence_lines(other_huawei)
+            .fix(
+                "the kernel does not see any Ascend card: check that it is seated and powered, that the slot is enabled \
+                 in the BIOS, and `lspci -d 19e5:`; a card missing there is a hardware or BIOS problem, not a driver one",
+            )
+            .with_status(Status::Fail);
+    }
+    let lines = facts.npu_functions.iter().map(|(bdf, device)| {
+        let family = NPU_DEVICE_IDS.iter().find(|(id, _)| id == device).map_or("?", |(_, name)| *name);
+        format!("{bdf} 19e5:{device:04x} {family}")
+    });
+    check
+        .evidence(format!("{} NPU PCI function(s)", facts.npu_functions.len()))
+        .evidence_lines(lines.collect::<Vec<_>>())
+}
+
+/// driver.kernel_headers: headers for the running kernel, which building the driver's modules needs.
+pub fn kernel_headers(options: &DoctorOptions, _facts: &mut Facts) -> CheckResult {
+    let check =
+        CheckResult::new("driver.kernel_headers", Section::Driver, "Kernel headers match `uname -r`", Status::Ok);
+    let release = &options.kernel_release;
+    let host = &options.host;
+    let candidates = [
+        format!("/lib/modules/{release}/build"),
+        format!("/usr/src/linux-headers-{release}"),
+        format!("/usr/src/kernels/{release}"),
+    ];
+    if let Some(found) = candidates.iter().find(|path| host.path(path).join("Makefile").exists()) {
+        return check.evidence(format!("running kernel {release}; headers at {found}"));
+    }
+    let mut installed: Vec<String> = host
+        .list("/lib/modules")
+        .into_iter()
+        .filter(|version| host.path(format!("/lib/modules/{version}/build")).join("Makefile").exists())
+        .collect();
+    installed.extend(
+        host.list("/usr/src").into_iter().filter_map(|name| name.strip_prefix("linux-headers-").map(str::to_owned)),
+    );
+    installed.extend(host.list("/usr/src/kernels"));
+    installed.sort();
+    installed.dedup();
+    let seen = if installed.is_empty() { "none".to_owned() } else { installed.join(", ") };
+    let fix = format!(
+        "install the headers of the running kernel: `apt-get install linux-headers-{release}` (Debian/Ubuntu) or \
+         `yum install kernel-devel-{release}` (openEuler/CentOS), or boot the kernel the installed headers belong to; \
+         a security-patched kernel without matching headers makes the driver's module build fail (\"kernel module \
+         build failed\")"
+    );
+    let check = check
+        .evidence(format!("running kernel {release}; no headers for it in {}", candidates.join(", ")))
+        .evidence(format!("headers installed for: {seen}"))
+        .fix(fix);
+    if !loaded_driver_modules(host).is_empty() {
+        // The loaded modules keep working; the next driver install or upgrade is what will fail.
+        check
+            .evidence("the driver is loaded now, so only the next driver install or upgrade will fail")
+            .with_status(Status::Warn)
+    } else {
+        check.with_status(Status::Fail)
+    }
+}
+
+/// The driver's modules that are loaded: names in `/sys/module`, else in `/proc/modules`.
+pub fn loaded_driver_modules(host: &super::host::HostRoot) -> Vec<String> {
+    let is_driver = |name: &str| DRIVER_MODULE_PREFIXES.iter().any(|prefix| name.starts_with(prefix));
+    let modules: Vec<String> = host.list("/sys/module").into_iter().filter(|name| is_driver(name)).collect();
+    if !modules.is_empty() {
+        return modules;
+    }
+    host.read_to_string("/proc/modules")
+        .map(|text| {
+            text.lines()
+                .filter_map(|line| line.split_whitespace().next())
+                .filter(|name| is_driver(name))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// driver.loaded: one of the driver's modules in `/sys/module` (or `/proc/modules`).
+pub fn driver_loaded(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
+    let check = CheckResult::new("driver.loaded", Section::Driver, "Driver kernel modules loaded", Status::Ok);
+    let modules = loaded_driver_modules(&options.host);
+    facts.driver_loaded = Some(!modules.is_empty());
+    if modules.is_empty() {
+        return check
+            .evidence(format!(
+                "no module named {}* in /sys/module or /proc/modules",
+                DRIVER_MODULE_PREFIXES.join("*, ")
+            ))
+            .fix(DRIVER_INSTALL_FIX)
+            .with_status(Status::Fail);
+    }
+    check.evidence(format!("loaded: {}", modules.join(", ")))
+}
+
+/// driver.secure_boot: Secure Boot makes the kernel refuse unsigned driver modules.
+pub fn secure_boot(options: &DoctorOptions, _facts: &mut Facts) -> CheckResult {
+    let check =
+        CheckResult::new("driver.secure_boot", Section::Driver, "Secure Boot does not block the driver", Status::Ok);
+    let host = &options.host;
+    if !host.exists("/sys/firmware/efi") {
+        return check.evidence("not booted through EFI (/sys/firmware/efi absent): Secure Boot does not apply");
+    }
+    let enabled = match host.read(SECURE_BOOT_VARIABLE) {
+        // Four attribute bytes, then the value.
+        Ok(bytes) if bytes.len() >= 5 => bytes[4] == 1,
+        Ok(_) => {
+            return check
+                .evidence(format!("{SECURE_BOOT_VARIABLE} is too short to hold a value"))
+                .with_status(Status::Skip)
+        }
+        Err(_) => return check.evidence(format!("{SECURE_BOOT_VARIABLE} absent: Secure Boot is off")),
+    };
+    if !enabled {
+        return check.evidence("Secure Boot is off");
+    }
+    let fix = "disable Secure Boot in the firmware setup, or enroll the key the driver modules are signed with \
+               (`mokutil --import <key.der>`, then confirm at the next boot)";
+    if !loaded_driver_modules(host).is_empty() {
+        return check
+            .evidence("Secure Boot is on, and the driver modules are loaded: they are signed with an enrolled key");
+    }
+    check
+        .evidence(
+            "Secure Boot is on and the driver is not loaded: the kernel refuses modules without an enrolled signature",
+        )
+        .fix(fix)
+        .with_status(Status::Fail)
+}
+
+/// driver.device_nodes: `/dev/davinci<N>` for each chip and the shared manager nodes.
+pub fn device_nodes(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
+    let check =
+        CheckResult::new("driver.device_nodes", Section::Driver, "Device nodes /dev/davinci* present", Status::Ok);
+    let host = &options.host;
+    let mut not_char = Vec::new();
+    for name in host.list("/dev") {
+        let Some(id) = name.strip_prefix("davinci").and_then(|rest| rest.parse::<u32>().ok()) else { continue };
+        facts.davinci_ids.push(id);
+        if host.kind(format!("/dev/{name}")) != Some(EntryKind::CharDevice) {
+            not_char.push(format!("/dev/{name}"));
+        }
+    }
+    facts.davinci_ids.sort_unstable();
+    let manager_nodes: &[&str] = if is_ascend950_node(facts) { &MANAGER_NODES_ASCEND950 } else { &MANAGER_NODES };
+    let missing: Vec<&str> = manager_nodes.iter().copied().filter(|node| !host.exists(node)).collect();
+    for node in manager_nodes.iter().copied() {
+        if host.exists(node) && host.kind(node) != Some(EntryKind::CharDevice) {
+            not_char.push(node.to_owned());
+        }
+    }
+    let ids: Vec<String> = facts.davinci_ids.iter().map(u32::to_string).collect();
+    let check = check.evidence(if ids.is_empty() {
+        "no /dev/davinci<N>".to_owned()
+    } else {
+        format!("/dev/davinci{{{}}}", ids.join(","))
+    });
+    if facts.davinci_ids.is_empty() || !missing.is_empty() {
+        let check = if missing.is_empty() { check } else { check.evidence(format!("missing: {}", missing.join(", "))) };
+        return check
+            .fix(format!(
+                "the driver creates these nodes when it loads: {DRIVER_INSTALL_FIX}; if `npu-smi info` works but the \
+                 nodes are missing, check that nothing (udev rules, a container's /dev) hides them"
+            ))
+            .with_status(Status::Fail);
+    }
+    let check = check.evidence(format!("present: {}", manager_nodes.join(", ")));
+    if not_char.is_empty() {
+        return check;
+    }
+    check
+        .evidence(format!("not character devices: {}", not_char.join(", ")))
+        .fix("these must be the driver's character devices; remove whatever replaced them and reload the driver (reboot)")
+        .with_status(Status::Warn)
+}
+
+/// driver.libdcmi: `libdcmi.so` found and passing the ownership rule.
+pub fn libdcmi(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
+    let check = CheckResult::new("driver.libdcmi", Section::Driver, "libdcmi.so found and safe to load", Status::Ok);
+    let host = &options.host;
+    let candidates: Vec<PathBuf> =
+        LIBRARY_DIRECTORIES.iter().map(|dir| Path::new(dir).join(ascend_dcmi::LIBRARY_FILE_NAME)).collect();
+    let Some(found) = candidates.iter().find(|path| host.path(path).exists()) else {
+        facts.library_problem = Some("libdcmi.so not found".to_owned());
+        return check
+            .evidence(format!("not found in {}", LIBRARY_DIRECTORIES.join(", ")))
+            .fix(format!("libdcmi.so comes with the driver package: {DRIVER_INSTALL_FIX}"))
+            .with_status(Status::Fail);
+    };
+    match library_safety::check(host, found) {
+        Err(problem) => {
+            facts.library_problem = Some(problem.clone());
+            check
+                .evidence(problem)
+                .fix("reinstall the driver package; the library must be a regular file")
+                .with_status(Status::Fail)
+        }
+        Ok(verdict) if verdict.violations.is_empty() => {
+            facts.library = Some(host.path(&verdict.resolved));
+            let shown = if verdict.resolved == *found {
+                found.display().to_string()
+            } else {
+                format!("{} -> {}", found.display(), verdict.resolved.display())
+            };
+            check.evidence(format!(
+                "{shown}: owned by root and not writable by group or others, nor is any directory above it"
+            ))
+        }
+        Ok(verdict) => {
+            facts.library_problem = Some(format!("{} failed the ownership rule", found.display()));
+            let evidence: Vec<String> = verdict
+                .violations
+                .iter()
+                .map(|v| format!("{}: {} (uid {}, mode {:04o})", v.host_path.display(), v.problem, v.uid, v.mode))
+                .collect();
+            let mut commands: Vec<String> =
+                verdict.violations.iter().map(library_safety::Violation::fix_command).collect();
+            commands.dedup();
+            check
+                .evidence(format!("{} -> {}", found.display(), verdict.resolved.display()))
+                .evidence_lines(evidence)
+                .fix(format!(
+                    "the vendor's tools and ascend-dcmi refuse a libdcmi.so that anyone but root could replace (it runs \
+                     as root in every agent); run: {}",
+                    commands.join(" && ")
+                ))
+                .with_status(Status::Fail)
+        }
+    }
+}
+
+/// driver.dcmi_init: the library loads and initialises (`dcmi_init`, or `dcmiv2_init` on Ascend950), and its API
+/// family fits the cards: Ascend950 cards need a driver that serves DCMI V2, the others DCMI V1.
+pub fn dcmi_init(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
+    let check = CheckResult::new("driver.dcmi_init", Section::Driver, "DCMI initialises", Status::Ok);
+    let Some(library) = facts.library.clone() else {
+        let reason = facts.library_problem.clone().unwrap_or_else(|| "no library".to_owned());
+        return check.evidence(format!("not tried: {reason} (see driver.libdcmi)")).with_status(Status::Skip);
+    };
+    match options.connector.connect(&library) {
+        Ok(manager) => {
+            let version = manager
+                .driver_version()
+                .map_or_else(|error| format!("version unknown: {error}"), |v| format!("DCMI version {v}"));
+            let family = manager.api_family();
+            facts.manager = Some(manager);
+            let shown = options.host.host_path_of(&library).unwrap_or(library).display().to_string();
+            let check = check.evidence(format!("{shown} loaded; API {family}; {version}"));
+            api_family_fits_the_cards(check, family, facts)
+        }
+        Err(error) => check
+            .evidence(error)
+            .fix(
+                "dcmi_init fails when the driver is not loaded or the device nodes are missing (see the checks above), \
+                 right after an install that needs a reboot, or when the driver and firmware do not match; check \
+                 /var/log/ascend_seclog/ and `dmesg | grep -i davinci`",
+            )
+            .with_status(Status::Fail),
+    }
+}
+
+/// Fails when the driver's API family does not fit the cards on the PCI bus: Ascend950 needs DCMI V2, every older
+/// family DCMI V1 (a driver package for the wrong generation initialises one family and sees no usable card).
+fn api_family_fits_the_cards(check: CheckResult, family: ascend_dcmi::ApiFamily, facts: &Facts) -> CheckResult {
+    if facts.npu_functions.is_empty() {
+        return check;
+    }
+    let expected = if is_ascend950_node(facts) { ascend_dcmi::ApiFamily::V2 } else { ascend_dcmi::ApiFamily::V1 };
+    if family == expected {
+        return check;
+    }
+    let cards = if expected == ascend_dcmi::ApiFamily::V2 { "Ascend950" } else { "pre-Ascend950" };
+    check
+        .evidence(format!("the PCI bus shows {cards} cards, which need {expected}, but the driver serves {family}"))
+        .fix(format!("install the driver package built for these cards (it serves {expected}): {DRIVER_INSTALL_FIX}"))
+        .with_status(Status::Fail)
+}
+
+/// driver.chips_healthy: every chip answers and is healthy.
+pub fn chips_healthy(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
+    let check = CheckResult::new("driver.chips_healthy", Section::Driver, "Every chip healthy", Status::Ok);
+    let Some(manager) = facts.manager.clone() else {
+        return check
+            .evidence("not checked: the driver is not initialised (see driver.dcmi_init)")
+            .with_status(Status::Skip);
+    };
+    let collector =
+        Collector::new(manager, CollectOptions { deadline: options.chip_deadline, ..CollectOptions::default() });
+    let report = match collector.collect() {
+        Ok(report) => report,
+        Err(error) => {
+            return check
+                .evidence(error.to_string())
+                .fix("the driver cannot list its chips: reboot the node; if it persists, collect /var/log/ascend and contact support")
+                .with_status(Status::Fail)
+        }
+    };
+    for chip in &report.chips {
+        if let Some(chip_type) = chip.chip_type.as_deref().and_then(|t| t.parse::<ascend_dcmi::ChipType>().ok()) {
+            facts.chip_types.push((chip.ids.phy_id, chip_type));
+        }
+    }
+    if report.chips.is_empty() {
+        return check
+            .evidence("the driver reports no chips")
+            .fix("a freshly installed driver reports chips only after a reboot; otherwise check driver.pci_devices")
+            .with_status(Status::Fail);
+    }
+    let mut bad = Vec::new();
+    let mut evidence = Vec::new();
+    for chip in &report.chips {
+        let name = chip.name.as_deref().unwrap_or("?");
+        let health = chip.health.as_ref();
+        let level = health.map_or("-", |h| h.level.as_str());
+        let faults: Vec<&str> = health.map(|h| h.faults.iter().map(|f| f.code.as_str()).collect()).unwrap_or_default();
+        let place = match (chip.ids.card_id, chip.ids.device_id) {
+            (Some(card), Some(device)) => format!("card {card} device {device}"),
+            _ => format!("logic {}", chip.ids.logic_id),
+        };
+        let mut line = format!("NPU {} ({name}, {place}): {}", chip.ids.phy_id, chip.status.label());
+        if chip.status != ChipStatus::Ok {
+            line.push_str(&format!(", level {level}"));
+            if !faults.is_empty() {
+                line.push_str(&format!(", faults {}", faults.join(" ")));
+            }
+            if let Some(error) = chip.errors.first() {
+                line.push_str(&format!(", {}", error.message));
+            }
+            bad.push(chip);
+        }
+        evidence.push(line);
+    }
+    let check = check.evidence_lines(evidence);
+    if bad.is_empty() {
+        return check;
+    }
+    let resets: Vec<String> = bad
+        .iter()
+        .map(|chip| match (chip.ids.card_id, chip.ids.device_id) {
+            (Some(card), Some(device)) => format!("npu-smi set -t reset -i {card} -c {device}"),
+            // The DCMI V2 API (Ascend950) addresses a chip by logic id; there is no card to name.
+            _ => format!("reset NPU {} (logic id {}) with the vendor's tool", chip.ids.phy_id, chip.ids.logic_id),
+        })
+        .collect();
+    check
+        .fix(format!(
+            "drain the chip's workloads, then reset it: {}; if it stays abnormal, reboot the node; logs are under \
+             /var/log/ascend; `ascend-smi health` shows each fault code with its meaning",
+            resets.join("; ")
+        ))
+        .with_status(Status::Fail)
+}

@@ -1,0 +1,52 @@
+//! The Kubernetes API side of the Ascend NPU stack, through kube-rs: what the device plugin, the node labeller and
+//! the DRA driver read from and write to the API server.
+//!
+//! - [`node_labels`] and [`node_labeller`]: the NPU labels of a node (chip type, count, driver version, product,
+//!   and Huawei's `accelerator` / `node.kubernetes.io/npu.chip.name`), computed from the driver and kept current
+//!   with merge patches that touch only those keys; [`labeller_tool`] is the `ascend-node-labeller` tool's modes.
+//! - [`resource_slices`] and [`resource_claims`]: a DRA driver's node-local pool of ResourceSlices (names, owner,
+//!   generation, server-side apply, removal of stale slices) and the claims it prepares.
+//! - [`client`]: the connection ([`connect`]) and the one request path ([`client::request`]): a deadline on every
+//!   call and errors that name the verb, the object and what to check ([`Error`]).
+//!
+//! # Kubernetes versions
+//!
+//! All access goes through [kube-rs](https://kube.rs) (`kube` 5) with the typed objects of `k8s-openapi` 0.29. The
+//! workspace's binaries select k8s-openapi's `v1_34` feature, the oldest that has `resource.k8s.io/v1` (DRA went GA
+//! in Kubernetes 1.34), and this crate, as k8s-openapi asks of libraries, selects none itself. The objects used
+//! here (Nodes, Pods, ConfigMaps, `events.k8s.io/v1` Events) have been stable since Kubernetes 1.19, so the node
+//! labeller and the device plugin work with every cluster still supported upstream; the DRA objects
+//! (ResourceSlices, ResourceClaims) need Kubernetes 1.34 or newer. kube-rs talks to newer API servers too: the
+//! served versions of these kinds do not change.
+//!
+//! In-cluster configuration, TLS with the service account's CA, and the rotation of projected tokens come from
+//! kube-rs ([`connect`]). Tests run real kube-rs clients against the workspace's fake API server (crate
+//! `fake-apiserver`), which speaks the same HTTP/JSON protocol.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use ascend_kube::node_labeller::{LabellerConfig, NodeLabeller, Reconciled};
+//!
+//! # async fn example(manager: Arc<dyn ascend_dcmi::DeviceManager>) -> ascend_kube::Result<()> {
+//! let labeller = NodeLabeller::new(manager, ascend_kube::connect().await?, LabellerConfig::new("worker-1"))?;
+//! if let Reconciled::Patched(changes) = labeller.reconcile().await? {
+//!     println!("labels changed: {changes}");
+//! }
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod client;
+mod error;
+pub mod labeller_tool;
+pub mod node_labeller;
+pub mod node_labels;
+pub mod resource_claims;
+pub mod resource_slices;
+
+pub use client::connect;
+pub use error::{Error, Result};
+pub use node_labeller::{LabellerConfig, NodeLabeller, Reconciled};
+pub use node_labels::NodeLabels;

@@ -1,0 +1,214 @@
+//! Keeps a node's NPU labels current: reads the chips, compares with the node, patches only what differs.
+//!
+//! The labels are changed with a JSON merge patch of `metadata.labels` (field manager
+//! [`NODE_LABELLER_FIELD_MANAGER`]): a merge patch changes only the keys it lists, so labels set by anyone else are
+//! untouched by construction, and a managed key the node should no longer carry is sent as `null`. (Server-side
+//! apply would also work, but it would take ownership of the managed keys from whoever set them by hand, and a later
+//! `kubectl label` would conflict; the merge patch keeps the behaviour operators had.)
+//!
+//! A reconcile runs every [`LabellerConfig::interval`] (default [`DEFAULT_RECONCILE_INTERVAL`]) and whenever a
+//! [`ReconcileTrigger`] asks. It is idempotent: when the node already carries the right labels nothing is sent but
+//! the GET. Failures (driver not ready, API server unreachable, missing RBAC) are logged and retried at the next
+//! tick; they never remove labels.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use ascend_kube::node_labeller::{LabellerConfig, NodeLabeller};
+//!
+//! # async fn example(manager: Arc<dyn ascend_dcmi::DeviceManager>) -> Result<(), ascend_kube::Error> {
+//! let labeller = NodeLabeller::new(manager, ascend_kube::connect().await?, LabellerConfig::new("worker-1"))?;
+//! labeller.run(async { let _ = tokio::signal::ctrl_c().await; }).await;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ascend_dcmi::DeviceManager;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, Patch, PatchParams};
+use tokio::sync::Notify;
+
+use crate::client::{check_node_name, request, DEFAULT_REQUEST_TIMEOUT, NODE_LABELLER_FIELD_MANAGER};
+use crate::error::{Error, Result};
+use crate::node_labels::{LabelPatch, NodeLabels};
+
+/// How often labels are reconciled by default.
+pub const DEFAULT_RECONCILE_INTERVAL: Duration = Duration::from_secs(60);
+/// How long reading the chips may take by default before a reconcile gives up.
+pub const DEFAULT_DRIVER_DEADLINE: Duration = Duration::from_secs(30);
+
+/// What the labeller does and how often.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabellerConfig {
+    /// The node to label (the downward API's `spec.nodeName`).
+    pub node_name: String,
+    /// Time between reconciles.
+    pub interval: Duration,
+    /// How long reading the chips may take.
+    pub driver_deadline: Duration,
+    /// How long one API request may take.
+    pub request_timeout: Duration,
+}
+
+impl LabellerConfig {
+    /// The defaults for a node.
+    pub fn new(node_name: impl Into<String>) -> Self {
+        LabellerConfig {
+            node_name: node_name.into(),
+            interval: DEFAULT_RECONCILE_INTERVAL,
+            driver_deadline: DEFAULT_DRIVER_DEADLINE,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+        }
+    }
+}
+
+/// The result of a successful reconcile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reconciled {
+    /// The node already carried the right labels; nothing was patched.
+    Unchanged,
+    /// These changes were patched.
+    Patched(LabelPatch),
+}
+
+/// Asks a running [`NodeLabeller::run`] to reconcile now (for example after the plugin saw the chip set change).
+/// Requests made while a reconcile runs are folded into one more reconcile.
+#[derive(Debug, Clone)]
+pub struct ReconcileTrigger(Arc<Notify>);
+
+impl ReconcileTrigger {
+    /// Requests a reconcile.
+    pub fn request(&self) {
+        self.0.notify_one();
+    }
+}
+
+/// Reconciles the NPU labels of one node.
+pub struct NodeLabeller {
+    manager: Arc<dyn DeviceManager>,
+    nodes: Api<Node>,
+    config: LabellerConfig,
+    trigger: Arc<Notify>,
+    /// Set while a thread reads the chips; a read that outlived its deadline keeps it set until it returns.
+    driver_busy: Arc<AtomicBool>,
+}
+
+impl NodeLabeller {
+    /// A labeller of `config.node_name` using the driver behind `manager` and the API server behind `client`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidNodeName`] when the node name cannot be an object name.
+    pub fn new(manager: Arc<dyn DeviceManager>, client: kube::Client, config: LabellerConfig) -> Result<Self> {
+        check_node_name(&config.node_name)?;
+        Ok(NodeLabeller {
+            manager,
+            nodes: Api::all(client),
+            config,
+            trigger: Arc::new(Notify::new()),
+            driver_busy: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LabellerConfig {
+        &self.config
+    }
+
+    /// A handle that makes [`NodeLabeller::run`] reconcile now.
+    pub fn trigger(&self) -> ReconcileTrigger {
+        ReconcileTrigger(Arc::clone(&self.trigger))
+    }
+
+    /// The labels the node should carry, read from the driver on a blocking thread within the deadline.
+    ///
+    /// # Errors
+    /// [`Error::NoChips`] or [`Error::Dcmi`] from the driver, [`Error::DriverDeadline`], [`Error::DriverBusy`]
+    /// while an earlier read is still blocked, [`Error::DriverThread`] if the thread panicked.
+    pub async fn desired_labels(&self) -> Result<NodeLabels> {
+        desired_labels(Arc::clone(&self.manager), &self.driver_busy, self.config.driver_deadline).await
+    }
+
+    /// What a reconcile would patch now, without patching: the desired labels against the node's.
+    ///
+    /// # Errors
+    /// As [`NodeLabeller::desired_labels`], and [`Error::Api`], [`Error::Transport`] or [`Error::Timeout`] when
+    /// the node cannot be read.
+    pub async fn plan(&self) -> Result<LabelPatch> {
+        let desired = self.desired_labels().await?;
+        let node = &self.config.node_name;
+        let current =
+            request("get", format!("nodes/{node}"), self.config.request_timeout, self.nodes.get(node)).await?;
+        Ok(desired.patch_against(&current.metadata.labels.unwrap_or_default()))
+    }
+
+    /// Reads the chips and the node and patches the labels that differ; sends no PATCH when none do.
+    ///
+    /// # Errors
+    /// As [`NodeLabeller::plan`], and [`Error::Api`] when the PATCH is refused. The labels are then as they were.
+    pub async fn reconcile(&self) -> Result<Reconciled> {
+        let patch = self.plan().await?;
+        if patch.is_empty() {
+            return Ok(Reconciled::Unchanged);
+        }
+        let node = &self.config.node_name;
+        let params = PatchParams { field_manager: Some(NODE_LABELLER_FIELD_MANAGER.into()), ..PatchParams::default() };
+        let merge = Patch::Merge(patch.to_merge_patch());
+        request("patch", format!("nodes/{node}"), self.config.request_timeout, self.nodes.patch(node, &params, &merge))
+            .await?;
+        Ok(Reconciled::Patched(patch))
+    }
+
+    /// Reconciles at once, then every interval and on every trigger, until `shutdown` completes. Errors are logged
+    /// (with the API's message) and retried at the next tick.
+    pub async fn run(&self, shutdown: impl Future<Output = ()>) {
+        let mut ticker = tokio::time::interval(self.config.interval);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                () = &mut shutdown => return,
+                _ = ticker.tick() => {}
+                () = self.trigger.notified() => {}
+            }
+            let node = self.config.node_name.as_str();
+            tokio::select! {
+                () = &mut shutdown => return,
+                result = self.reconcile() => match result {
+                    Ok(Reconciled::Unchanged) => tracing::debug!(node, "node labels are current"),
+                    Ok(Reconciled::Patched(patch)) => tracing::info!(node, changes = %patch, "node labels updated"),
+                    Err(error) => tracing::warn!(node, %error, retry_in = ?self.config.interval, "node labels not reconciled"),
+                },
+            }
+        }
+    }
+}
+
+/// Reads the labels on a blocking thread. At most one such thread exists per labeller: DCMI calls cannot be
+/// cancelled, and a card that blocks every read must not pile up one stuck thread per tick.
+async fn desired_labels(
+    manager: Arc<dyn DeviceManager>,
+    busy: &Arc<AtomicBool>,
+    deadline: Duration,
+) -> Result<NodeLabels> {
+    if busy.swap(true, Ordering::AcqRel) {
+        return Err(Error::DriverBusy);
+    }
+    let release = Arc::clone(busy);
+    let read = tokio::task::spawn_blocking(move || {
+        let labels = NodeLabels::read(manager.as_ref());
+        release.store(false, Ordering::Release);
+        labels
+    });
+    match tokio::time::timeout(deadline, read).await {
+        Ok(Ok(labels)) => Ok(labels?),
+        Ok(Err(error)) => {
+            busy.store(false, Ordering::Release);
+            Err(Error::DriverThread(error.to_string()))
+        }
+        Err(_) => Err(Error::DriverDeadline(deadline)),
+    }
+}

@@ -1,0 +1,90 @@
+//! Node labels computed from the simulated driver (dcmi-sim) with its sample topologies and a mixed-node fixture:
+//! the same DCMI calls, in the same order, as on an Atlas server.
+
+mod node_labels_support;
+
+use ascend_kube::node_labels::{
+    NodeLabels, ACCELERATOR_LABEL, CHIP_COUNT_LABEL, CHIP_NAME_LABEL, CHIP_TYPE_LABEL, DRIVER_VERSION_LABEL, MIXED,
+    PRODUCT_LABEL,
+};
+use node_labels_support::{mixed_fixture, start, topology};
+
+/// What a sample's node must be labelled with (the chip count comes from the topology itself).
+struct Expected {
+    sample: &'static str,
+    chip_type: &'static str,
+    product: &'static str,
+    accelerator: &'static str,
+    chip_name: &'static str,
+}
+
+const SAMPLES: [Expected; 5] = [
+    Expected {
+        sample: "atlas-300i-duo",
+        chip_type: "310P",
+        product: "Atlas-300I-Duo",
+        accelerator: "huawei-Ascend310P",
+        chip_name: "310P3",
+    },
+    Expected {
+        sample: "atlas-300i-pro",
+        chip_type: "310P",
+        product: "Atlas-300I-Pro",
+        accelerator: "huawei-Ascend310P",
+        chip_name: "310P3",
+    },
+    Expected {
+        sample: "atlas-800t-a2",
+        chip_type: "910B",
+        product: "Atlas-800T-A2",
+        accelerator: "huawei-Ascend910",
+        chip_name: "910B3",
+    },
+    Expected {
+        sample: "atlas-800i-a3",
+        chip_type: "910A3",
+        product: "Atlas-800I-A3",
+        accelerator: "huawei-Ascend910",
+        chip_name: "910_9382",
+    },
+    Expected {
+        sample: "edge-310",
+        chip_type: "310",
+        product: "Atlas-200-Model-3000",
+        accelerator: "huawei-Ascend310",
+        chip_name: "310",
+    },
+];
+
+#[test]
+fn every_sample_host_gets_its_pool_labels() {
+    for expected in SAMPLES {
+        let simulator = start(expected.sample);
+        let host = topology(expected.sample);
+        let chips: usize = host.cards.iter().map(|card| card.chips.len()).sum();
+        let labels = NodeLabels::read(&simulator.dcmi).unwrap_or_else(|error| panic!("{}: {error}", expected.sample));
+        let context = expected.sample;
+        assert_eq!(labels.get(CHIP_TYPE_LABEL), Some(expected.chip_type), "{context}");
+        assert_eq!(labels.get(CHIP_COUNT_LABEL), Some(chips.to_string().as_str()), "{context}");
+        assert_eq!(labels.get(DRIVER_VERSION_LABEL), Some(host.simulation.driver_version.as_str()), "{context}");
+        assert_eq!(labels.get(PRODUCT_LABEL), Some(expected.product), "{context}");
+        assert_eq!(labels.get(ACCELERATOR_LABEL), Some(expected.accelerator), "{context}");
+        assert_eq!(labels.get(CHIP_NAME_LABEL), Some(expected.chip_name), "{context}");
+        assert_eq!(labels.len(), 6, "{context}");
+    }
+}
+
+#[test]
+fn a_mixed_host_is_labelled_mixed_with_a_sanitised_driver_version() {
+    let fixture = mixed_fixture();
+    let fixture = fixture.to_str().expect("UTF-8 path");
+    let simulator = start(fixture);
+    let labels = NodeLabels::read(&simulator.dcmi).expect("labels");
+    assert_eq!(labels.get(CHIP_TYPE_LABEL), Some(MIXED));
+    assert_eq!(labels.get(CHIP_COUNT_LABEL), Some("2"));
+    assert_eq!(topology(fixture).simulation.driver_version, "Ascend HDK 24.1.RC2 (B080)");
+    assert_eq!(labels.get(DRIVER_VERSION_LABEL), Some("Ascend-HDK-24.1.RC2-B080"));
+    assert_eq!(labels.get(PRODUCT_LABEL), Some(MIXED));
+    assert_eq!(labels.get(ACCELERATOR_LABEL), None, "Huawei has no accelerator value for 310P and 910B together");
+    assert_eq!(labels.get(CHIP_NAME_LABEL), None);
+}

@@ -1,0 +1,91 @@
+//! `ascend-ctk` (feature `ctk`): the command-line face of this crate; the bundled binary's main is [`main`].
+//!
+//! Its modules are the program's top level, so they report with `anyhow`: what they return goes to a human on
+//! stderr as a chain of contexts, and no caller matches on it; the library they call keeps the typed
+//! [`crate::Error`].
+//!
+//! ```text
+//! ascend-ctk hook                       OCI createRuntime/prestart hook (state JSON on stdin)
+//! ascend-ctk runtime exec -- <runc args>  edit config.json on create, then exec runc
+//! ascend-ctk runtime configure --runtime docker|containerd|crio
+//! ascend-ctk cdi generate | cdi list
+//! ascend-ctk spec inject --bundle DIR   edit a bundle's config.json without running anything
+//! ascend-ctk request parse VALUE        show how ASCEND_VISIBLE_DEVICES is understood
+//! ```
+//! A link named `ascend-runtime` pointing at this binary behaves as `ascend-ctk runtime exec --`.
+//!
+//! The chips come from `--chip-type` (with the `/dev` scan), else DCMI (`libdcmi.so` under the host
+//! root, or `ASCEND_DCMI_LIBRARY`), else the `/dev` scan with a warning on stderr saying why DCMI
+//! was not used (see `crate::chip_discovery`).
+
+mod cdi;
+mod hook;
+mod request;
+mod runtime;
+mod settings;
+mod spec;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The name under which the binary acts as an OCI runtime.
+pub const RUNTIME_LINK_NAME: &str = "ascend-runtime";
+
+/// Ascend container toolkit.
+#[derive(Debug, Parser)]
+#[command(name = "ascend-ctk", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// OCI hook (createRuntime or prestart): mount driver files inside the container.
+    Hook(hook::HookArgs),
+    /// The runtime role: exec runc after editing config.json; configure container engines.
+    #[command(subcommand)]
+    Runtime(runtime::RuntimeCommand),
+    /// CDI specs.
+    #[command(subcommand)]
+    Cdi(cdi::CdiCommand),
+    /// OCI spec edits.
+    #[command(subcommand)]
+    Spec(spec::SpecCommand),
+    /// Device requests.
+    #[command(subcommand)]
+    Request(request::RequestCommand),
+}
+
+/// Entry point: dispatches on the program name, then on the subcommand. Errors are printed with
+/// their causes and give exit status 1.
+pub fn main() -> ExitCode {
+    let mut args = std::env::args_os();
+    let program = args.next().unwrap_or_default();
+    let invoked_as =
+        std::path::Path::new(&program).file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    let result = if invoked_as == RUNTIME_LINK_NAME {
+        let runc_args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
+        runtime::exec_from_link(runc_args)
+    } else {
+        run(Cli::parse())
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("ascend-ctk: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Hook(args) => hook::run(&args),
+        Command::Runtime(command) => runtime::run(command),
+        Command::Cdi(command) => cdi::run(command),
+        Command::Spec(command) => spec::run(command),
+        Command::Request(command) => request::run(command),
+    }
+}

@@ -1,0 +1,273 @@
+//! The `ascend-smi` command line and its dispatch; `src/bin/ascend-smi.rs` only calls [`main_with_args`].
+
+use std::ffi::OsString;
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ascend_dcmi::{Dcmi, DeviceManager, FaultPolicy};
+use clap::{Args, Parser, Subcommand};
+
+use super::collect::{
+    parse_visible_devices, policy_grader, CollectOptions, Collector, FaultGrader, ProcessNames, RT_VISIBLE_DEVICES_ENV,
+};
+use super::events::{follow, FollowLimits};
+use super::exit_code::SmiExit;
+use super::schema::{HostReport, SCHEMA_VERSION};
+use super::sim::{self, DEFAULT_SIM_TOPOLOGY};
+use super::watch::{self, FrameStyle, WatchOptions};
+use super::{details, health_view, table};
+use crate::version_files::{firmware_version, FIRMWARE_VERSION_FILE};
+
+/// `ascend-smi`: Ascend NPUs at a glance.
+#[derive(Debug, Parser)]
+#[command(name = "ascend-smi", version, about = "Ascend NPUs at a glance: chips, health, telemetry, fault events")]
+#[command(after_help = "Exit codes: 0 all chips healthy, 1 tool failure, 2 bad usage, 3 a chip is unhealthy, \
+                        4 a chip did not answer, 5 driver error (library, dcmi_init, chip list).")]
+pub struct SmiCli {
+    /// What to show (default: info).
+    #[command(subcommand)]
+    pub command: Option<SmiCommand>,
+    /// Print JSON (schema: docs/ascend-smi-json.md) instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Use the simulated libdcmi.so with this topology file or sample name (default: atlas-800t-a2).
+    #[arg(long, global = true, value_name = "TOPOLOGY", num_args = 0..=1, require_equals = true,
+          default_missing_value = DEFAULT_SIM_TOPOLOGY)]
+    pub sim: Option<String>,
+    /// Load exactly this libdcmi.so instead of searching for it.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub library: Option<PathBuf>,
+    /// Where the host's / is mounted (for example /host in a container).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub host_root: Option<PathBuf>,
+    /// How long every chip may take to answer before it is shown as timed out (`5`, `5s`, `500ms`).
+    #[arg(long, global = true, value_name = "DURATION", default_value = "5", value_parser = cli_duration())]
+    pub timeout: Duration,
+    /// A faultCode.json that grades fault codes (default: the built-in policy).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub fault_policy: Option<PathBuf>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SmiCommand {
+    /// A table of every chip, like `npu-smi info`.
+    Info(InfoArgs),
+    /// Refresh the table in place at an interval.
+    Watch(WatchArgs),
+    /// Health words, fault levels and active fault codes with their meaning.
+    Health,
+    /// Follow fault events live.
+    Events(EventsArgs),
+}
+
+/// `info` options.
+#[derive(Debug, Args, Default)]
+pub struct InfoArgs {
+    /// Per-chip details: every id, PCIe address, NUMA node, die id, serial number, versions.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+/// `watch` options.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Time between refreshes (`2`, `500ms`; plain numbers are seconds).
+    #[arg(short, long, value_name = "DURATION", default_value = "2", value_parser = cli_duration())]
+    pub interval: Duration,
+    /// Stop after this many refreshes.
+    #[arg(short = 'n', long, value_name = "COUNT", value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+    /// One refresh, then exit (the same as -n 1).
+    #[arg(long, conflicts_with = "count")]
+    pub once: bool,
+}
+
+/// `events` options.
+#[derive(Debug, Args)]
+pub struct EventsArgs {
+    /// Stop after this many events.
+    #[arg(short = 'n', long, value_name = "COUNT")]
+    pub count: Option<u64>,
+    /// Stop after this long (`30`, `30s`, `5m`; plain numbers are seconds).
+    #[arg(long, value_name = "DURATION", value_parser = cli_duration())]
+    pub duration: Option<Duration>,
+    /// Time between fault-code polls on chips without event subscription (`1`, `500ms`; plain numbers are seconds).
+    #[arg(long, value_name = "DURATION", default_value = "1", value_parser = cli_duration())]
+    pub poll_interval: Duration,
+}
+
+/// The CLI's durations (`--timeout`, `watch -i`, `events --duration/--poll-interval`): more than zero, at most a day (a longer
+/// follow is a job for a daemon, not a terminal).
+fn cli_duration() -> impl Fn(&str) -> Result<Duration, ascend_cli::DurationError> + Clone + Send + Sync + 'static {
+    ascend_cli::duration::duration_between(Duration::from_nanos(1), Duration::from_secs(86_400))
+}
+
+/// Parses `args` (program name first) and runs; the exit status to return from `main`.
+pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> SmiExit {
+    let cli = match SmiCli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() { SmiExit::Usage } else { SmiExit::Healthy };
+        }
+    };
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    run(&cli, &mut out)
+}
+
+fn print_driver_error(json: bool, message: &str, out: &mut dyn Write) {
+    if json {
+        let document = serde_json::json!({
+            "schema_version": SCHEMA_VERSION,
+            "error": { "kind": "driver", "message": message },
+        });
+        let _ = writeln!(out, "{document:#}");
+    }
+    eprintln!("ascend-smi: driver error: {message}");
+}
+
+/// Runs a parsed command line, writing to `out`.
+pub fn run(cli: &SmiCli, out: &mut dyn Write) -> SmiExit {
+    let policy = match &cli.fault_policy {
+        Some(path) => match FaultPolicy::from_file(path) {
+            Ok(policy) => policy,
+            Err(error) => {
+                eprintln!("ascend-smi: --fault-policy: {error}");
+                return SmiExit::Usage;
+            }
+        },
+        None => FaultPolicy::default(),
+    };
+    let manager = match open_manager(cli, policy.clone()) {
+        Ok(manager) => manager,
+        Err(OpenError::Usage(message)) => {
+            eprintln!("ascend-smi: {message}");
+            return SmiExit::Usage;
+        }
+        Err(OpenError::Driver(message)) => {
+            print_driver_error(cli.json, &message, out);
+            return SmiExit::DriverError;
+        }
+    };
+    let grader = policy_grader(policy);
+    let result = dispatch(cli, manager, grader, out);
+    result.unwrap_or_else(|error| {
+        eprintln!("ascend-smi: {error}");
+        SmiExit::ToolFailure
+    })
+}
+
+enum OpenError {
+    Usage(String),
+    Driver(String),
+}
+
+fn open_manager(cli: &SmiCli, policy: FaultPolicy) -> Result<Arc<dyn DeviceManager>, OpenError> {
+    let mut builder = Dcmi::builder().fault_policy(policy).call_deadline(cli.timeout);
+    if let Some(root) = &cli.host_root {
+        builder = builder.host_root(root);
+    }
+    if let Some(topology) = &cli.sim {
+        let setup = sim::prepare(topology).map_err(|error| OpenError::Usage(error.to_string()))?;
+        // The simulator is the build's own artefact, owned by whoever ran cargo: the root-ownership rule for the
+        // vendor's library does not apply to it.
+        builder = builder.library_path(setup.library).verify_library_ownership(false);
+    } else if let Some(library) = &cli.library {
+        builder = builder.library_path(library);
+    }
+    let dcmi = builder.init().map_err(|error| OpenError::Driver(error.to_string()))?;
+    Ok(Arc::new(dcmi))
+}
+
+fn collect_options(cli: &SmiCli, verbose: bool, grader: FaultGrader) -> CollectOptions {
+    let root = cli.host_root.clone().unwrap_or_else(|| PathBuf::from("/"));
+    let firmware = std::fs::read_to_string(root.join(FIRMWARE_VERSION_FILE.trim_start_matches('/')))
+        .ok()
+        .and_then(|text| firmware_version(&text));
+    CollectOptions {
+        deadline: cli.timeout,
+        verbose,
+        visible_devices: std::env::var(RT_VISIBLE_DEVICES_ENV).ok().map(|value| parse_visible_devices(&value)),
+        process_names: if cli.sim.is_some() { ProcessNames::None } else { ProcessNames::Proc { root } },
+        firmware_version: if cli.sim.is_some() { None } else { firmware },
+        grader,
+    }
+}
+
+fn dispatch(
+    cli: &SmiCli,
+    manager: Arc<dyn DeviceManager>,
+    grader: FaultGrader,
+    out: &mut dyn Write,
+) -> io::Result<SmiExit> {
+    match &cli.command {
+        None => show(cli, manager, grader, Shown::Table { verbose: false }, out),
+        Some(SmiCommand::Info(args)) => show(cli, manager, grader, Shown::Table { verbose: args.verbose }, out),
+        Some(SmiCommand::Health) => show(cli, manager, grader, Shown::Health, out),
+        Some(SmiCommand::Watch(args)) => {
+            let style = if cli.json {
+                FrameStyle::JsonLines
+            } else if io::stdout().is_terminal() {
+                FrameStyle::InPlace
+            } else {
+                FrameStyle::Plain
+            };
+            let count = if args.once { Some(1) } else { args.count };
+            let options = WatchOptions { interval: args.interval, count, style };
+            let collector = Collector::new(manager, collect_options(cli, false, grader));
+            watch::run(&collector, &options, out)
+        }
+        Some(SmiCommand::Events(args)) => {
+            let limits = FollowLimits { count: args.count, duration: args.duration };
+            match follow(manager.as_ref(), args.poll_interval, limits, cli.json, &grader, out) {
+                Ok(_) => Ok(SmiExit::Healthy),
+                Err(super::events::FollowError::Driver(message)) => {
+                    print_driver_error(cli.json, &message, out);
+                    Ok(SmiExit::DriverError)
+                }
+                Err(super::events::FollowError::Output(error)) => Err(error),
+            }
+        }
+    }
+}
+
+enum Shown {
+    Table { verbose: bool },
+    Health,
+}
+
+fn show(
+    cli: &SmiCli,
+    manager: Arc<dyn DeviceManager>,
+    grader: FaultGrader,
+    shown: Shown,
+    out: &mut dyn Write,
+) -> io::Result<SmiExit> {
+    let verbose = matches!(shown, Shown::Table { verbose: true });
+    let collector = Collector::new(manager, collect_options(cli, verbose, grader));
+    let report: HostReport = match collector.collect() {
+        Ok(report) => report,
+        Err(error) => {
+            print_driver_error(cli.json, &error.to_string(), out);
+            return Ok(SmiExit::DriverError);
+        }
+    };
+    let text = if cli.json {
+        let mut json = serde_json::to_string_pretty(&report)?;
+        json.push('\n');
+        json
+    } else {
+        match shown {
+            Shown::Table { verbose: false } => table::render(&report),
+            Shown::Table { verbose: true } => details::render(&report),
+            Shown::Health => health_view::render(&report),
+        }
+    };
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(SmiExit::for_report(&report))
+}
