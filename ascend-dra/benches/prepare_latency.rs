@@ -196,7 +196,7 @@ fn benches(c: &mut Criterion) {
         serial += 1;
         rounds += 1;
         runtime.block_on(prepare_once(&bench, 1 + (serial % 8) as usize, serial));
-        if rounds % 100 == 0 {
+        if rounds.is_multiple_of(100) {
             // The fake server records every request and keeps a watch history; neither is the driver's memory.
             bench.server.clear_requests();
             bench.server.compact();

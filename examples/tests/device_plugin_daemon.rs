@@ -2,17 +2,18 @@
 //! kubelet over unix sockets: registration, ListAndWatch, a scripted fault and its recovery, a kubelet restart,
 //! Allocate, preferred allocation, /metrics, SIGTERM; and a node without a driver.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod daemon_support;
+
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ascend_deviceplugin::api::v1beta1::{
     AllocateRequest, ContainerAllocateRequest, ContainerPreferredAllocationRequest, PreferredAllocationRequest,
 };
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
+use daemon_support::Daemon;
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
 use dcmi_sim::injection::InjectionRule;
 use dcmi_sim::{write_overlay, ChipOverlay, Overlay, Topology, OVERLAY_SETTLE};
@@ -20,57 +21,8 @@ use dcmi_sim::{write_overlay, ChipOverlay, Overlay, Topology, OVERLAY_SETTLE};
 const RESOURCE: &str = "huawei.com/Ascend310P";
 const WAIT: Duration = Duration::from_secs(15);
 
-/// The daemon process; killed if a test fails before stopping it.
-struct Daemon {
-    child: Child,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl Daemon {
-    fn spawn(args: &[String], envs: &[(&str, &Path)]) -> Daemon {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_ascend-device-plugin"));
-        command.args(args).env("RUST_LOG", "info").stdout(Stdio::null()).stderr(Stdio::piped());
-        for (name, value) in envs {
-            command.env(name, value);
-        }
-        let mut child = command.spawn().expect("daemon starts");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let pipe = child.stderr.take().expect("stderr piped");
-        let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                if let Ok(mut text) = sink.lock() {
-                    text.push_str(&line);
-                    text.push('\n');
-                }
-            }
-        });
-        Daemon { child, stderr }
-    }
-
-    fn log(&self) -> String {
-        self.stderr.lock().map(|text| text.clone()).unwrap_or_default()
-    }
-
-    fn terminate(&mut self) -> ExitStatus {
-        let status = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().expect("kill runs");
-        assert!(status.success(), "kill -TERM failed");
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(started.elapsed() < WAIT, "daemon did not exit after SIGTERM; log:\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn spawn_daemon(args: &[String], envs: &[(&str, &Path)]) -> Daemon {
+    Daemon::spawn(env!("CARGO_BIN_EXE_ascend-device-plugin"), args, envs)
 }
 
 fn free_port() -> u16 {
@@ -195,7 +147,7 @@ async fn daemon_on_the_simulated_duo_server() {
         &["--poll-interval=200ms", "--health-deadline=500ms", "--log-format=json"],
     );
     let mut daemon =
-        Daemon::spawn(&args, &[("DCMI_SIM_CONFIG", host.topology.as_path()), ("DCMI_SIM_OVERLAY", overlay.as_path())]);
+        spawn_daemon(&args, &[("DCMI_SIM_CONFIG", host.topology.as_path()), ("DCMI_SIM_OVERLAY", overlay.as_path())]);
 
     // Registration and the advertised list: the topology's physical ids 0..7, all healthy, each with a NUMA node.
     wait_health(&kubelet, "eight healthy chips", |d| d.len() == 8 && d.iter().all(|(_, h)| h == "Healthy")).await;
@@ -298,7 +250,7 @@ async fn daemon_on_the_simulated_duo_server() {
     }
 
     // SIGTERM: clean exit, socket removed.
-    let status = daemon.terminate();
+    let status = daemon.terminate(WAIT);
     assert!(status.success(), "exit status {status:?}; log:\n{}", daemon.log());
     assert!(!plugins.path().join("ascend-Ascend310P.sock").exists(), "socket removed on shutdown");
     assert!(daemon.log().contains("\"level\":\"INFO\""), "JSON logs: {}", daemon.log());
@@ -315,7 +267,7 @@ fn without_a_driver_the_daemon_says_so_and_keeps_retrying() {
         "--driver-retry=200ms".into(),
         format!("--listen=127.0.0.1:{port}"),
     ];
-    let mut daemon = Daemon::spawn(&args, &[]);
+    let mut daemon = spawn_daemon(&args, &[]);
     assert_eq!(wait_http(port, "/healthz", &daemon), "ok: waiting for the Ascend driver\n");
     let started = Instant::now();
     while daemon.log().matches("no usable Ascend driver").count() < 3 {
@@ -326,7 +278,7 @@ fn without_a_driver_the_daemon_says_so_and_keeps_retrying() {
     assert!(daemon.log().contains("/nonexistent/libdcmi.so"), "names the library:\n{}", daemon.log());
     let metrics = wait_http(port, "/metrics", &daemon);
     assert!(metrics.contains("ascend_device_plugin_driver_loaded 0"), "{metrics}");
-    let status = daemon.terminate();
+    let status = daemon.terminate(WAIT);
     assert!(status.success(), "exit status {status:?}");
 }
 
@@ -342,7 +294,7 @@ async fn daemon_on_the_simulated_eight_chip_910b_server() {
     // Polling every 5 s: a change seen within a fraction of that came through the driver's fault events.
     let args = sim_args(plugins.path(), &host, port, &["--poll-interval=5s", "--allocate-mode=device-specs"]);
     let mut daemon =
-        Daemon::spawn(&args, &[("DCMI_SIM_CONFIG", host.topology.as_path()), ("DCMI_SIM_OVERLAY", overlay.as_path())]);
+        spawn_daemon(&args, &[("DCMI_SIM_CONFIG", host.topology.as_path()), ("DCMI_SIM_OVERLAY", overlay.as_path())]);
 
     wait_health_of(&kubelet, ASCEND910, "eight healthy chips", |d| d.len() == 8 && unhealthy_count(d) == 0).await;
     // The topology's NUMA nodes: phys 4,5 on node 0; 6,7 on 1; 0,1 on 2; 2,3 on 3.
@@ -425,6 +377,6 @@ async fn daemon_on_the_simulated_eight_chip_910b_server() {
     );
     assert!(response.cdi_devices.is_empty());
     assert_eq!(response.envs.get("ASCEND_RT_VISIBLE_DEVICES").map(String::as_str), Some("0"));
-    let status = daemon.terminate();
+    let status = daemon.terminate(WAIT);
     assert!(status.success(), "exit status {status:?}; log:\n{}", daemon.log());
 }

@@ -14,16 +14,15 @@
 //! unique to this run, and the test removes what is left. Needs root (device nodes, podman); CI runs as root.
 
 mod ctk_support;
+mod daemon_support;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ctk_support::podman::Podman;
 use ctk_support::sim_host::SimHost;
 use ctk_support::{describe, Probe};
+use daemon_support::{kubeconfig, Daemon};
 use dcmi_sim::{write_overlay, ChipOverlay, Overlay, OVERLAY_SETTLE};
 use dra_kubelet_plugin::fake_kubelet::FakeKubelet;
 use dra_kubelet_plugin::{ClaimRef, DRA_V1, DRA_V1BETA1};
@@ -36,49 +35,8 @@ const CDI_DIR: &str = "/var/run/cdi";
 const WAIT: Duration = Duration::from_secs(15);
 const POLL: Duration = Duration::from_millis(100);
 
-/// The driver process; killed if the test fails before it ends.
-struct DriverProcess {
-    child: Child,
-    log: Arc<Mutex<String>>,
-}
-
-impl DriverProcess {
-    fn spawn(args: &[String], envs: &[(&str, &Path)]) -> DriverProcess {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_ascend-dra-driver"));
-        command.args(args).env("RUST_LOG", "info").stdout(Stdio::null()).stderr(Stdio::piped());
-        for (name, value) in envs {
-            command.env(name, value);
-        }
-        let mut child = command.spawn().expect("the driver starts");
-        let log = Arc::new(Mutex::new(String::new()));
-        let pipe = child.stderr.take().expect("stderr piped");
-        let sink = Arc::clone(&log);
-        std::thread::spawn(move || {
-            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                if let Ok(mut text) = sink.lock() {
-                    text.push_str(&line);
-                    text.push('\n');
-                }
-            }
-        });
-        DriverProcess { child, log }
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().map(|text| text.clone()).unwrap_or_default()
-    }
-
-    fn kill(&mut self) {
-        self.child.kill().expect("SIGKILL");
-        self.child.wait().expect("reaped");
-    }
-}
-
-impl Drop for DriverProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn spawn_driver(args: &[String], envs: &[(&str, &Path)]) -> Daemon {
+    Daemon::spawn(env!("CARGO_BIN_EXE_ascend-dra-driver"), args, envs)
 }
 
 /// Removes this run's specs from the shared CDI directory even when an assertion fails.
@@ -101,21 +59,6 @@ impl Drop for RunSpecs {
             let _ = std::fs::remove_file(file);
         }
     }
-}
-
-fn kubeconfig(dir: &Path, server: &FakeApiServer) -> PathBuf {
-    let path = dir.join("kubeconfig");
-    let url = server.url();
-    std::fs::write(
-        &path,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters: [{{name: fake, cluster: {{server: \"{url}\"}}}}]\n\
-             users: [{{name: fake, user: {{}}}}]\ncontexts: [{{name: fake, context: {{cluster: fake, user: fake}}}}]\n\
-             current-context: fake\n"
-        ),
-    )
-    .expect("kubeconfig written");
-    path
 }
 
 /// A claim allocated as the scheduler would write it: `devices` of `driver` in this node's pool.
@@ -155,7 +98,7 @@ fn our_devices(server: &FakeApiServer, driver: &str) -> Vec<Device> {
     devices
 }
 
-async fn wait_for(what: &str, driver: &DriverProcess, mut condition: impl FnMut() -> bool) -> Duration {
+async fn wait_for(what: &str, driver: &Daemon, mut condition: impl FnMut() -> bool) -> Duration {
     let started = Instant::now();
     while !condition() {
         assert!(started.elapsed() < WAIT, "{what}: not within {WAIT:?}; driver log:\n{}", driver.log());
@@ -191,7 +134,7 @@ async fn the_driver_prepares_claims_for_real_containers_survives_a_kill_and_tain
     let work = tempfile::tempdir().expect("work directory");
     let server = FakeApiServer::start().await.expect("fake API server");
     server.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));
-    let kubeconfig = kubeconfig(work.path(), &server);
+    let kubeconfig = kubeconfig(work.path(), &server.url());
     let host = SimHost::sample("atlas-800t-a2");
     let overlay = work.path().join("overlay.toml");
     let registry = work.path().join("plugins_registry");
@@ -215,7 +158,7 @@ async fn the_driver_prepares_claims_for_real_containers_survives_a_kill_and_tain
         ("DCMI_SIM_OVERLAY", overlay.as_path()),
     ];
     let mut kubelet = FakeKubelet::start(&registry);
-    let mut driver = DriverProcess::spawn(&args, &envs);
+    let mut driver = spawn_driver(&args, &envs);
 
     // Registration over v1, and the node's eight chips published with their attributes.
     let registered =
@@ -268,7 +211,7 @@ async fn the_driver_prepares_claims_for_real_containers_survives_a_kill_and_tain
 
     let podman = Podman::new();
     podman.import_busybox("localhost/ascend-dra-busybox");
-    let output = podman.run_with_devices("localhost/ascend-dra-busybox", &[cdi_id.clone()]);
+    let output = podman.run_with_devices("localhost/ascend-dra-busybox", std::slice::from_ref(&cdi_id));
     let context = describe(&output);
     assert!(output.status.success(), "podman run failed\n{context}");
     let probe = Probe::parse(&output.stdout);
@@ -281,13 +224,13 @@ async fn the_driver_prepares_claims_for_real_containers_survives_a_kill_and_tain
     // Killed between prepare and unprepare; the claim is deleted meanwhile. The restarted driver answers a repeated
     // prepare from its checkpoint, and unprepare removes the spec.
     driver.kill();
-    let mut driver = DriverProcess::spawn(&args, &envs);
+    let mut driver = spawn_driver(&args, &envs);
     kubelet
         .wait_until("re-registration", WAIT, |k| k.registered(&driver_name).is_some_and(|r| r.at > registered.at))
         .await
         .unwrap_or_else(|e| panic!("{e}\n{}", driver.log()));
     delete_claim(&server, "train").await;
-    let again = kubelet.prepare(&driver_name, &[good.clone()]).await.expect("prepare after restart");
+    let again = kubelet.prepare(&driver_name, std::slice::from_ref(&good)).await.expect("prepare after restart");
     assert_eq!(
         again[&good.uid].as_ref().map(|d| d[0].cdi_device_ids.clone()),
         Ok(vec![cdi_id.clone()]),
@@ -306,10 +249,13 @@ async fn the_driver_prepares_claims_for_real_containers_survives_a_kill_and_tain
     let old = kubelet.wait_registered(&driver_name, WAIT).await.unwrap_or_else(|e| panic!("{e}\n{}", driver.log()));
     assert_eq!(old.service, DRA_V1BETA1);
     let beta = seed_claim(&server, "beta", &driver_name, &["npu-0", "npu-1"], None);
-    let answers = kubelet.prepare(&driver_name, &[beta.clone()]).await.expect("v1beta1 prepare");
+    let answers = kubelet.prepare(&driver_name, std::slice::from_ref(&beta)).await.expect("v1beta1 prepare");
     assert_eq!(answers[&beta.uid].as_ref().map(Vec::len), Ok(2));
     assert_eq!(specs.files().len(), 1);
-    assert_eq!(kubelet.unprepare(&driver_name, &[beta.clone()]).await.expect("v1beta1 unprepare")[&beta.uid], Ok(()));
+    assert_eq!(
+        kubelet.unprepare(&driver_name, std::slice::from_ref(&beta)).await.expect("v1beta1 unprepare")[&beta.uid],
+        Ok(())
+    );
     assert!(specs.files().is_empty());
 
     // A scripted fault: the chip is tainted in the published slice within a second; recovery removes the taint.
@@ -335,4 +281,30 @@ async fn delete_claim(server: &FakeApiServer, name: &str) {
     let claims: kube::Api<k8s_openapi::api::resource::v1::ResourceClaim> =
         kube::Api::namespaced(server.client(), "default");
     claims.delete(name, &Default::default()).await.expect("claim deleted");
+}
+
+fn run_to_exit(args: &[&str], envs: &[(&str, &Path)]) -> std::process::Output {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_ascend-dra-driver"));
+    command.args(args).args(["--node-name=worker-1", "--listen=127.0.0.1:0"]).env_remove("KUBERNETES_SERVICE_HOST");
+    for (name, value) in envs {
+        command.env(name, value);
+    }
+    command.output().expect("the driver runs")
+}
+
+#[test]
+fn a_missing_driver_library_or_cluster_is_named() {
+    let output = run_to_exit(&["--dcmi-library=/nonexistent/libdcmi.so"], &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("/nonexistent/libdcmi.so") && stderr.contains("Ascend driver"), "{stderr}");
+
+    let host = SimHost::sample("atlas-300i-pro");
+    let library = format!("--dcmi-library={}", host.fake.library.display());
+    let envs =
+        [("DCMI_SIM_CONFIG", host.fake.topology.as_path()), ("KUBECONFIG", Path::new("/nonexistent/kubeconfig"))];
+    let output = run_to_exit(&[&library, "--skip-library-ownership-check"], &envs);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("Kubernetes API") && stderr.contains("KUBECONFIG"), "{stderr}");
 }
