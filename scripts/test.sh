@@ -35,9 +35,8 @@ step "formatting"
 cargo fmt --all --check
 
 step "generated code is current"
-for generator in dcmi-sys/gen_bindings.sh ascend-deviceplugin/gen_protos.sh dra-kubelet-plugin/gen_protos.sh; do
-    [[ -f $generator ]] && bash "$generator" --check
-done
+bash dcmi-sys/gen_bindings.sh --check
+bash scripts/gen_protos.sh --check
 
 # --all-targets includes the criterion benches (benches/benches, examples/benches, ascend-deviceplugin/benches):
 # they are compiled here, in the dev profile, and run only by benches/run.sh. An optimised `cargo bench --no-run`

@@ -172,6 +172,9 @@ pub mod deadline;
 mod device_manager;
 mod discovery;
 mod error;
+#[cfg(feature = "fake")]
+#[cfg_attr(docsrs, doc(cfg(feature = "fake")))]
+pub mod fake;
 mod fault_events;
 mod fault_policy;
 mod ffi;

@@ -3,13 +3,12 @@
 //! binary; the binary holds this one test so that nothing else allocates meanwhile.
 
 mod counting_allocator;
-mod sampler_fake;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ascend_dcmi::fake::{fake_temperature, FakeManager};
 use ascend_dcmi::{GroupSet, LogicId, Metric, MetricGroup, SampleState, Sampler, SamplerConfig, UtilizationKind};
-use sampler_fake::{fake_temperature, FakeManager};
 
 const CHIPS: u32 = 16;
 const HOT_GROUPS: [MetricGroup; 3] = [MetricGroup::Utilization, MetricGroup::ChipState, MetricGroup::Memory];

@@ -1,13 +1,11 @@
 //! The sampler's deadline: a hung chip is timed out for the round while every other chip's values arrive on time,
 //! its stuck call is not joined by new ones, and it comes back once the call returns.
 
-mod sampler_fake;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ascend_dcmi::fake::{fake_temperature, FakeManager};
 use ascend_dcmi::{LogicId, MetricGroup, SampleState, Sampler, SamplerConfig};
-use sampler_fake::{fake_temperature, FakeManager};
 
 const DEADLINE: Duration = Duration::from_millis(200);
 

@@ -1,16 +1,14 @@
 //! The sampler's rounds: values land in the right slots, unsupported calls are remembered, deselected metrics are
 //! never called, rounds take chain × waves, and the background mode polls each group on its interval.
 
-mod sampler_fake;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ascend_dcmi::fake::{fake_temperature, fake_utilization, FakeManager};
 use ascend_dcmi::{
     FrequencyKind, GroupSet, LogicId, Metric, MetricGroup, MetricSet, SampleState, Sampler, SamplerConfig,
     UtilizationKind,
 };
-use sampler_fake::{fake_temperature, fake_utilization, FakeManager};
 
 fn sampler(fake: &Arc<FakeManager>, config: SamplerConfig) -> Sampler {
     Sampler::new(fake.clone(), config).expect("the fake enumerates")

@@ -1,4 +1,4 @@
-//! The kubelet gRPC APIs, generated from `proto/` by `gen_protos.sh` (committed; builds need no protoc).
+//! The kubelet gRPC APIs, generated from `proto/` by `scripts/gen_protos.sh` (committed; builds need no protoc).
 
 /// Device plugin API `v1beta1`: the `Registration` client and server, the `DevicePlugin` client and server.
 #[allow(missing_docs, clippy::all, clippy::pedantic, rust_2018_idioms, unreachable_pub)]

@@ -1,6 +1,6 @@
 //! The crate's error type. The mapping to gRPC status codes lives in one `From` impl in `service.rs`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -69,4 +69,19 @@ pub enum Error {
     /// The health monitor thread could not be started or has stopped.
     #[error("health monitor: {0}")]
     Monitor(String),
+}
+
+impl From<kubelet_socket::Error> for Error {
+    fn from(error: kubelet_socket::Error) -> Self {
+        match error {
+            kubelet_socket::Error::Io { operation, path, source } => Error::Io { operation, path, source },
+            kubelet_socket::Error::Connect { path, detail } => grpc_error("connecting", &path, detail),
+            other => Error::Grpc { operation: "socket".to_owned(), path: PathBuf::new(), detail: other.to_string() },
+        }
+    }
+}
+
+/// An [`Error::Grpc`] naming the call, the socket and what failed.
+pub(crate) fn grpc_error(operation: impl Into<String>, path: &Path, detail: String) -> Error {
+    Error::Grpc { operation: operation.into(), path: PathBuf::from(path), detail }
 }

@@ -19,9 +19,10 @@ use tonic::{Request, Response, Status};
 use crate::api::v1beta1::device_plugin_client::DevicePluginClient;
 use crate::api::v1beta1::registration_server::{Registration, RegistrationServer};
 use crate::api::v1beta1::{Device, DevicePluginOptions, Empty, RegisterRequest};
+use crate::error::grpc_error;
 use crate::error::{Error, Result};
 use crate::kubelet::{API_VERSION, KUBELET_SOCKET};
-use crate::unix_socket::{connect, grpc_error};
+use kubelet_socket::connect;
 
 /// The file a restarting kubelet keeps.
 pub const CHECKPOINT_FILE: &str = "kubelet_internal_checkpoint";

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use crate::api::v1beta1::registration_client::RegistrationClient;
 use crate::api::v1beta1::RegisterRequest;
-use crate::error::Result;
+use crate::error::{grpc_error, Result};
 use crate::service::PLUGIN_OPTIONS;
-use crate::unix_socket::{connect, grpc_error};
+use kubelet_socket::connect;
 
 /// The device plugin API version this crate speaks.
 pub const API_VERSION: &str = "v1beta1";

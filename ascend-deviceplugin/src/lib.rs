@@ -11,7 +11,7 @@
 //! A thin tonic adapter ([`service`]) serves the `DevicePlugin` service of each resource on its own unix socket
 //! ([`server`]); [`kubelet`] registers it, and [`plugin::run`] supervises all of it, re-serving and re-registering
 //! when the kubelet restarts. The gRPC code generated from the kubelet protos is committed under `src/generated/`
-//! (regenerate with `ascend-deviceplugin/gen_protos.sh`) and exposed as [`api`].
+//! (regenerate with `scripts/gen_protos.sh`) and exposed as [`api`].
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -42,7 +42,6 @@ pub mod plugin;
 pub mod preferred;
 pub mod server;
 pub mod service;
-pub mod unix_socket;
 
 pub use allocate::{AllocateConfig, AllocateMode, CdiDelivery, ContainerAllocation};
 pub use error::{Error, Result};

@@ -19,7 +19,7 @@ use crate::kubelet::{register, DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
 use crate::monitor::{HealthMonitor, MonitorConfig};
 use crate::observer::PluginObserver;
 use crate::server::{ResourceServer, ServerContext};
-use crate::unix_socket::{identity, FileIdentity};
+use kubelet_socket::{identity, FileIdentity};
 
 /// Everything the plugin is configured with.
 #[derive(Debug, Clone, PartialEq, Eq)]

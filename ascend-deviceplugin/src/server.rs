@@ -14,11 +14,11 @@ use crate::allocate::AllocateConfig;
 use crate::api::v1beta1::device_plugin_client::DevicePluginClient;
 use crate::api::v1beta1::device_plugin_server::DevicePluginServer;
 use crate::api::v1beta1::Empty;
-use crate::error::{Error, Result};
+use crate::error::{grpc_error, Result};
 use crate::inventory::Snapshot;
 use crate::observer::PluginObserver;
 use crate::service::DevicePluginService;
-use crate::unix_socket::{connect, grpc_error, identity, remove_if_same, FileIdentity};
+use kubelet_socket::{bind_fresh, connect, identity, remove_if_same, FileIdentity};
 
 /// How long a stopping server may take to finish its calls before it is aborted.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -59,21 +59,7 @@ impl ResourceServer {
         timeout: Duration,
     ) -> Result<Self> {
         let path = plugin_dir.join(socket);
-        match std::fs::remove_file(&path) {
-            Ok(()) => tracing::debug!(path = %path.display(), "removed stale socket"),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => return Err(Error::Io { operation: "removing stale socket", path, source }),
-        }
-        let listener = UnixListener::bind(&path).map_err(|source| Error::Io {
-            operation: "binding socket",
-            path: path.clone(),
-            source,
-        })?;
-        let identity = identity(&path).ok_or_else(|| Error::Io {
-            operation: "reading socket",
-            path: path.clone(),
-            source: std::io::Error::from(std::io::ErrorKind::NotFound),
-        })?;
+        let (listener, identity) = bind_fresh(&path)?;
         let (stopping, stop_signal) = watch::channel(false);
         let service = DevicePluginService::new(
             resource.to_owned(),

@@ -52,8 +52,7 @@ pub fn list_pod_resources(socket: &Path, prefix: &str, timeout: Duration) -> Res
         .build()
         .map_err(|error| format!("cannot start an async runtime: {error}"))?;
     let response = runtime.block_on(async {
-        let channel =
-            ascend_deviceplugin::unix_socket::connect(socket, timeout).await.map_err(|error| error.to_string())?;
+        let channel = kubelet_socket::connect(socket, timeout).await.map_err(|error| error.to_string())?;
         let mut client = PodResourcesListerClient::new(channel);
         let call = client.list(ListPodResourcesRequest {});
         match tokio::time::timeout(timeout, call).await {

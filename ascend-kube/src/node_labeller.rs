@@ -23,10 +23,10 @@
 //! ```
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use ascend_dcmi::deadline::{DriverCalls, Started};
 use ascend_dcmi::DeviceManager;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, Patch, PatchParams};
@@ -93,8 +93,9 @@ pub struct NodeLabeller {
     nodes: Api<Node>,
     config: LabellerConfig,
     trigger: Arc<Notify>,
-    /// Set while a thread reads the chips; a read that outlived its deadline keeps it set until it returns.
-    driver_busy: Arc<AtomicBool>,
+    /// The one read of the chips at a time, on a worker thread within the deadline: a read that outlived its
+    /// deadline keeps the worker until it returns, and no second read piles up behind it.
+    driver: DriverCalls,
 }
 
 impl NodeLabeller {
@@ -107,9 +108,9 @@ impl NodeLabeller {
         Ok(NodeLabeller {
             manager,
             nodes: Api::all(client),
+            driver: DriverCalls::new("node-labeller", 1, config.driver_deadline),
             config,
             trigger: Arc::new(Notify::new()),
-            driver_busy: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -129,7 +130,7 @@ impl NodeLabeller {
     /// [`Error::NoChips`] or [`Error::Dcmi`] from the driver, [`Error::DriverDeadline`], [`Error::DriverBusy`]
     /// while an earlier read is still blocked, [`Error::DriverThread`] if the thread panicked.
     pub async fn desired_labels(&self) -> Result<NodeLabels> {
-        desired_labels(Arc::clone(&self.manager), &self.driver_busy, self.config.driver_deadline).await
+        desired_labels(Arc::clone(&self.manager), &self.driver).await
     }
 
     /// What a reconcile would patch now, without patching: the desired labels against the node's.
@@ -187,28 +188,23 @@ impl NodeLabeller {
     }
 }
 
-/// Reads the labels on a blocking thread. At most one such thread exists per labeller: DCMI calls cannot be
-/// cancelled, and a card that blocks every read must not pile up one stuck thread per tick.
-async fn desired_labels(
-    manager: Arc<dyn DeviceManager>,
-    busy: &Arc<AtomicBool>,
-    deadline: Duration,
-) -> Result<NodeLabels> {
-    if busy.swap(true, Ordering::AcqRel) {
-        return Err(Error::DriverBusy);
+/// Reads the labels on the driver's worker within its deadline. DCMI calls cannot be cancelled: while a read that
+/// outlived its deadline is still blocked in the driver (a dropped card), later ticks are refused at once.
+async fn desired_labels(manager: Arc<dyn DeviceManager>, driver: &DriverCalls) -> Result<NodeLabels> {
+    let (sender, answer) = tokio::sync::oneshot::channel();
+    let read = move || NodeLabels::read(manager.as_ref());
+    match driver.start((), read, move |labels| {
+        // The reconcile may have stopped waiting (deadline passed); then nobody wants the labels.
+        let _ = sender.send(labels);
+    }) {
+        Ok(Started::Started) => {}
+        Ok(Started::StillBusy) => return Err(Error::DriverBusy),
+        Err(error) => return Err(Error::DriverThread(error.to_string())),
     }
-    let release = Arc::clone(busy);
-    let read = tokio::task::spawn_blocking(move || {
-        let labels = NodeLabels::read(manager.as_ref());
-        release.store(false, Ordering::Release);
-        labels
-    });
-    match tokio::time::timeout(deadline, read).await {
+    match tokio::time::timeout(driver.deadline(), answer).await {
         Ok(Ok(labels)) => Ok(labels?),
-        Ok(Err(error)) => {
-            busy.store(false, Ordering::Release);
-            Err(Error::DriverThread(error.to_string()))
-        }
-        Err(_) => Err(Error::DriverDeadline(deadline)),
+        // The worker dropped the delivery without calling it: the read panicked.
+        Ok(Err(_)) => Err(Error::DriverThread("the read of the chips panicked".to_owned())),
+        Err(_) => Err(Error::DriverDeadline(driver.deadline())),
     }
 }

@@ -226,35 +226,6 @@ async fn run_reconciles_at_start_on_demand_and_stops_on_shutdown() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_blocked_driver_fails_the_reconcile_without_piling_up_threads() {
-    let server = server_with_node(&FOREIGN).await;
-    let mut manager = ascend_dcmi::MockDeviceManager::new();
-    // The first chip list blocks like a dropped card; the ones after it answer at once.
-    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    manager.expect_chips().returning(move || {
-        if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
-            std::thread::sleep(Duration::from_millis(600));
-        }
-        Ok(vec![chip(0, "910B3", None, None).ids])
-    });
-    manager.expect_identity().returning(|_| Ok(chip(0, "910B3", None, None)));
-    manager.expect_driver_version().returning(|| Ok("24.1.rc2".into()));
-    let config = LabellerConfig { driver_deadline: Duration::from_millis(100), ..LabellerConfig::new(NODE) };
-    let labeller = NodeLabeller::new(Arc::new(manager), server.client(), config).expect("labeller");
-
-    let late = labeller.reconcile().await.expect_err("the driver blocks");
-    assert!(matches!(late, Error::DriverDeadline(_)), "{late:?}");
-    let busy = labeller.reconcile().await.expect_err("the blocked read is still running");
-    assert!(matches!(busy, Error::DriverBusy), "{busy:?}");
-    assert!(busy.to_string().contains("left unchanged"), "{busy}");
-    assert!(server.requests().is_empty(), "nothing is read or patched without the chips");
-
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    let outcome = labeller.reconcile().await.expect("the driver answers again");
-    assert!(matches!(outcome, Reconciled::Patched(_)), "{outcome:?}");
-}
-
 #[tokio::test]
 async fn an_invalid_node_name_is_refused_before_any_request() {
     let server = FakeApiServer::start().await.expect("server");
@@ -270,4 +241,50 @@ async fn wait_for(condition: impl Fn() -> bool) {
         assert!(tokio::time::Instant::now() < deadline, "condition not met within 10 s");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_driver_fails_the_reconcile_in_time_and_no_second_read_piles_up() {
+    let server = server_with_node(&FOREIGN).await;
+    // A driver whose chip list blocks until the test releases it, as DCMI does on a dropped card.
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let released = Mutex::new(released);
+    let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = Arc::clone(&reads);
+    let identities = duo(2);
+    let listed: Vec<_> = identities.iter().map(|chip| chip.ids).collect();
+    let mut driver = ascend_dcmi::MockDeviceManager::new();
+    driver.expect_chips().returning(move || {
+        if counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            let _ = released.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).recv();
+        }
+        Ok(listed.clone())
+    });
+    driver
+        .expect_identity()
+        .returning(move |logic| Ok(identities.iter().find(|chip| chip.ids.logic == logic).cloned().expect("chip")));
+    driver.expect_driver_version().returning(|| Ok("24.1.rc2".to_owned()));
+    let config = LabellerConfig { driver_deadline: Duration::from_millis(200), ..hourly() };
+    let labeller = NodeLabeller::new(Arc::new(driver), server.client(), config).expect("labeller");
+
+    let error = tokio::time::timeout(Duration::from_secs(5), labeller.reconcile())
+        .await
+        .expect("the reconcile must give up on a hung driver at its deadline")
+        .expect_err("the driver hangs");
+    assert!(matches!(error, Error::DriverDeadline(deadline) if deadline == Duration::from_millis(200)), "{error:?}");
+    let error = labeller.reconcile().await.expect_err("the first read is still blocked");
+    assert!(matches!(error, Error::DriverBusy), "{error:?}");
+    assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 1, "a second read was started behind the hung one");
+    assert!(patches(&server).is_empty(), "a failed read must not touch the labels");
+
+    release.send(()).expect("release the driver");
+    // The blocked read returns and frees the driver; the next reconcile reads again and labels the node.
+    let outcome = loop {
+        match labeller.reconcile().await {
+            Err(Error::DriverBusy) => tokio::time::sleep(Duration::from_millis(10)).await,
+            other => break other.expect("the driver answers again"),
+        }
+    };
+    assert!(matches!(outcome, Reconciled::Patched(_)), "{outcome:?}");
+    assert_eq!(labels(&server).get("ascend.huawei.com/chip-count").map(String::as_str), Some("2"));
 }

@@ -18,10 +18,9 @@
 
 #![forbid(unsafe_code)]
 
-/// The in-process fake [`ascend_dcmi::DeviceManager`] of the sampler tests, shared so that tests and benches
-/// measure the same thing.
-#[path = "../../ascend-dcmi/tests/sampler_fake/mod.rs"]
-pub mod fake;
+/// The in-process fake [`ascend_dcmi::DeviceManager`] of the sampler tests (ascend-dcmi's feature `fake`), so that
+/// tests and benches measure the same thing.
+pub use ascend_dcmi::fake;
 pub mod poll_timing;
 pub mod replicated_topology;
 pub mod serial;

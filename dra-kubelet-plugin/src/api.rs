@@ -1,4 +1,4 @@
-//! The kubelet gRPC APIs, generated from `proto/` by `gen_protos.sh` (committed; builds need no protoc).
+//! The kubelet gRPC APIs, generated from `proto/` by `scripts/gen_protos.sh` (committed; builds need no protoc).
 
 /// Plugin registration (package `pluginregistration`): the `Registration` service a plugin serves in the kubelet's
 /// `plugins_registry` directory.

@@ -44,3 +44,15 @@ impl Error {
         Error::Grpc { operation: operation.into(), path: path.into(), detail: detail.to_string() }
     }
 }
+
+impl From<kubelet_socket::Error> for Error {
+    fn from(error: kubelet_socket::Error) -> Self {
+        match error {
+            kubelet_socket::Error::Io { operation, path, source } => Error::Io { operation, path, source },
+            kubelet_socket::Error::Connect { path, detail } => {
+                Error::Grpc { operation: "connecting".into(), path, detail }
+            }
+            other => Error::Grpc { operation: "socket".into(), path: PathBuf::new(), detail: other.to_string() },
+        }
+    }
+}

@@ -22,7 +22,7 @@ use crate::api::{dra_v1, dra_v1beta1};
 use crate::driver::{ClaimRef, PreparedDevice};
 use crate::error::{Error, Result};
 use crate::registration::{DRA_PLUGIN_TYPE, DRA_V1, DRA_V1BETA1, HEALTH_V1ALPHA1};
-use crate::socket::{connect, identity, FileIdentity};
+use kubelet_socket::{connect, identity, FileIdentity};
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 const SCAN_INTERVAL: Duration = Duration::from_millis(20);

@@ -16,7 +16,7 @@
 //!   (restarted) kubelet registers the driver, which is the moment to republish the node's slices;
 //! - with feature `fake-kubelet`, [`fake_kubelet::FakeKubelet`], a kubelet peer for your integration tests.
 //!
-//! The gRPC code is generated from our own copies of the kubelet protos and committed (`gen_protos.sh`; builds
+//! The gRPC code is generated from our own copies of the kubelet protos and committed (`scripts/gen_protos.sh`; builds
 //! need no protoc); it is public as [`api`] for peers and tests.
 //!
 //! # A minimal driver
@@ -81,7 +81,6 @@ mod health;
 mod plugin;
 mod registration;
 mod service;
-pub mod socket;
 
 pub use driver::{ClaimError, ClaimRef, DeviceHealth, Driver, HealthStatus, PreparedDevice};
 pub use error::{Error, Result};

@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::health::HealthService;
 use crate::registration::{supported_versions, RegistrationService, RegistrationState, DRA_PLUGIN_TYPE};
 use crate::service::{Calls, DraV1, DraV1beta1};
-use crate::socket::{bind_fresh, connect, identity, remove_if_same, FileIdentity};
+use kubelet_socket::{bind_fresh, connect, identity, remove_if_same, FileIdentity};
 
 /// The kubelet's plugin-registration directory.
 pub const DEFAULT_REGISTRY_DIR: &str = "/var/lib/kubelet/plugins_registry";
@@ -312,7 +312,9 @@ impl Served {
     }
 
     async fn stop(self) {
-        remove_if_same(&self.path, self.identity);
+        if let Err(error) = remove_if_same(&self.path, self.identity) {
+            tracing::warn!(%error, "cannot remove socket");
+        }
         let _ = self.stop.send(true);
         let mut task = self.task;
         if tokio::time::timeout(STOP_GRACE, &mut task).await.is_err() {

@@ -96,7 +96,7 @@ impl PodResourcesWatch {
 
     /// One connection: lists every `refresh` until a call fails.
     async fn session(&self, shared: &SharedAttribution) -> SessionEnd {
-        let channel = match ascend_deviceplugin::unix_socket::connect(&self.socket, self.call_timeout).await {
+        let channel = match kubelet_socket::connect(&self.socket, self.call_timeout).await {
             Ok(channel) => channel,
             Err(error) => return SessionEnd { published: false, error: error.to_string() },
         };

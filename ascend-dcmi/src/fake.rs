@@ -1,19 +1,30 @@
-//! An in-process [`ascend_dcmi::DeviceManager`] for the sampler's tests and benches: heap-free answers for every
-//! hot-path call, a configurable latency per call, chips that hang until released, metrics that answer -8255, and
-//! call counters.
+//! An in-process [`DeviceManager`] for load and deadline tests (feature `fake`): heap-free
+//! answers for every call the sampler makes, a configurable latency per call, chips that hang until released,
+//! metrics that answer -8255 (not supported), and call counters.
 //!
-//! Shared by `ascend-dcmi/tests/sampler_*.rs` (as `mod sampler_fake;`) and the `ascend-benches` crate (by path), so
-//! that the tests and the benches measure the same fake.
-
-// Each test crate uses a different part of the fake.
-#![allow(dead_code)]
+//! Where `MockDeviceManager` (feature `mock`) checks *which* calls code makes, this fake
+//! answers thousands of calls a second as a driver would, so code built on the [`Sampler`](crate::Sampler) can be
+//! tested and benchmarked under latency and hangs without a driver or the simulator. The crate's own sampler tests and
+//! the `ascend-benches` crate use it, so that tests and benches measure the same thing.
+//!
+//! ```
+//! use std::time::Duration;
+//! use ascend_dcmi::fake::FakeManager;
+//! use ascend_dcmi::{DeviceManager, LogicId};
+//!
+//! let host = FakeManager::new(8).with_latency(Duration::from_micros(50));
+//! assert_eq!(host.chips()?.len(), 8);
+//! assert_eq!(host.temperature(LogicId(3))?, ascend_dcmi::fake::fake_temperature(LogicId(3)));
+//! assert_eq!(host.calls(LogicId(3)), 1);
+//! # Ok::<(), ascend_dcmi::Error>(())
+//! ```
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::Duration;
 
-use ascend_dcmi::{
+use crate::{
     BootStatus, CallContext, CardId, Celsius, ChipIdentity, ChipIds, ChipInfo, ChipLocator, ChipProcess, DdrMemory,
     DeviceId, DeviceManager, EccComponent, EccCounters, Error, FaultEventStream, FrequencyKind, HbmMemory,
     HccsBandwidth, HealthReport, LogicId, MegaHertz, Metric, NetworkHealth, PcieBandwidth, Percent, PhyId, Power,
@@ -21,7 +32,7 @@ use ascend_dcmi::{
 };
 
 /// How many metrics the sampler knows (one counter each per chip).
-const METRICS: usize = ascend_dcmi::sampler::METRIC_COUNT;
+const METRICS: usize = crate::sampler::METRIC_COUNT;
 
 /// A fake host with `n` chips: logic id = physical id = card id = index, device 0.
 pub struct FakeManager {
@@ -75,11 +86,17 @@ impl FakeManager {
     }
 
     /// `metric` answers -8255 on `chip` from now on.
+    ///
+    /// # Panics
+    /// If the host has no chip `chip` (a mistake in the test, not a driver answer).
     pub fn set_unsupported(&self, chip: LogicId, metric: Metric) {
         self.unsupported[chip.0 as usize].fetch_or(1 << metric.index(), Ordering::Relaxed);
     }
 
     /// Every later call to `chip` blocks until [`FakeManager::release`].
+    ///
+    /// # Panics
+    /// If the host has no chip `chip`.
     pub fn hang(&self, chip: LogicId) {
         self.hung[chip.0 as usize].store(true, Ordering::SeqCst);
     }
@@ -91,14 +108,16 @@ impl FakeManager {
         self.released.notify_all();
     }
 
-    /// Calls made to `chip` so far, of every metric.
+    /// Calls made to `chip` so far, of every metric (none for a chip the host does not have).
     pub fn calls(&self, chip: LogicId) -> usize {
-        self.calls[chip.0 as usize].iter().map(|count| count.load(Ordering::SeqCst)).sum()
+        self.calls
+            .get(chip.0 as usize)
+            .map_or(0, |counts| counts.iter().map(|count| count.load(Ordering::SeqCst)).sum())
     }
 
-    /// Calls of one metric made to `chip` so far.
+    /// Calls of one metric made to `chip` so far (none for a chip the host does not have).
     pub fn calls_of(&self, chip: LogicId, metric: Metric) -> usize {
-        self.calls[chip.0 as usize][metric.index()].load(Ordering::SeqCst)
+        self.calls.get(chip.0 as usize).map_or(0, |counts| counts[metric.index()].load(Ordering::SeqCst))
     }
 
     /// Calls blocked in a hang right now.

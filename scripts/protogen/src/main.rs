@@ -1,8 +1,8 @@
 //! Compiles kubelet protos with protox and writes tonic client and server code for each proto package into
-//! `<out-dir>` (one `<package>.rs` file per package). The workspace's one proto generator: both
-//! `ascend-deviceplugin/gen_protos.sh` and `dra-kubelet-plugin/gen_protos.sh` run it.
+//! `<out-dir>` (one `<package>.rs` file per package). The workspace's one proto generator, run by
+//! `scripts/gen_protos.sh` for every crate with a `proto/generate.txt`.
 //!
-//! Usage: `ascend-deviceplugin-protogen <proto-root> <out-dir> <proto>...` with each proto relative to the root.
+//! Usage: `kubelet-protogen <proto-root> <out-dir> <proto>...` with each proto relative to the root.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
