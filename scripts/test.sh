@@ -38,7 +38,7 @@ step "generated code is current"
 bash dcmi-sys/gen_bindings.sh --check
 bash scripts/gen_protos.sh --check
 
-# --all-targets includes the criterion benches (benches/benches, examples/benches, ascend-deviceplugin/benches):
+# --all-targets includes the criterion benches (benches/benches, ascend-exporter/benches, ascend-deviceplugin/benches):
 # they are compiled here, in the dev profile, and run only by benches/run.sh. An optimised `cargo bench --no-run`
 # would add a second full release build to every CI run for no extra checking.
 step "build, benches included (the simulator library too: the tests load it with dlopen)"

@@ -30,7 +30,7 @@ fn warm_polls_through_dcmi_sim_allocate_nothing() {
         FAULTY.0, FAULT.0, SLOW.0
     ));
     let manager: Arc<dyn DeviceManager> = Arc::new(dcmi);
-    // The exporter's configuration: every metric of every group (see examples/src/exporter/app.rs).
+    // The exporter's configuration: every metric of every group (see ascend-exporter/src/app.rs).
     let config = SamplerConfig::default();
     let sampler = Sampler::new(manager, config).expect("the simulator enumerates");
     let chips = sampler.chips().len();

@@ -47,6 +47,6 @@ pub use allocate::{AllocateConfig, AllocateMode, CdiDelivery, ContainerAllocatio
 pub use error::{Error, Result};
 pub use inventory::{Device, DeviceKind, Health, InventoryOptions, Resource, Snapshot};
 pub use monitor::{HealthMonitor, MonitorConfig};
-pub use naming::ResourceNaming;
+pub use naming::{DeviceName, ResourceNaming};
 pub use observer::{NoopObserver, PluginObserver};
 pub use plugin::PluginConfig;

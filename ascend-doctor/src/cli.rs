@@ -42,7 +42,8 @@ pub struct DoctorCli {
     /// RuntimeClass manifests (YAML or `kubectl get runtimeclass -o json`) to check instead of asking kubectl.
     #[arg(long, value_name = "FILE")]
     pub runtime_class_manifest: Option<PathBuf>,
-    /// The Kubernetes node name (default: the host's hostname).
+    /// The Kubernetes node name (default: the host's hostname); its Node object gives the kubelet's version when
+    /// an API server is configured (in a pod, or KUBECONFIG / ~/.kube/config).
     #[arg(long, value_name = "NAME")]
     pub node: Option<String>,
     /// How long the chips, and each kubectl call, may take (`10`, `10s`, `1m`; plain numbers are seconds).
@@ -121,8 +122,19 @@ pub fn options(cli: &DoctorCli) -> Result<DoctorOptions, String> {
         chip_deadline: timeout,
         sections,
         pod_resources_socket: default_pod_resources_socket(),
+        node_api: node_api(timeout),
         host,
     })
+}
+
+#[cfg(feature = "kube")]
+fn node_api(timeout: Duration) -> Option<Box<dyn super::context::NodeApi>> {
+    Some(Box::new(super::node_api::KubeNodeApi { timeout }))
+}
+
+#[cfg(not(feature = "kube"))]
+fn node_api(_timeout: Duration) -> Option<Box<dyn super::context::NodeApi>> {
+    None
 }
 
 /// Parses `args` (program name first), runs the checks, prints the report; the process exit status.

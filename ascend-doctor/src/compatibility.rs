@@ -165,6 +165,18 @@ pub struct Release {
     pub firmware: Option<VersionRange>,
     /// The CANN versions.
     pub cann: VersionRange,
+    /// Where the pairing comes from, when the row says.
+    pub source: Option<String>,
+}
+
+impl Release {
+    /// The row's name with its source, for evidence: `"HDK 24.1 / CANN 8.0" (source: ...)`.
+    pub fn label(&self) -> String {
+        match &self.source {
+            Some(source) => format!("{:?} (source: {source})", self.name),
+            None => format!("{:?}", self.name),
+        }
+    }
 }
 
 /// The table.
@@ -192,6 +204,8 @@ struct ReleaseRow {
     #[serde(default)]
     firmware: Option<[String; 2]>,
     cann: [String; 2],
+    #[serde(default)]
+    source: Option<String>,
 }
 
 /// Why a table could not be read.
@@ -236,6 +250,7 @@ impl CompatibilityTable {
                 driver: range(origin, index, "driver", &row.driver)?,
                 firmware: row.firmware.as_ref().map(|bounds| range(origin, index, "firmware", bounds)).transpose()?,
                 cann: range(origin, index, "cann", &row.cann)?,
+                source: row.source.clone(),
             });
         }
         Ok(Self { origin: origin.to_owned(), releases })
@@ -305,6 +320,15 @@ mod tests {
         assert_eq!(rows.len(), 1);
         assert!(rows[0].cann.contains(&v("8.0.RC3")));
         assert!(!rows[0].cann.contains(&v("8.1.RC1")));
+        assert!(table.releases.iter().all(|row| row.source.as_deref().is_some_and(|s| s.contains("release notes"))));
+    }
+
+    #[test]
+    fn an_operators_row_without_a_source_still_loads() {
+        let text = "format = 1\n[[release]]\nname = \"mine\"\ndriver = [\"1\", \"2\"]\ncann = [\"1\", \"2\"]\n";
+        let table = CompatibilityTable::parse(text, "t.toml").expect("valid");
+        assert_eq!(table.releases[0].source, None);
+        assert_eq!(table.releases[0].label(), "\"mine\"");
     }
 
     #[test]

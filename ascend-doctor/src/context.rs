@@ -20,6 +20,16 @@ pub trait DriverConnector: Send + Sync {
     fn connect(&self, library: &Path) -> Result<Arc<dyn DeviceManager>, String>;
 }
 
+/// Reads what the Node object says about this node. The doctor works without one (builds without the `kube`
+/// feature, hosts without access to the API server); tests pass their own.
+pub trait NodeApi: Send + Sync {
+    /// The node's `status.nodeInfo.kubeletVersion`; `Ok(None)` when the kubelet has not reported one.
+    ///
+    /// # Errors
+    /// Why the API server gave no answer, as text naming the request (no cluster configured, refused, timed out).
+    fn kubelet_version(&self, node: &str) -> Result<Option<String>, String>;
+}
+
 /// The real connector: `ascend_dcmi::Dcmi` with the host root and a call deadline.
 #[derive(Debug, Clone)]
 pub struct DcmiConnector {
@@ -68,6 +78,8 @@ pub struct DoctorOptions {
     pub sections: Vec<Section>,
     /// The kubelet's PodResources socket, a host path.
     pub pod_resources_socket: PathBuf,
+    /// The API server, for the Node object (`None`: only files on the host are read).
+    pub node_api: Option<Box<dyn NodeApi>>,
 }
 
 impl std::fmt::Debug for DoctorOptions {
@@ -80,6 +92,7 @@ impl std::fmt::Debug for DoctorOptions {
             .field("kubectl", &self.kubectl)
             .field("node_name", &self.node_name)
             .field("sections", &self.sections)
+            .field("node_api", &self.node_api.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -118,4 +131,8 @@ pub struct Facts {
     pub ascend_runtimes: Vec<RegisteredRuntime>,
     /// Whether any engine configuration was found.
     pub engine_configured: bool,
+    /// The node's CDI specs of the Ascend kind: host path and declared `cdiVersion`.
+    pub cdi_specs: Vec<(String, String)>,
+    /// The container engines found, with their CDI state.
+    pub engines: Vec<super::container_engines::Engine>,
 }

@@ -139,7 +139,7 @@ pub fn device_plugin(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
 }
 
 /// The node this host is: `--node`, else the host's hostname.
-fn node_name(options: &DoctorOptions) -> Option<String> {
+pub fn node_name(options: &DoctorOptions) -> Option<String> {
     if let Some(name) = &options.node_name {
         return Some(name.clone());
     }

@@ -11,6 +11,18 @@
 //! [`host::HostRoot`], so the same checks run on `/`, on `/host` in a container, and on fake hosts in tests.
 //! [`cli`] is the whole command line of the binary.
 //!
+//! The version floors of the project's compatibility matrix (`docs/compatibility.md`) are checks too: the kubelet's
+//! version ([`kubelet_version`]), each container engine's CDI switch and the `cdiVersion` it reads
+//! ([`cdi_engine_checks`], over [`container_engines`]), and the driver/firmware/CANN table ([`compatibility`],
+//! whose built-in rows name their sources; an operator's table replaces it). Versions are read from files, never by
+//! running a program under the host root ([`installed_version`] says why).
+//!
+//! # Features
+//!
+//! - `kube`: the kubelet's version from the Node object, through kube-rs (crate `ascend-kube`), when an API server is
+//!   configured. Without it the doctor needs no Kubernetes client and reads the version from the host's files. A
+//!   binary that enables it selects k8s-openapi's Kubernetes version, as `ascend-kube` documents.
+//!
 //! ```no_run
 //! use ascend_doctor::{cli, report};
 //! use clap::Parser;
@@ -24,16 +36,24 @@
 //! # }
 //! ```
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod cdi_engine_checks;
 pub mod check;
 pub mod cli;
 pub mod compatibility;
+pub mod container_engines;
 pub mod context;
 pub mod driver_checks;
 pub mod host;
+pub mod installed_version;
 pub mod kubectl;
+pub mod kubelet_version;
 pub mod kubernetes_checks;
 pub mod library_safety;
+#[cfg(feature = "kube")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kube")))]
+pub mod node_api;
 pub mod pod_resources;
 pub mod report;
 pub mod runtime_checks;

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use ascend_oci::runtime_config::{
-    parse_runtime_classes, runtime_class_manifest, runtime_class_warnings, RuntimeClassRef,
+    cri_plugin_key, parse_runtime_classes, runtime_class_manifest, runtime_class_warnings, RuntimeClassRef,
 };
 
 use super::check::{CheckResult, Section, Status};
@@ -117,11 +117,7 @@ pub fn docker(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
 /// The CRI plugin's runtimes table of a containerd config, by config version.
 fn containerd_runtimes(config: &toml::Table) -> (i64, Option<&toml::Table>, Option<bool>) {
     let version = config.get("version").and_then(toml::Value::as_integer).unwrap_or(1);
-    let plugin_key = match version {
-        1 => "cri",
-        2 => "io.containerd.grpc.v1.cri",
-        _ => "io.containerd.cri.v1.runtime",
-    };
+    let plugin_key = cri_plugin_key(version).unwrap_or("io.containerd.cri.v1.runtime");
     let plugin = config.get("plugins").and_then(|p| p.get(plugin_key));
     let runtimes =
         plugin.and_then(|p| p.get("containerd")).and_then(|c| c.get("runtimes")).and_then(toml::Value::as_table);
@@ -304,6 +300,7 @@ pub fn cdi(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
             }
         }
     }
+    facts.cdi_specs = specs.iter().map(|(path, spec)| (path.clone(), spec.cdi_version.clone())).collect();
     let Some((path, spec)) = specs.first() else {
         return check
             .evidence(format!("no spec of kind {kind} in {} or {}", ascend_oci::cdi::STATIC_SPEC_DIR, ascend_oci::cdi::DYNAMIC_SPEC_DIR))

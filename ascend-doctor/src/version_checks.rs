@@ -124,9 +124,10 @@ fn toolkit_against_driver(
             .with_status(Status::Warn);
     }
     if let Some(row) = rows.iter().find(|row| row.cann.contains(&cann)) {
-        return check.evidence(format!("table row {:?}: driver {} runs CANN {}", row.name, row.driver, row.cann));
+        return check.evidence(format!("table row {}: driver {} runs CANN {}", row.label(), row.driver, row.cann));
     }
     let supported: Vec<String> = rows.iter().map(|row| format!("{} ({})", row.cann, row.name)).collect();
+    let sources: Vec<String> = rows.iter().map(|row| format!("table {}: row {}", table.origin, row.label())).collect();
     let newer = rows.iter().all(|row| row.cann.place(&cann) == Placement::Above);
     let drivers_for_cann: Vec<String> =
         table.rows_for_cann(&cann).iter().map(|row| format!("{} ({})", row.driver, row.name)).collect();
@@ -152,7 +153,7 @@ fn toolkit_against_driver(
             ),
         )
     };
-    check.evidence(evidence).fix(fix).with_status(Status::Fail)
+    check.evidence(evidence).evidence_lines(sources).fix(fix).with_status(Status::Fail)
 }
 
 /// versions.cann_host: the host's CANN toolkit against the driver.

@@ -6,6 +6,7 @@
 //!   with merge patches that touch only those keys; [`labeller_tool`] is the `ascend-node-labeller` tool's modes.
 //! - [`resource_slices`] and [`resource_claims`]: a DRA driver's node-local pool of ResourceSlices (names, owner,
 //!   generation, server-side apply, removal of stale slices) and the claims it prepares.
+//! - [`node_info`]: what a Node object reports of its node's software (the kubelet's version).
 //! - [`client`]: the connection ([`connect`]) and the one request path ([`client::request`]): a deadline on every
 //!   call and errors that name the verb, the object and what to check ([`Error`]).
 //!
@@ -41,6 +42,7 @@
 pub mod client;
 mod error;
 pub mod labeller_tool;
+pub mod node_info;
 pub mod node_labeller;
 pub mod node_labels;
 pub mod resource_claims;

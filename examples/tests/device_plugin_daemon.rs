@@ -2,131 +2,28 @@
 //! kubelet over unix sockets: registration, ListAndWatch, a scripted fault and its recovery, a kubelet restart,
 //! Allocate, preferred allocation, /metrics, SIGTERM; and a node without a driver.
 
-mod daemon_support;
+mod device_plugin_support;
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use ascend_deviceplugin::api::v1beta1::{
     AllocateRequest, ContainerAllocateRequest, ContainerPreferredAllocationRequest, PreferredAllocationRequest,
 };
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
-use daemon_support::Daemon;
-use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
-use dcmi_sim::injection::InjectionRule;
-use dcmi_sim::{write_overlay, ChipOverlay, Overlay, Topology, OVERLAY_SETTLE};
+use dcmi_sim::{write_overlay, Overlay, OVERLAY_SETTLE};
+use device_plugin_support::{
+    free_port, health_list_of, is, overlay_fault, overlay_hang, sim_args, sim_host, unhealthy_count, wait_health_of,
+    wait_http, Daemon, WAIT,
+};
 
 const RESOURCE: &str = "huawei.com/Ascend310P";
-const WAIT: Duration = Duration::from_secs(15);
-
-fn spawn_daemon(args: &[String], envs: &[(&str, &Path)]) -> Daemon {
-    Daemon::spawn(env!("CARGO_BIN_EXE_ascend-device-plugin"), args, envs)
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
-}
-
-fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let status = response.split_whitespace().nth(1)?.parse().ok()?;
-    let body = response.split_once("\r\n\r\n").map(|(_, body)| body.to_owned()).unwrap_or_default();
-    Some((status, body))
-}
-
-fn wait_http(port: u16, path: &str, daemon: &Daemon) -> String {
-    let started = Instant::now();
-    loop {
-        if let Some((200, body)) = http_get(port, path) {
-            return body;
-        }
-        assert!(started.elapsed() < WAIT, "no 200 from {path}; log:\n{}", daemon.log());
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// A fake host for a topology of `dcmi-sim/topologies`; injected hangs last `hang` instead of an hour.
-fn sim_host(topology: &str, root: &Path, hang: Duration) -> FakeHost {
-    let topology_file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dcmi-sim/topologies").join(topology);
-    let mut topology = Topology::load(&topology_file).expect("topology loads");
-    topology.simulation.hang_ms = u64::try_from(hang.as_millis()).unwrap_or(u64::MAX);
-    FakeHost::build(&topology, root, &FakeHostOptions::default()).expect("fake host builds")
-}
-
-fn health_list_of(kubelet: &FakeKubelet, resource: &str) -> Vec<(String, String)> {
-    let mut list: Vec<(String, String)> =
-        kubelet.devices(resource).unwrap_or_default().into_iter().map(|d| (d.id, d.health)).collect();
-    list.sort();
-    list
-}
 
 fn health_list(kubelet: &FakeKubelet) -> Vec<(String, String)> {
     health_list_of(kubelet, RESOURCE)
 }
 
-async fn wait_health_of(
-    kubelet: &FakeKubelet,
-    resource: &str,
-    what: &str,
-    condition: impl Fn(&[(String, String)]) -> bool,
-) -> Duration {
-    let started = Instant::now();
-    kubelet.wait_until(what, WAIT, |k| condition(&health_list_of(k, resource))).await.unwrap_or_else(|e| panic!("{e}"));
-    started.elapsed()
-}
-
 async fn wait_health(kubelet: &FakeKubelet, what: &str, condition: impl Fn(&[(String, String)]) -> bool) -> Duration {
     wait_health_of(kubelet, RESOURCE, what, condition).await
-}
-
-fn is(devices: &[(String, String)], id: &str, health: &str) -> bool {
-    devices.iter().any(|(device, h)| device == id && h == health)
-}
-
-fn unhealthy_count(devices: &[(String, String)]) -> usize {
-    devices.iter().filter(|(_, h)| h == "Unhealthy").count()
-}
-
-fn overlay_fault(path: &Path, logic_id: u32, faults: Vec<u32>, health: u32) {
-    let chip = ChipOverlay {
-        logic_id,
-        health: Some(health),
-        faults: Some(faults.into_iter().map(dcmi_sim::topology::FaultSpec::Code).collect()),
-        ..ChipOverlay::default()
-    };
-    write_overlay(path, &Overlay { chips: vec![chip], injections: Vec::new() }).expect("overlay written");
-}
-
-fn overlay_hang(path: &Path, logic_id: u32) {
-    let rule = InjectionRule {
-        function: "dcmi_get_device_health".into(),
-        logic_id: Some(logic_id),
-        code: None,
-        from_call: 1,
-        until_call: None,
-        window_s: None,
-        latency_ms: None,
-        hang: true,
-    };
-    write_overlay(path, &Overlay { chips: Vec::new(), injections: vec![rule] }).expect("overlay written");
-}
-
-fn sim_args(plugins: &Path, host: &FakeHost, port: u16, extra: &[&str]) -> Vec<String> {
-    let mut args = vec![
-        format!("--plugin-dir={}", plugins.display()),
-        format!("--host-root={}", host.root.display()),
-        format!("--dcmi-library={}", host.library.display()),
-        "--skip-library-ownership-check".into(),
-        format!("--listen=127.0.0.1:{port}"),
-    ];
-    args.extend(extra.iter().map(|arg| (*arg).to_owned()));
-    args
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -147,7 +44,7 @@ async fn daemon_on_the_simulated_duo_server() {
         &["--poll-interval=200ms", "--health-deadline=500ms", "--log-format=json"],
     );
     let mut daemon =
-        spawn_daemon(&args, &[("DCMI_SIM_CONFIG", host.topology.as_path()), ("DCMI_SIM_OVERLAY", overlay.as_path())]);
+        Daemon::spawn(&args, &[("DCMI_SIM_CONFIG", host.topology.as_path()), ("DCMI_SIM_OVERLAY", overlay.as_path())]);
 
     // Registration and the advertised list: the topology's physical ids 0..7, all healthy, each with a NUMA node.
     wait_health(&kubelet, "eight healthy chips", |d| d.len() == 8 && d.iter().all(|(_, h)| h == "Healthy")).await;
@@ -250,7 +147,7 @@ async fn daemon_on_the_simulated_duo_server() {
     }
 
     // SIGTERM: clean exit, socket removed.
-    let status = daemon.terminate(WAIT);
+    let status = daemon.terminate();
     assert!(status.success(), "exit status {status:?}; log:\n{}", daemon.log());
     assert!(!plugins.path().join("ascend-Ascend310P.sock").exists(), "socket removed on shutdown");
     assert!(daemon.log().contains("\"level\":\"INFO\""), "JSON logs: {}", daemon.log());
@@ -267,7 +164,7 @@ fn without_a_driver_the_daemon_says_so_and_keeps_retrying() {
         "--driver-retry=200ms".into(),
         format!("--listen=127.0.0.1:{port}"),
     ];
-    let mut daemon = spawn_daemon(&args, &[]);
+    let mut daemon = Daemon::spawn(&args, &[]);
     assert_eq!(wait_http(port, "/healthz", &daemon), "ok: waiting for the Ascend driver\n");
     let started = Instant::now();
     while daemon.log().matches("no usable Ascend driver").count() < 3 {
@@ -278,7 +175,7 @@ fn without_a_driver_the_daemon_says_so_and_keeps_retrying() {
     assert!(daemon.log().contains("/nonexistent/libdcmi.so"), "names the library:\n{}", daemon.log());
     let metrics = wait_http(port, "/metrics", &daemon);
     assert!(metrics.contains("ascend_device_plugin_driver_loaded 0"), "{metrics}");
-    let status = daemon.terminate(WAIT);
+    let status = daemon.terminate();
     assert!(status.success(), "exit status {status:?}");
 }
 
@@ -294,7 +191,7 @@ async fn daemon_on_the_simulated_eight_chip_910b_server() {
     // Polling every 5 s: a change seen within a fraction of that came through the driver's fault events.
     let args = sim_args(plugins.path(), &host, port, &["--poll-interval=5s", "--allocate-mode=device-specs"]);
     let mut daemon =
-        spawn_daemon(&args, &[("DCMI_SIM_CONFIG", host.topology.as_path()), ("DCMI_SIM_OVERLAY", overlay.as_path())]);
+        Daemon::spawn(&args, &[("DCMI_SIM_CONFIG", host.topology.as_path()), ("DCMI_SIM_OVERLAY", overlay.as_path())]);
 
     wait_health_of(&kubelet, ASCEND910, "eight healthy chips", |d| d.len() == 8 && unhealthy_count(d) == 0).await;
     // The topology's NUMA nodes: phys 4,5 on node 0; 6,7 on 1; 0,1 on 2; 2,3 on 3.
@@ -377,6 +274,6 @@ async fn daemon_on_the_simulated_eight_chip_910b_server() {
     );
     assert!(response.cdi_devices.is_empty());
     assert_eq!(response.envs.get("ASCEND_RT_VISIBLE_DEVICES").map(String::as_str), Some("0"));
-    let status = daemon.terminate(WAIT);
+    let status = daemon.terminate();
     assert!(status.success(), "exit status {status:?}; log:\n{}", daemon.log());
 }

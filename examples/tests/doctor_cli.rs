@@ -1,5 +1,6 @@
 //! `ascend-doctor` as a process on fake hosts whose `libdcmi.so` is the simulator: the real load, `dcmi_init` and
-//! chip health path, exit codes, `--json`, and kubectl found (or not) on `PATH`.
+//! chip health path, exit codes, `--json`, kubectl found (or not) on `PATH`, and the version floors of
+//! docs/compatibility.md (the kubelet's version from the fake API server's Node object or from the host's files).
 
 mod smi_doctor_support;
 
@@ -11,12 +12,26 @@ use smi_doctor_support::snapshot::assert_snapshot;
 use smi_doctor_support::topology::{frozen_sample, make_unhealthy, sample_names, write};
 
 fn doctor(host: &DoctorHost, topology: &Path, path_variable: &Path, args: &[&str]) -> Output {
+    doctor_with_kubeconfig(host, topology, path_variable, Path::new("/nonexistent/kubeconfig"), args)
+}
+
+/// The doctor with `KUBECONFIG` naming the cluster (a missing file: no cluster) and no in-cluster environment.
+fn doctor_with_kubeconfig(
+    host: &DoctorHost,
+    topology: &Path,
+    path_variable: &Path,
+    kubeconfig: &Path,
+    args: &[&str],
+) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ascend-doctor"))
         .arg("--root")
         .arg(&host.root)
         .args(args)
         .env("DCMI_SIM_CONFIG", topology)
         .env("PATH", path_variable)
+        .env("KUBECONFIG", kubeconfig)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("KUBERNETES_SERVICE_PORT")
         .output()
         .expect("ascend-doctor runs")
 }
@@ -117,4 +132,125 @@ fn bad_usage_exits_2() {
     assert_eq!(status.code(), Some(2));
     let status = Command::new(env!("CARGO_BIN_EXE_ascend-doctor")).args(["--section", "bogus"]).status().expect("runs");
     assert_eq!(status.code(), Some(2));
+}
+
+/// A Go binary as far as the doctor reads one: bytes, and the build settings `go version -m` prints.
+fn go_binary(host: &DoctorHost, host_path: &str, setting: &str, version: &str) {
+    let mut bytes = b"\x7fELF".to_vec();
+    bytes.extend(std::iter::repeat_n(0x90u8, 200_000));
+    bytes.extend(format!("build\t-ldflags=\"all=-X '{setting}={version}' -X 'x.y=z'\"\n").into_bytes());
+    let path = host.path(host_path.trim_start_matches('/'));
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("directories");
+    std::fs::write(&path, bytes).expect("binary");
+}
+
+fn kubeconfig_for(server: &fake_apiserver::FakeApiServer, dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("kubeconfig");
+    let url = server.url();
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters: [{{name: fake, cluster: {{server: \"{url}\"}}}}]\n\
+             users: [{{name: fake, user: {{}}}}]\ncontexts: [{{name: fake, context: {{cluster: fake, user: fake}}}}]\n\
+             current-context: fake\n"
+        ),
+    )
+    .expect("kubeconfig");
+    path
+}
+
+fn check_of(report: &serde_json::Value, id: &str) -> serde_json::Value {
+    report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["id"] == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("{id}"))
+}
+
+fn assert_reported(report: &serde_json::Value, id: &str, fix_has: &[&str], evidence_has: &[&str]) {
+    let check = check_of(report, id);
+    assert_eq!(check["status"], "fail", "{check:#}");
+    let fix = check["fix"].as_str().unwrap_or("");
+    for wanted in fix_has {
+        assert!(fix.contains(wanted), "{id}: fix lacks {wanted:?}: {fix}");
+    }
+    let evidence = check["evidence"].to_string();
+    for wanted in evidence_has {
+        assert!(evidence.contains(wanted), "{id}: evidence lacks {wanted:?}: {evidence}");
+    }
+}
+
+#[test]
+fn an_old_kubelet_an_engine_without_cdi_and_a_cann_outside_the_drivers_range_are_reported_with_fixes() {
+    let host = healthy("atlas-800t-a2");
+    // The kubelet's Node object says 1.25; the binary on the host says the same, and is read when no API answers.
+    go_binary(&host, "/usr/bin/kubelet", "k8s.io/component-base/version.gitVersion", "v1.25.16");
+    // containerd 1.7 with a version-2 config that registers the runtime but never switches CDI on.
+    go_binary(&host, "/usr/bin/containerd", "github.com/containerd/containerd/version.Version", "v1.7.20");
+    host.write(
+        "etc/containerd/config.toml",
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.ascend]\n\
+         runtime_type = \"io.containerd.runc.v2\"\n\
+         [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.ascend.options]\n\
+         BinaryName = \"/usr/local/bin/ascend-runtime\"\n",
+    );
+    // CANN 8.2 on a driver of the HDK 24.1 family, which the built-in table pairs with CANN 7.0 to 8.0.
+    host.write("usr/local/Ascend/ascend-toolkit/latest/version.cfg", "version=8.2.RC1\n");
+
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let server = runtime.block_on(fake_apiserver::FakeApiServer::start()).expect("fake API server");
+    server.seed(serde_json::json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"},
+        "status": {"nodeInfo": {"kubeletVersion": "v1.25.16", "architecture": "amd64", "bootID": "",
+            "containerRuntimeVersion": "containerd://1.7.20", "kernelVersion": "", "kubeProxyVersion": "",
+            "machineID": "", "operatingSystem": "linux", "osImage": "", "systemUUID": ""}}}));
+    let kubeconfig = kubeconfig_for(&server, host.dir.path());
+    let empty_path = host.dir.path().join("empty-path");
+    std::fs::create_dir_all(&empty_path).expect("empty PATH dir");
+
+    let output =
+        doctor_with_kubeconfig(&host, &host.fake.topology, &empty_path, &kubeconfig, &["--node", "node-1", "--json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON report");
+    assert_reported(
+        &report,
+        "kubernetes.kubelet_version",
+        &["upgrade the kubelet to 1.26 or newer"],
+        &["kubelet v1.25.16 (from Node node-1 status.nodeInfo.kubeletVersion)", "kubernetes/kubernetes#112597"],
+    );
+    assert_reported(
+        &report,
+        "container_runtime.cdi_engine",
+        &["enable_cdi = true", "ascend-ctk runtime configure --runtime containerd --cdi"],
+        &["enable_cdi not set; CDI is off by default in containerd v1.7.20"],
+    );
+    assert_reported(
+        &report,
+        "versions.cann_host",
+        &["upgrade the driver and firmware", "or use a CANN the driver supports"],
+        &["host CANN 8.2.RC1 is newer than driver", "source: CANN 8.0 release notes"],
+    );
+    let get = server.requests().into_iter().find(|r| r.method == "GET").expect("the doctor read the Node");
+    assert!(get.path.ends_with("/api/v1/nodes/node-1"), "{}", get.path);
+
+    // Without a cluster, the same verdict from the kubelet binary's build settings; the text shows all three.
+    let output = doctor(&host, &host.fake.topology, &empty_path, &["--node", "node-1", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON report");
+    assert_reported(
+        &report,
+        "kubernetes.kubelet_version",
+        &["upgrade the kubelet to 1.26 or newer"],
+        &["kubelet v1.25.16 (from /usr/bin/kubelet (build setting k8s.io/component-base/version.gitVersion))"],
+    );
+    let output = doctor(&host, &host.fake.topology, &empty_path, &["--node", "node-1"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = String::from_utf8(output.stdout).expect("UTF-8");
+    for wanted in [
+        "[FAIL] kubelet version supported",
+        "[FAIL] Container engine loads CDI devices",
+        "[FAIL] Host CANN toolkit matches the driver",
+    ] {
+        assert!(text.contains(wanted), "{wanted:?} missing:\n{text}");
+    }
 }

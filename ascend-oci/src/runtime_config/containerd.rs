@@ -9,8 +9,9 @@ use super::ConfigureOptions;
 use crate::cdi::{DYNAMIC_SPEC_DIR, STATIC_SPEC_DIR};
 use crate::error::{Error, Result};
 
-/// The CRI plugin's key for a config version.
-fn cri_plugin_key(version: i64) -> Option<&'static str> {
+/// The CRI plugin's table of a containerd `config.toml` of this `version` (1, 2 or 3; `None` for others): the
+/// section that holds the runtimes, `enable_cdi` and `cdi_spec_dirs`.
+pub fn cri_plugin_key(version: i64) -> Option<&'static str> {
     match version {
         1 => Some("cri"),
         2 => Some("io.containerd.grpc.v1.cri"),

@@ -12,7 +12,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-pub use containerd::configure_containerd;
+pub use containerd::{configure_containerd, cri_plugin_key};
 pub use crio::configure_crio;
 pub use diff::unified_diff;
 pub use docker::configure_docker;

@@ -91,9 +91,14 @@ impl DoctorHost {
         host.write(&format!("lib/modules/{KERNEL}/build/Makefile"), "# headers\n");
         host.write(
             "etc/docker/daemon.json",
-            "{\n  \"runtimes\": {\n    \"ascend\": { \"path\": \"/usr/local/bin/ascend-runtime\", \"runtimeArgs\": [] }\n  }\n}\n",
+            "{\n  \"features\": { \"cdi\": true },\n  \"runtimes\": {\n    \"ascend\": { \"path\": \"/usr/local/bin/ascend-runtime\", \"runtimeArgs\": [] }\n  }\n}\n",
         );
         host.write("usr/local/bin/ascend-runtime", "#!/bin/sh\n");
+        // A kubelet binary as the doctor reads one: its recorded build settings carry the version.
+        host.write(
+            "usr/bin/kubelet",
+            "\u{7f}ELF\nbuild\t-ldflags=\"all=-X 'k8s.io/component-base/version.gitVersion=v1.31.4'\"\n",
+        );
         host.write_cdi_spec(&host.fake.phy_ids.clone());
         bind_socket(&host.path("var/lib/kubelet/device-plugins/kubelet.sock"));
         bind_socket(&host.path("var/lib/kubelet/device-plugins/ascend-Ascend910.sock"));
@@ -200,6 +205,7 @@ impl DoctorHost {
             chip_deadline: Duration::from_secs(5),
             sections: Section::ALL.to_vec(),
             pod_resources_socket: default_pod_resources_socket(),
+            node_api: None,
         }
     }
 

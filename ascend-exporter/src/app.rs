@@ -1,0 +1,181 @@
+//! Wiring: driver, sampler, pod attribution watcher, renderer and HTTP server, from the command-line flags.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use ascend_dcmi::{Dcmi, DeviceManager, Sampler, SamplerConfig};
+use axum::http::{HeaderName, HeaderValue};
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+
+use crate::basic_auth::BasicAuth;
+use crate::cli::ExporterArgs;
+use crate::error::{Error, Result};
+use crate::http_server::{router, serve, ServerState};
+use crate::pod_attribution::SharedAttribution;
+use crate::pod_resources_watch::PodResourcesWatch;
+use crate::render::{Exposition, RenderPlan, SnapshotCollector};
+use crate::sampler_source::SamplerSource;
+use crate::scrape_cache::ScrapeCache;
+use crate::selection::Selection;
+use crate::snapshot::SnapshotSource;
+use crate::tls::server_config;
+use crate::web_config::WebConfig;
+
+/// This exporter's version, for `ascend_npu_exporter_build_info`.
+pub const EXPORTER_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// An exporter that has loaded its configuration, started its sampler and bound its listen address, ready to serve.
+///
+/// Splitting start-up from serving lets a caller learn the bound address (`--web.listen-address=127.0.0.1:0`) and
+/// fail fast on configuration before anything is served.
+pub struct Exporter {
+    listener: TcpListener,
+    router: Router,
+    tls: Option<TlsAcceptor>,
+    http2: bool,
+    pod_resources: Option<PodResourcesWatch>,
+    attribution: Arc<SharedAttribution>,
+}
+
+impl std::fmt::Debug for Exporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exporter")
+            .field("address", &self.listener.local_addr().ok())
+            .field("tls", &self.tls.is_some())
+            .field("http2", &self.http2)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Exporter {
+    /// Reads the selection and web config files, loads the driver library, starts the sampler and binds the listen
+    /// address.
+    ///
+    /// # Errors
+    /// Configuration files or naming flags that cannot be used, a driver library that cannot be loaded or enumerated,
+    /// a listen address that cannot be bound: each [`Error`] names the file, flag, driver step or address.
+    pub async fn start(args: &ExporterArgs) -> Result<Self> {
+        let selection = match &args.selection_file {
+            Some(path) => Selection::load(path)?,
+            None => Selection::default(),
+        };
+        let web_config = match &args.web_config_file {
+            Some(path) => WebConfig::load(path)?,
+            None => WebConfig::plain(),
+        };
+        let naming = args.resource_naming()?;
+        let tls = match &web_config.tls {
+            Some(settings) => Some(TlsAcceptor::from(server_config(settings, web_config.http2)?)),
+            None => None,
+        };
+        let auth = BasicAuth::new(web_config.basic_auth_users.clone())?.map(Arc::new);
+        let extra_headers =
+            web_config.headers.iter().map(|(name, value)| extra_header(name, value)).collect::<Result<Vec<_>>>()?;
+
+        let sampler_config = selection
+            .sampler_config(SamplerConfig::default().with_deadline(args.deadline).with_concurrency(args.concurrency));
+        let build = args.clone();
+        // Loading the library and enumerating chips call the driver: keep them off the async executor.
+        let source = tokio::task::spawn_blocking(move || start_sampler(&build, sampler_config))
+            .await
+            .map_err(|error| Error::StartupTask(error.to_string()))??;
+        let source: Arc<dyn SnapshotSource> = Arc::new(source);
+
+        let attribution = Arc::new(SharedAttribution::new());
+        let pod_resources = (!args.pod_resources_disable).then(|| PodResourcesWatch {
+            socket: args.pod_resources_socket.clone(),
+            refresh: args.pod_resources_interval,
+            naming,
+            ..PodResourcesWatch::default()
+        });
+
+        let plan = RenderPlan::new(args.naming, &selection);
+        let collector = SnapshotCollector::new(Arc::clone(&source), Arc::clone(&attribution), plan, EXPORTER_VERSION);
+        let exposition = Exposition::new(collector);
+        let scrape_cache =
+            ScrapeCache::new(exposition, Arc::clone(&source), Arc::clone(&attribution), args.cache_max_age);
+        let state = ServerState {
+            scrape_cache: Arc::new(scrape_cache),
+            source,
+            max_snapshot_age: args.max_snapshot_age,
+            auth,
+            extra_headers: Arc::new(extra_headers),
+        };
+        let address = args.listen_address;
+        let listener = TcpListener::bind(address).await.map_err(|source| Error::Listen { address, source })?;
+        Ok(Self { listener, router: router(state), tls, http2: web_config.http2, pod_resources, attribution })
+    }
+
+    /// The bound address (the real port when the flag asked for port 0).
+    ///
+    /// # Errors
+    /// [`Error::Listen`] if the socket cannot report its address.
+    pub fn local_addr(&self) -> Result<SocketAddr> {
+        self.listener.local_addr().map_err(|source| Error::Listen { address: ([0, 0, 0, 0], 0).into(), source })
+    }
+
+    /// Whether scrapes are served over TLS.
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// Serves `/metrics`, `/healthz` and `/` and keeps the pod attribution current until `shutdown` completes.
+    ///
+    /// # Errors
+    /// [`Error::Serve`] if the server stops for another reason than `shutdown`.
+    pub async fn serve(self, shutdown: impl Future<Output = ()>) -> Result<()> {
+        let (stop_watch, watch_stopped) = tokio::sync::oneshot::channel::<()>();
+        if let Some(watch) = self.pod_resources {
+            tokio::spawn(watch.run(self.attribution, async move {
+                let _ = watch_stopped.await;
+            }));
+        }
+        let served = serve(self.listener, self.router, self.tls, self.http2, shutdown).await.map_err(Error::Serve);
+        let _ = stop_watch.send(());
+        served
+    }
+}
+
+/// Starts the exporter and serves until `shutdown` completes (the binary passes SIGTERM or SIGINT), logging the
+/// address it serves on and when it stops.
+///
+/// # Errors
+/// As [`Exporter::start`] and [`Exporter::serve`].
+pub async fn run(args: ExporterArgs, shutdown: impl Future<Output = ()>) -> Result<()> {
+    let exporter = Exporter::start(&args).await?;
+    let scheme = if exporter.is_tls() { "https" } else { "http" };
+    tracing::info!(address = %exporter.local_addr()?, scheme, "npu-exporter serving /metrics");
+    exporter.serve(shutdown).await?;
+    tracing::info!("npu-exporter stopped");
+    Ok(())
+}
+
+fn extra_header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue)> {
+    let invalid = |message: String| Error::Header { name: name.to_owned(), message };
+    let header = HeaderName::try_from(name).map_err(|error| invalid(error.to_string()))?;
+    let value = HeaderValue::try_from(value).map_err(|error| invalid(format!("value: {error}")))?;
+    Ok((header, value))
+}
+
+fn start_sampler(args: &ExporterArgs, config: SamplerConfig) -> Result<SamplerSource> {
+    let mut builder = Dcmi::builder().verify_library_ownership(!args.skip_ownership_check);
+    if let Some(path) = &args.dcmi_library {
+        builder = builder.library_path(path);
+    }
+    let dcmi = builder.init().map_err(|source| Error::Driver { step: "loading the DCMI library", source })?;
+    let driver_version = match dcmi.driver_version() {
+        Ok(version) => Some(version),
+        Err(error) => {
+            tracing::warn!(%error, "driver version unknown");
+            None
+        }
+    };
+    let manager: Arc<dyn DeviceManager> = Arc::new(dcmi);
+    let sampler = Sampler::spawn(manager, config)
+        .map_err(|source| Error::Driver { step: "starting the DCMI sampler", source })?;
+    tracing::info!(chips = sampler.chips().len(), "sampler started");
+    Ok(SamplerSource::new(sampler, driver_version))
+}

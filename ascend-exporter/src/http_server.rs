@@ -1,0 +1,163 @@
+//! The HTTP side: `/metrics`, `/healthz`, `/`, basic auth, TLS, and the accept loop.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderName, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+
+use crate::basic_auth::BasicAuth;
+use crate::exposition_format::ExpositionFormat;
+use crate::scrape_cache::ScrapeCache;
+use crate::snapshot::SnapshotSource;
+
+/// How long a client may take to send its request headers or finish a TLS handshake.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct ServerState {
+    /// Renders the latest snapshot, once per change of the data.
+    pub scrape_cache: Arc<ScrapeCache>,
+    /// For `/healthz`: how old the latest snapshot is.
+    pub source: Arc<dyn SnapshotSource>,
+    /// `/healthz` fails when the latest snapshot is older than this (the sampler thread stopped publishing).
+    pub max_snapshot_age: Duration,
+    /// Basic auth, if configured (not applied to `/healthz`).
+    pub auth: Option<Arc<BasicAuth>>,
+    /// Headers added to every response.
+    pub extra_headers: Arc<Vec<(HeaderName, HeaderValue)>>,
+}
+
+/// The routes: `/metrics` and `/` behind basic auth (if configured), `/healthz` open for probes.
+pub fn router(state: ServerState) -> Router {
+    let protected = Router::new()
+        .route("/metrics", get(metrics))
+        .route("/", get(index))
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_auth));
+    Router::new()
+        .merge(protected)
+        .route("/healthz", get(healthz))
+        .layer(middleware::from_fn_with_state(state.clone(), add_headers))
+        .with_state(state)
+}
+
+async fn metrics(State(state): State<ServerState>, request: Request) -> Response {
+    let accept = request.headers().get(header::ACCEPT).and_then(|value| value.to_str().ok());
+    let format = ExpositionFormat::negotiate(accept);
+    match state.scrape_cache.body(format) {
+        Ok(body) => ([(header::CONTENT_TYPE, format.content_type())], body).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "rendering metrics failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, "rendering metrics failed\n").into_response()
+        }
+    }
+}
+
+async fn healthz(State(state): State<ServerState>) -> Response {
+    match state.source.latest() {
+        None => (StatusCode::SERVICE_UNAVAILABLE, "no snapshot yet: the sampler has not published\n").into_response(),
+        Some(snapshot) => {
+            let age = snapshot.published_at.elapsed();
+            if age > state.max_snapshot_age {
+                let message =
+                    format!("latest snapshot is {:.1} s old: the sampler stopped publishing\n", age.as_secs_f64());
+                (StatusCode::SERVICE_UNAVAILABLE, message).into_response()
+            } else {
+                (StatusCode::OK, "ok\n").into_response()
+            }
+        }
+    }
+}
+
+async fn index() -> Html<&'static str> {
+    Html(concat!(
+        "<!doctype html><html><head><title>npu-exporter</title></head><body><h1>npu-exporter</h1>",
+        "<p>Prometheus exporter for Ascend NPUs.</p><ul><li><a href=\"metrics\">metrics</a></li>",
+        "<li><a href=\"healthz\">healthz</a></li></ul></body></html>\n"
+    ))
+}
+
+async fn require_auth(State(state): State<ServerState>, request: Request, next: Next) -> Response {
+    let Some(auth) = state.auth.clone() else { return next.run(request).await };
+    let header_value = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    // bcrypt costs tens of milliseconds: keep it off the executor threads.
+    let allowed = tokio::task::spawn_blocking(move || auth.check(header_value.as_deref())).await.unwrap_or(false);
+    if allowed {
+        next.run(request).await
+    } else {
+        let challenge = [(header::WWW_AUTHENTICATE, "Basic realm=\"npu-exporter\"")];
+        (StatusCode::UNAUTHORIZED, challenge, "unauthorized\n").into_response()
+    }
+}
+
+async fn add_headers(State(state): State<ServerState>, request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    for (name, value) in state.extra_headers.iter() {
+        response.headers_mut().insert(name.clone(), value.clone());
+    }
+    response
+}
+
+/// Serves `router` on `listener` until `shutdown` completes: plain or TLS, HTTP/1.1 and (if `http2`) HTTP/2.
+///
+/// # Errors
+/// None today: accept errors (for example too many open files) are logged and retried, not returned.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    tls: Option<TlsAcceptor>,
+    http2: bool,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(CLIENT_TIMEOUT);
+    let builder = if http2 { builder } else { builder.http1_only() };
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => return Ok(()),
+        };
+        let (stream, peer) = match accepted {
+            Ok(connection) => connection,
+            Err(error) => {
+                tracing::warn!(%error, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let service = TowerToHyperService::new(router.clone());
+        let builder = builder.clone();
+        let tls = tls.clone();
+        tokio::spawn(async move {
+            let result = match tls {
+                None => builder.serve_connection(TokioIo::new(stream), service).await,
+                Some(acceptor) => match tokio::time::timeout(CLIENT_TIMEOUT, acceptor.accept(stream)).await {
+                    Ok(Ok(tls_stream)) => builder.serve_connection(TokioIo::new(tls_stream), service).await,
+                    Ok(Err(error)) => {
+                        tracing::debug!(%peer, %error, "TLS handshake failed");
+                        return;
+                    }
+                    Err(_) => {
+                        tracing::debug!(%peer, "TLS handshake timed out");
+                        return;
+                    }
+                },
+            };
+            if let Err(error) = result {
+                tracing::debug!(%peer, %error, "connection ended with an error");
+            }
+        });
+    }
+}

@@ -1,0 +1,174 @@
+//! Keeps the pod attribution current by calling the kubelet's `PodResourcesLister.List`.
+//!
+//! The kubelet recreates its socket when it restarts, so the exporter mounts the directory
+//! (`/var/lib/kubelet/pod-resources`), not the socket, and reconnects by path with exponential backoff whenever a
+//! call fails. Without a kubelet the exporter keeps working: pod labels stay empty and
+//! `ascend_npu_pod_resources_up` is 0.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ascend_deviceplugin::api::v1::pod_resources_lister_client::PodResourcesListerClient;
+use ascend_deviceplugin::api::v1::{ListPodResourcesRequest, ListPodResourcesResponse};
+use ascend_deviceplugin::ResourceNaming;
+
+use crate::pod_attribution::{AssignedDevices, ContainerAssignment, ContainerRef, PodAttribution, SharedAttribution};
+
+/// The kubelet's PodResources socket.
+pub const DEFAULT_POD_RESOURCES_SOCKET: &str = "/var/lib/kubelet/pod-resources/kubelet.sock";
+
+/// How the watcher talks to the kubelet.
+#[derive(Debug, Clone)]
+pub struct PodResourcesWatch {
+    /// The socket path.
+    pub socket: PathBuf,
+    /// Time between `List` calls.
+    pub refresh: Duration,
+    /// Deadline of connecting and of one call.
+    pub call_timeout: Duration,
+    /// First reconnect delay; doubled after each failure up to `max_backoff`.
+    pub min_backoff: Duration,
+    /// Longest reconnect delay.
+    pub max_backoff: Duration,
+    /// How the device plugin names resources and device ids (its `--resource-prefix` and `--rename`).
+    pub naming: ResourceNaming,
+}
+
+impl Default for PodResourcesWatch {
+    fn default() -> Self {
+        Self {
+            socket: PathBuf::from(DEFAULT_POD_RESOURCES_SOCKET),
+            refresh: Duration::from_secs(5),
+            call_timeout: Duration::from_secs(5),
+            min_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+            naming: ResourceNaming::default(),
+        }
+    }
+}
+
+/// The assignments of a `List` answer: one entry per container, every resource.
+pub fn assignments_from_response(response: ListPodResourcesResponse) -> Vec<ContainerAssignment> {
+    let mut assignments = Vec::new();
+    for pod in response.pod_resources {
+        for container in pod.containers {
+            let devices = container
+                .devices
+                .into_iter()
+                .map(|d| AssignedDevices { resource_name: d.resource_name, device_ids: d.device_ids })
+                .collect();
+            let container =
+                ContainerRef { namespace: pod.namespace.clone(), pod: pod.name.clone(), container: container.name };
+            assignments.push(ContainerAssignment { container, devices });
+        }
+    }
+    assignments
+}
+
+impl PodResourcesWatch {
+    /// Lists pod resources until `shutdown` completes, publishing each answer into `shared`; reconnects with backoff.
+    pub async fn run(self, shared: Arc<SharedAttribution>, shutdown: impl Future<Output = ()>) {
+        tokio::pin!(shutdown);
+        let mut backoff = self.min_backoff;
+        let mut reported_unreachable = false;
+        loop {
+            let ended = tokio::select! {
+                ended = self.session(&shared) => ended,
+                () = &mut shutdown => return,
+            };
+            shared.mark_unreachable();
+            if ended.published {
+                // The kubelet answered on this connection: it restarted or hiccupped, so retry soon.
+                backoff = self.min_backoff;
+                reported_unreachable = false;
+            }
+            if reported_unreachable {
+                tracing::debug!(error = %ended.error, "kubelet PodResources still unreachable");
+            } else {
+                tracing::warn!(error = %ended.error, "kubelet PodResources unreachable; pod labels kept as they were, retrying");
+                reported_unreachable = true;
+            }
+            tokio::select! {
+                () = tokio::time::sleep(backoff) => {}
+                () = &mut shutdown => return,
+            }
+            backoff = (backoff * 2).min(self.max_backoff);
+        }
+    }
+
+    /// One connection: lists every `refresh` until a call fails.
+    async fn session(&self, shared: &SharedAttribution) -> SessionEnd {
+        let channel = match kubelet_socket::connect(&self.socket, self.call_timeout).await {
+            Ok(channel) => channel,
+            Err(error) => return SessionEnd { published: false, error: error.to_string() },
+        };
+        let mut client = PodResourcesListerClient::new(channel);
+        let mut published = false;
+        loop {
+            let call = client.list(ListPodResourcesRequest {});
+            let response = match tokio::time::timeout(self.call_timeout, call).await {
+                Ok(Ok(response)) => response.into_inner(),
+                Ok(Err(status)) => {
+                    let error = format!("List on {}: {}", self.socket.display(), status.message());
+                    return SessionEnd { published, error };
+                }
+                Err(_) => {
+                    let error = format!("List on {}: no answer within {:?}", self.socket.display(), self.call_timeout);
+                    return SessionEnd { published, error };
+                }
+            };
+            shared.publish(PodAttribution::from_assignments(&assignments_from_response(response), &self.naming));
+            published = true;
+            tokio::time::sleep(self.refresh).await;
+        }
+    }
+}
+
+/// Why a connection to the kubelet ended.
+struct SessionEnd {
+    /// Whether at least one `List` answer was published on it.
+    published: bool,
+    /// What failed.
+    error: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use ascend_dcmi::PhyId;
+    use ascend_deviceplugin::api::v1::{ContainerDevices, ContainerResources, PodResources};
+
+    use super::*;
+
+    #[test]
+    fn every_container_of_every_pod_becomes_an_assignment() {
+        let response = ListPodResourcesResponse {
+            pod_resources: vec![PodResources {
+                name: "train-0".into(),
+                namespace: "ml".into(),
+                containers: vec![
+                    ContainerResources {
+                        name: "worker".into(),
+                        devices: vec![ContainerDevices {
+                            resource_name: "huawei.com/Ascend910".into(),
+                            device_ids: vec!["Ascend910-4".into()],
+                            topology: None,
+                        }],
+                        ..Default::default()
+                    },
+                    ContainerResources { name: "sidecar".into(), ..Default::default() },
+                ],
+                ..Default::default()
+            }],
+        };
+        let assignments = assignments_from_response(response);
+        assert_eq!(assignments.len(), 2);
+        let attribution = PodAttribution::from_assignments(&assignments, &ResourceNaming::default());
+        let holder = &attribution.holders_of(PhyId(4))[0];
+        assert_eq!(
+            (holder.namespace.as_str(), holder.pod.as_str(), holder.container.as_str()),
+            ("ml", "train-0", "worker")
+        );
+    }
+}

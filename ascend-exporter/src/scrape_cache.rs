@@ -1,0 +1,279 @@
+//! Serving scrapes from a body rendered once per sampler round.
+//!
+//! Encoding ~270 KB of label sets for 64 chips costs milliseconds, yet the data only changes when a sampler round
+//! ends or the pod attribution changes. [`ScrapeCache`] keeps one rendered body per exposition format as shared
+//! immutable [`Bytes`] and hands out clones (a reference count, no copy) until its inputs change:
+//!
+//! * the snapshot's [`SnapshotRevision`] (for the sampler: the end of its latest round),
+//! * the pod attribution (the same `Arc` and the same reachability), and
+//! * the body's own age, at most `--metrics.cache-max-age` ([`DEFAULT_MAX_BODY_AGE`] by default).
+//!
+//! The body is rendered lazily, by the first scrape that finds it out of date; formats nobody asks for are never
+//! rendered. A scrape renders while holding its format's slot lock, so concurrent scrapes of an out-of-date body
+//! wait for that one render and serve its result (single-flight) instead of rendering it again.
+//!
+//! **Sample ages.** `ascend_npu_sample_age_seconds` is the age at the time the body was rendered, not at the time it
+//! is served. Splicing per-scrape age lines into the cached body would keep them exact but needs a second encoding
+//! path; instead the age bound re-renders a body older than one second, so a served age is at most one second
+//! short, also when the sampler stops ending rounds (a hung sampler still shows ages that grow).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use parking_lot::Mutex;
+
+use crate::exposition_format::ExpositionFormat;
+use crate::pod_attribution::{PodAttribution, SharedAttribution};
+use crate::render::Exposition;
+use crate::snapshot::{SnapshotRevision, SnapshotSource};
+
+/// The default of `--metrics.cache-max-age`: how long a rendered body may be served while its inputs stay the same,
+/// which bounds how much the sample-age gauge under-reports.
+pub const DEFAULT_MAX_BODY_AGE: Duration = Duration::from_secs(1);
+
+/// Capacity of the first render of a format; later renders start from the previous body's length.
+const FIRST_BODY_CAPACITY: usize = 64 * 1024;
+
+/// Rendered bodies per exposition format, re-rendered when the data changes.
+pub struct ScrapeCache {
+    exposition: Exposition,
+    source: Arc<dyn SnapshotSource>,
+    attribution: Arc<SharedAttribution>,
+    max_body_age: Duration,
+    /// One slot per [`ExpositionFormat`], indexed by [`slot_index`].
+    slots: [Mutex<Option<CachedBody>>; 2],
+    renders: AtomicU64,
+}
+
+impl std::fmt::Debug for ScrapeCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScrapeCache")
+            .field("max_body_age", &self.max_body_age)
+            .field("renders", &self.render_count())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a body was rendered from.
+struct RenderInputs {
+    snapshot: Option<SnapshotRevision>,
+    /// Held, not just compared by address, so that the allocation cannot be reused by a later attribution.
+    attribution: Arc<PodAttribution>,
+    pod_resources_reachable: bool,
+}
+
+impl RenderInputs {
+    fn same_as(&self, other: &RenderInputs) -> bool {
+        self.snapshot == other.snapshot
+            && Arc::ptr_eq(&self.attribution, &other.attribution)
+            && self.pod_resources_reachable == other.pod_resources_reachable
+    }
+}
+
+struct CachedBody {
+    inputs: RenderInputs,
+    rendered_at: Instant,
+    body: Bytes,
+}
+
+impl ScrapeCache {
+    /// A cache over `exposition`, whose collector reads `source` and `attribution` (the same ones, which tell the
+    /// cache when the data changed); bodies live at most `max_body_age` (`--metrics.cache-max-age`; zero renders every scrape).
+    pub fn new(
+        exposition: Exposition,
+        source: Arc<dyn SnapshotSource>,
+        attribution: Arc<SharedAttribution>,
+        max_body_age: Duration,
+    ) -> Self {
+        Self {
+            exposition,
+            source,
+            attribution,
+            max_body_age,
+            slots: [Mutex::new(None), Mutex::new(None)],
+            renders: AtomicU64::new(0),
+        }
+    }
+
+    /// The body for `format`: the cached one if its inputs are unchanged and it is young enough, else a new render.
+    ///
+    /// # Errors
+    /// Only a formatting error from the encoder, which writing into a `String` does not produce in practice.
+    pub fn body(&self, format: ExpositionFormat) -> Result<Bytes, std::fmt::Error> {
+        let mut slot = self.slots[slot_index(format)].lock();
+        // Read before rendering: data that changes during the render gets a new revision and a render of its own.
+        let inputs = self.current_inputs();
+        if let Some(cached) = slot.as_ref() {
+            if cached.inputs.same_as(&inputs) && cached.rendered_at.elapsed() < self.max_body_age {
+                return Ok(cached.body.clone());
+            }
+        }
+        let capacity = slot.as_ref().map_or(FIRST_BODY_CAPACITY, |cached| cached.body.len() + cached.body.len() / 8);
+        let rendered_at = Instant::now();
+        let body = Bytes::from(self.exposition.render_with_capacity(format, capacity)?);
+        self.renders.fetch_add(1, Ordering::Relaxed);
+        *slot = Some(CachedBody { inputs, rendered_at, body: body.clone() });
+        Ok(body)
+    }
+
+    /// How many bodies were rendered so far, over all formats.
+    pub fn render_count(&self) -> u64 {
+        self.renders.load(Ordering::Relaxed)
+    }
+
+    fn current_inputs(&self) -> RenderInputs {
+        let (attribution, pod_resources_reachable) = self.attribution.latest_with_reachability();
+        RenderInputs { snapshot: self.source.revision(), attribution, pod_resources_reachable }
+    }
+}
+
+const fn slot_index(format: ExpositionFormat) -> usize {
+    match format {
+        ExpositionFormat::OpenMetrics => 0,
+        ExpositionFormat::ClassicText => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ascend_dcmi::{CardId, Celsius, ChipIds, ChipLocator, DeviceId, LogicId, PhyId};
+
+    use super::*;
+    use crate::metric_group::MetricGroup;
+    use crate::pod_attribution::{AssignedDevices, ContainerAssignment, ContainerRef};
+    use crate::render::{NamingMode, RenderPlan, SnapshotCollector};
+    use crate::selection::Selection;
+    use crate::snapshot::{ChipSnapshot, GroupFreshness, SharedSnapshot, Snapshot};
+    use ascend_deviceplugin::ResourceNaming;
+
+    const LONG_ENOUGH: Duration = Duration::from_secs(3600);
+
+    fn snapshot(temperature: i32) -> Snapshot {
+        let ids = ChipIds {
+            logic: LogicId(0),
+            phy: PhyId(0),
+            locator: Some(ChipLocator { card: CardId(0), device: DeviceId(0) }),
+        };
+        let mut chip = ChipSnapshot::new(ids);
+        chip.temperature = Some(Celsius(temperature));
+        let now = Instant::now();
+        for group in MetricGroup::ALL {
+            chip.freshness[group.index()] = GroupFreshness { last_success: Some(now), stale: false };
+        }
+        Snapshot { published_at: now, driver_version: None, chips: vec![chip] }
+    }
+
+    fn cache(max_body_age: Duration) -> (ScrapeCache, Arc<SharedSnapshot>, Arc<SharedAttribution>) {
+        let shared = Arc::new(SharedSnapshot::new());
+        shared.publish(snapshot(40));
+        let attribution = Arc::new(SharedAttribution::new());
+        let plan = RenderPlan::new(NamingMode::Both, &Selection::default());
+        let source: Arc<dyn SnapshotSource> = shared.clone();
+        let collector = SnapshotCollector::new(Arc::clone(&source), Arc::clone(&attribution), plan, "0.1.0");
+        let cache = ScrapeCache::new(Exposition::new(collector), source, Arc::clone(&attribution), max_body_age);
+        (cache, shared, attribution)
+    }
+
+    fn text(body: &Bytes) -> &str {
+        std::str::from_utf8(body).expect("UTF-8 body")
+    }
+
+    #[test]
+    fn scrapes_without_a_new_round_get_the_identical_body() {
+        let (cache, _, _) = cache(LONG_ENOUGH);
+        let first = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        std::thread::sleep(Duration::from_millis(20));
+        let second = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        assert_eq!(first, second);
+        assert_eq!(first.as_ptr(), second.as_ptr(), "the same shared bytes, not a copy");
+        assert_eq!(cache.render_count(), 1);
+        assert!(text(&first)
+            .contains("ascend_npu_temperature_celsius{chip=\"0\",namespace=\"\",pod=\"\",container=\"\"} 40"));
+    }
+
+    #[test]
+    fn a_new_round_changes_the_body() {
+        let (cache, shared, _) = cache(LONG_ENOUGH);
+        let before = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        shared.publish(snapshot(77));
+        let after = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        assert_ne!(before, after);
+        assert!(text(&after)
+            .contains("ascend_npu_temperature_celsius{chip=\"0\",namespace=\"\",pod=\"\",container=\"\"} 77"));
+        assert_eq!(cache.render_count(), 2);
+    }
+
+    #[test]
+    fn new_pod_attribution_or_lost_kubelet_changes_the_body() {
+        let (cache, _, attribution) = cache(LONG_ENOUGH);
+        let before = cache.body(ExpositionFormat::ClassicText).expect("renders");
+        attribution.publish(PodAttribution::from_assignments(
+            &[ContainerAssignment {
+                container: ContainerRef { namespace: "ml".into(), pod: "train-0".into(), container: "worker".into() },
+                devices: vec![AssignedDevices {
+                    resource_name: "huawei.com/Ascend910".into(),
+                    device_ids: vec!["Ascend910-0".into()],
+                }],
+            }],
+            &ResourceNaming::default(),
+        ));
+        let attributed = cache.body(ExpositionFormat::ClassicText).expect("renders");
+        assert_ne!(before, attributed);
+        assert!(text(&attributed).contains("pod=\"train-0\""));
+        assert!(text(&attributed).contains("ascend_npu_pod_resources_up 1"));
+        attribution.mark_unreachable();
+        let unreachable = cache.body(ExpositionFormat::ClassicText).expect("renders");
+        assert!(text(&unreachable).contains("ascend_npu_pod_resources_up 0"));
+    }
+
+    #[test]
+    fn each_format_has_its_own_body() {
+        let (cache, _, _) = cache(LONG_ENOUGH);
+        let openmetrics = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        let classic = cache.body(ExpositionFormat::ClassicText).expect("renders");
+        assert!(text(&openmetrics).ends_with("# EOF\n"));
+        assert!(!text(&classic).contains("# EOF"));
+        assert_eq!(cache.body(ExpositionFormat::OpenMetrics).expect("renders"), openmetrics);
+        assert_eq!(cache.render_count(), 2);
+    }
+
+    #[test]
+    fn an_old_body_is_rendered_again_so_sample_ages_grow() {
+        let (cache, _, _) = cache(Duration::from_millis(50));
+        let age = |body: &Bytes| -> f64 {
+            let line = text(body)
+                .lines()
+                .find(|l| l.starts_with("ascend_npu_sample_age_seconds{") && l.contains("group=\"memory\""))
+                .expect("an age line")
+                .to_owned();
+            line.rsplit(' ').next().and_then(|v| v.parse().ok()).expect("numeric age")
+        };
+        let first = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        std::thread::sleep(Duration::from_millis(120));
+        let later = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        assert_eq!(cache.render_count(), 2);
+        assert!(age(&later) >= age(&first) + 0.1, "{} then {}", age(&first), age(&later));
+    }
+
+    #[test]
+    fn a_zero_max_age_renders_every_scrape() {
+        let (cache, _, _) = cache(Duration::ZERO);
+        cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        assert_eq!(cache.render_count(), 2);
+    }
+
+    #[test]
+    fn concurrent_scrapes_render_once() {
+        let (cache, _, _) = cache(LONG_ENOUGH);
+        let bodies: Vec<Bytes> = std::thread::scope(|scope| {
+            let scrapes: Vec<_> =
+                (0..8).map(|_| scope.spawn(|| cache.body(ExpositionFormat::OpenMetrics).expect("renders"))).collect();
+            scrapes.into_iter().map(|scrape| scrape.join().expect("scrape thread")).collect()
+        });
+        assert_eq!(cache.render_count(), 1);
+        assert!(bodies.iter().all(|body| body.as_ptr() == bodies[0].as_ptr()));
+    }
+}

@@ -1,0 +1,97 @@
+//! The labels that identify a chip's (or a container's) series, in both naming schemes.
+
+use ascend_dcmi::PhyId;
+use prometheus_client::encoding::{EncodeLabel, EncodeLabelSet, LabelSetEncoder};
+
+use crate::pod_attribution::ContainerRef;
+use crate::sample::LabelText;
+use crate::snapshot::ChipSnapshot;
+
+/// Pod label value of a chip that several containers hold (vNPUs, time sharing), in native naming.
+pub const MULTIPLE_HOLDERS: &str = "multiple";
+
+/// The same in Huawei naming, as the vendor exporter writes it.
+pub const HUAWEI_MULTIPLE_HOLDERS: &str = "not_displayed_for_multi_pod";
+
+/// Label pairs shared by every sample of one chip or container.
+pub type SeriesLabels = Vec<(&'static str, String)>;
+
+/// `namespace`, `pod`, `container` of a chip's holders: empty if none, the sentinel if several.
+fn holder_values(holders: &[ContainerRef], multiple: &str) -> [String; 3] {
+    match holders {
+        [] => Default::default(),
+        [only] => [only.namespace.clone(), only.pod.clone(), only.container.clone()],
+        _ => [multiple.to_owned(), multiple.to_owned(), multiple.to_owned()],
+    }
+}
+
+/// Native chip labels: `chip` (the physical id), `namespace`, `pod`, `container`.
+pub fn native_chip_labels(phy: PhyId, holders: &[ContainerRef]) -> SeriesLabels {
+    let [namespace, pod, container] = holder_values(holders, MULTIPLE_HOLDERS);
+    vec![("chip", phy.to_string()), ("namespace", namespace), ("pod", pod), ("container", container)]
+}
+
+/// Huawei chip labels: `id`, `model_name`, `vdie_id`, `pcie_bus_info`, `namespace`, `pod_name`, `container_name`.
+pub fn huawei_chip_labels(chip: &ChipSnapshot, holders: &[ContainerRef]) -> SeriesLabels {
+    let [namespace, pod, container] = holder_values(holders, HUAWEI_MULTIPLE_HOLDERS);
+    let identity = chip.identity.as_ref();
+    vec![
+        ("id", chip.ids.phy.to_string()),
+        ("model_name", identity.map(|i| i.info.model_name()).unwrap_or_default()),
+        ("vdie_id", identity.and_then(|i| i.die_id).map(|d| d.to_string()).unwrap_or_default()),
+        ("pcie_bus_info", identity.and_then(|i| i.pcie_address).map(|a| a.to_string()).unwrap_or_default()),
+        ("namespace", namespace),
+        ("pod_name", pod),
+        ("container_name", container),
+    ]
+}
+
+/// Labels of a container's own series: `namespace`, `pod`, `container`.
+pub fn container_labels(container: &ContainerRef) -> SeriesLabels {
+    vec![
+        ("namespace", container.namespace.clone()),
+        ("pod", container.pod.clone()),
+        ("container", container.container.clone()),
+    ]
+}
+
+/// Series labels followed by a sample's own labels, encoded as one label set.
+#[derive(Debug)]
+pub struct LabelsWith<'a> {
+    /// The series' labels.
+    pub series: &'a [(&'static str, String)],
+    /// The sample's labels.
+    pub own: &'a [(&'static str, LabelText)],
+}
+
+impl EncodeLabelSet for LabelsWith<'_> {
+    fn encode(&self, encoder: &mut LabelSetEncoder<'_>) -> Result<(), std::fmt::Error> {
+        for (key, value) in self.series {
+            (*key, value.as_str()).encode(encoder.encode_label())?;
+        }
+        for (key, value) in self.own {
+            (*key, value).encode(encoder.encode_label())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn holder(pod: &str) -> ContainerRef {
+        ContainerRef { namespace: "ns".into(), pod: pod.into(), container: "c".into() }
+    }
+
+    #[test]
+    fn holders_become_labels() {
+        let none = native_chip_labels(PhyId(4), &[]);
+        assert_eq!(none[0], ("chip", "4".to_owned()));
+        assert_eq!(none[2], ("pod", String::new()));
+        let one = native_chip_labels(PhyId(4), &[holder("p")]);
+        assert_eq!(one[1..], [("namespace", "ns".into()), ("pod", "p".into()), ("container", "c".into())]);
+        let two = native_chip_labels(PhyId(4), &[holder("p"), holder("q")]);
+        assert_eq!(two[2], ("pod", MULTIPLE_HOLDERS.to_owned()));
+    }
+}

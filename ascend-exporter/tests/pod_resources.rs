@@ -1,0 +1,221 @@
+//! A fake kubelet PodResources server proves the pod labels, the reconnect after a kubelet restart (new socket), and
+//! that the exporter works without a kubelet.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ascend_deviceplugin::api::v1::pod_resources_lister_server::{PodResourcesLister, PodResourcesListerServer};
+use ascend_deviceplugin::api::v1::{
+    AllocatableResourcesRequest, AllocatableResourcesResponse, ContainerDevices, ContainerResources,
+    GetPodResourcesRequest, GetPodResourcesResponse, ListPodResourcesRequest, ListPodResourcesResponse, PodResources,
+};
+use support::{get, sample_value, write_topology, Exporter};
+use tokio_stream::wrappers::UnixListenerStream;
+
+support::child_entry!();
+
+const CHIPS: usize = 4;
+
+struct FakeLister {
+    pods: Vec<PodResources>,
+}
+
+#[tonic::async_trait]
+impl PodResourcesLister for FakeLister {
+    async fn list(
+        &self,
+        _request: tonic::Request<ListPodResourcesRequest>,
+    ) -> Result<tonic::Response<ListPodResourcesResponse>, tonic::Status> {
+        Ok(tonic::Response::new(ListPodResourcesResponse { pod_resources: self.pods.clone() }))
+    }
+
+    async fn get_allocatable_resources(
+        &self,
+        _request: tonic::Request<AllocatableResourcesRequest>,
+    ) -> Result<tonic::Response<AllocatableResourcesResponse>, tonic::Status> {
+        Err(tonic::Status::unimplemented("not used by the exporter"))
+    }
+
+    async fn get(
+        &self,
+        _request: tonic::Request<GetPodResourcesRequest>,
+    ) -> Result<tonic::Response<GetPodResourcesResponse>, tonic::Status> {
+        Err(tonic::Status::unimplemented("not used by the exporter"))
+    }
+}
+
+fn pod(namespace: &str, name: &str, container: &str, resource: &str, device_ids: &[&str]) -> PodResources {
+    PodResources {
+        name: name.into(),
+        namespace: namespace.into(),
+        containers: vec![ContainerResources {
+            name: container.into(),
+            devices: vec![ContainerDevices {
+                resource_name: resource.into(),
+                device_ids: device_ids.iter().map(|id| id.to_string()).collect(),
+                topology: None,
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+/// A kubelet socket served on its own runtime thread; dropping it stops the server and removes the socket, as a
+/// kubelet restart does.
+struct FakeKubelet {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    socket: PathBuf,
+}
+
+impl FakeKubelet {
+    fn start(socket: &Path, pods: Vec<PodResources>) -> FakeKubelet {
+        let _ = std::fs::remove_file(socket);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (ready, is_ready) = std::sync::mpsc::channel();
+        let path = socket.to_owned();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::UnixListener::bind(&path).expect("bind fake kubelet socket");
+                ready.send(()).expect("signal ready");
+                tonic::transport::Server::builder()
+                    .add_service(PodResourcesListerServer::from_arc(Arc::new(FakeLister { pods })))
+                    .serve_with_incoming_shutdown(UnixListenerStream::new(listener), async {
+                        let _ = stopped.await;
+                    })
+                    .await
+                    .expect("fake kubelet serves");
+            });
+        });
+        is_ready.recv_timeout(Duration::from_secs(10)).expect("fake kubelet started");
+        FakeKubelet { stop: Some(stop), thread: Some(thread), socket: socket.to_owned() }
+    }
+}
+
+impl Drop for FakeKubelet {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// Scrapes until `series` has `value` or 15 s pass; returns the last body.
+fn wait_for(exporter: &Exporter, series: &str, value: f64) -> String {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let body = get(exporter.address, "/metrics", &[]).expect("scrape").body;
+        if sample_value(&body, series) == Some(value) {
+            return body;
+        }
+        assert!(Instant::now() < deadline, "{series} never became {value}; last scrape:\n{body}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The simulated host's topology and the kubelet socket path inside its own directory (mounted as in a cluster).
+fn topology_and_socket(dir: &Path) -> (PathBuf, PathBuf) {
+    let socket_dir = dir.join("pod-resources");
+    std::fs::create_dir(&socket_dir).expect("socket dir");
+    (write_topology(dir, CHIPS, ""), socket_dir.join("kubelet.sock"))
+}
+
+#[test]
+fn pod_labels_follow_the_kubelet_and_survive_its_restart() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (topology, socket) = topology_and_socket(dir.path());
+    let kubelet = FakeKubelet::start(
+        &socket,
+        vec![
+            pod("ml", "train-0", "worker", "huawei.com/Ascend910", &["Ascend910-0", "Ascend910-2"]),
+            pod("infer", "svc-1", "server", "huawei.com/Ascend910-5c.1cpu.16g", &["Ascend910-5c.1cpu.16g-100-3"]),
+            pod("gpu", "cuda-0", "main", "nvidia.com/gpu", &["GPU-1"]),
+        ],
+    );
+    let exporter = Exporter::start(
+        &topology,
+        &[
+            &format!("--pod-resources.socket={}", socket.display()),
+            "--pod-resources.interval=200ms",
+            "--metrics.naming=both",
+        ],
+        &[],
+    );
+    exporter.wait_healthy();
+
+    wait_for(&exporter, "ascend_npu_pod_resources_up ", 1.0);
+    let labelled = |chip: u32, ns: &str, pod: &str, c: &str| {
+        format!("ascend_npu_temperature_celsius{{chip=\"{chip}\",namespace=\"{ns}\",pod=\"{pod}\",container=\"{c}\"}}")
+    };
+    let body = wait_for(&exporter, &labelled(0, "ml", "train-0", "worker"), 43.0);
+    assert!(sample_value(&body, &labelled(2, "ml", "train-0", "worker")).is_some(), "{body}");
+    assert!(sample_value(&body, &labelled(3, "infer", "svc-1", "server")).is_some(), "vNPU id maps to its chip");
+    assert!(sample_value(&body, &labelled(1, "", "", "")).is_some(), "an unassigned chip has empty pod labels");
+    assert_eq!(
+        sample_value(&body, "ascend_npu_container_chips{namespace=\"ml\",pod=\"train-0\",container=\"worker\"}"),
+        Some(2.0)
+    );
+    let huawei = "npu_chip_info_temperature{id=\"0\",model_name=\"910B3-Ascend-V1\"";
+    let line = body.lines().find(|l| l.starts_with(huawei)).expect("Huawei-named series");
+    assert!(line.contains("namespace=\"ml\",pod_name=\"train-0\",container_name=\"worker\""), "{line}");
+
+    // The kubelet restarts: its socket disappears and comes back (a new inode) with other pods.
+    drop(kubelet);
+    wait_for(&exporter, "ascend_npu_pod_resources_up ", 0.0);
+    let _kubelet =
+        FakeKubelet::start(&socket, vec![pod("ml", "train-1", "worker", "huawei.com/Ascend910", &["Ascend910-1"])]);
+    let body = wait_for(&exporter, &labelled(1, "ml", "train-1", "worker"), 42.0);
+    assert!(sample_value(&body, &labelled(0, "", "", "")).is_some(), "chip 0 was released: {body}");
+    assert_eq!(sample_value(&body, "ascend_npu_pod_resources_up "), Some(1.0));
+}
+
+#[test]
+fn without_a_kubelet_labels_are_empty_and_metrics_flow() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let topology = write_topology(dir.path(), CHIPS, "");
+    let missing = dir.path().join("no-kubelet").join("kubelet.sock");
+    let exporter = Exporter::start(&topology, &[&format!("--pod-resources.socket={}", missing.display())], &[]);
+    exporter.wait_healthy();
+    let body = get(exporter.address, "/metrics", &[]).expect("scrape").body;
+    assert_eq!(sample_value(&body, "ascend_npu_pod_resources_up "), Some(0.0));
+    let series = "ascend_npu_temperature_celsius{chip=\"3\",namespace=\"\",pod=\"\",container=\"\"}";
+    assert_eq!(sample_value(&body, series), Some(40.0), "{body}");
+}
+
+#[test]
+fn a_renamed_resource_keeps_its_pod_labels() {
+    // The device plugin runs with ASCEND_DP_RESOURCE_PREFIX=example.org and ASCEND_DP_RENAMES=Ascend910=train (from
+    // one ConfigMap); the exporter reads the same variables and maps `train-<phy>` back to chips.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (topology, socket) = topology_and_socket(dir.path());
+    let _kubelet = FakeKubelet::start(
+        &socket,
+        vec![
+            pod("ml", "train-0", "worker", "example.org/train", &["train-2"]),
+            pod("ml", "infer-0", "server", "example.org/train-5c.1cpu.16g", &["train-5c.1cpu.16g-100-3"]),
+        ],
+    );
+    let exporter = Exporter::start(
+        &topology,
+        &[&format!("--pod-resources.socket={}", socket.display()), "--pod-resources.interval=200ms"],
+        &[("ASCEND_DP_RESOURCE_PREFIX", Path::new("example.org")), ("ASCEND_DP_RENAMES", Path::new("Ascend910=train"))],
+    );
+    exporter.wait_healthy();
+    let labelled = |chip: u32, pod: &str, c: &str| {
+        format!("ascend_npu_temperature_celsius{{chip=\"{chip}\",namespace=\"ml\",pod=\"{pod}\",container=\"{c}\"}}")
+    };
+    let body = wait_for(&exporter, &labelled(2, "train-0", "worker"), 41.0);
+    assert!(
+        sample_value(&body, &labelled(3, "infer-0", "server")).is_some(),
+        "renamed vNPU id maps to its chip: {body}"
+    );
+}

@@ -1,0 +1,97 @@
+//! A real Prometheus (Debian's 2.42) scrapes the real exporter on a simulated host and returns the simulated values
+//! through its query API. Proves the OpenMetrics output is ingested as Prometheus negotiates it.
+
+mod support;
+
+use std::net::{SocketAddr, TcpListener};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{expected_temperature, get, write_topology, Exporter};
+
+support::child_entry!();
+
+const CHIPS: usize = 3;
+
+struct Prometheus(Child);
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_loopback_port() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    listener.local_addr().expect("local address")
+}
+
+fn query(prometheus: SocketAddr, promql: &str) -> serde_json::Value {
+    let encoded: String = promql
+        .bytes()
+        .map(|b| if b.is_ascii_alphanumeric() || b == b'_' { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect();
+    let response = get(prometheus, &format!("/api/v1/query?query={encoded}"), &[]).expect("query API answers");
+    assert_eq!(response.status, 200, "{}", response.body);
+    serde_json::from_str(&response.body).expect("JSON answer")
+}
+
+#[test]
+fn prometheus_scrapes_and_returns_the_simulated_values() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let topology = write_topology(dir.path(), CHIPS, "");
+    let exporter = Exporter::start(&topology, &["--pod-resources.disable"], &[]);
+    exporter.wait_healthy();
+
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: npu-exporter\n    static_configs:\n      - targets: ['{}']\n        labels:\n          node: test-node\n",
+            exporter.address
+        ),
+    )
+    .expect("write prometheus.yml");
+    let address = free_loopback_port();
+    let child = Command::new("prometheus")
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+        .arg(format!("--web.listen-address={address}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("prometheus must be installed (Debian package `prometheus`, see scripts/deps/debian.txt)");
+    let _prometheus = Prometheus(child);
+
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let temperatures = loop {
+        if get(address, "/-/ready", &[]).is_ok_and(|r| r.status == 200) {
+            let answer = query(address, "ascend_npu_temperature_celsius");
+            let results = answer["data"]["result"].as_array().cloned().unwrap_or_default();
+            if results.len() == CHIPS {
+                break results;
+            }
+        }
+        assert!(Instant::now() < deadline, "Prometheus returned no temperatures within 60 s");
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    for result in &temperatures {
+        let phy: usize = result["metric"]["chip"].as_str().and_then(|c| c.parse().ok()).expect("chip label");
+        let logic = CHIPS - 1 - phy;
+        let value: f64 = result["value"][1].as_str().and_then(|v| v.parse().ok()).expect("sample value");
+        assert_eq!(value, expected_temperature(logic) as f64, "chip {phy}");
+        assert_eq!(result["metric"]["node"], "test-node");
+        assert_eq!(result["metric"]["job"], "npu-exporter");
+    }
+    let up = query(address, "up{job=\"npu-exporter\"}");
+    assert_eq!(up["data"]["result"][0]["value"][1], "1", "scrape succeeded: {up}");
+    let info = query(address, "ascend_npu_chip_info");
+    let info_results = info["data"]["result"].as_array().cloned().unwrap_or_default();
+    assert_eq!(info_results.len(), CHIPS, "the OpenMetrics info metric is ingested: {info}");
+    assert_eq!(info_results[0]["metric"]["chip_name"], "910B3");
+    let ratio = query(address, "sum(ascend_npu_utilization_ratio{unit=\"aicore\"})");
+    let total: f64 = ratio["data"]["result"][0]["value"][1].as_str().and_then(|v| v.parse().ok()).expect("sum");
+    let expected: f64 = (0..CHIPS).map(|logic| logic as f64 / 100.0).sum();
+    assert!((total - expected).abs() < 1e-9, "{total} vs {expected}");
+}
