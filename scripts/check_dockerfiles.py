@@ -9,7 +9,8 @@ For each Dockerfile it checks that:
 - the final stage copies the binary its exec-form ENTRYPOINT runs, and sets USER; a root USER must be explained by
   the comment right above it;
 - a `<name>.Dockerfile.dockerignore` next to it keeps `target/` out of the build context;
-- the EXPOSEd port is the containerPort of the container running that image in deploy/kubernetes/base.
+- the EXPOSEd port is the containerPort of the container running that image in the manifests under deploy/kubernetes
+  (base and overlays).
 
 Usage: check_dockerfiles.py [--metadata FILE] [--manifests DIR] DOCKERFILE...
 Exit status 0 when every check passes, 1 otherwise (each problem printed with its file and line).
@@ -267,7 +268,7 @@ def exposed_ports(stage: Stage) -> set[int]:
 def manifest_ports(manifests: Path, image_name: str) -> set[int] | None:
     """containerPorts of containers whose image is `image_name[:tag]` in the manifests; None if no container runs it."""
     found = None
-    for path in sorted(manifests.glob("*.yaml")):
+    for path in sorted(manifests.rglob("*.yaml")):
         for document in yaml.safe_load_all(path.read_text()):
             if not isinstance(document, dict):
                 continue

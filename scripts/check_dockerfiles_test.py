@@ -116,7 +116,7 @@ class CheckDockerfilesTest(unittest.TestCase):
         workspace = cd.load_workspace(None)
         for dockerfile in sorted((REPO / "deploy" / "docker").glob("*.Dockerfile")):
             with self.subTest(dockerfile=dockerfile.name):
-                problems = cd.check_dockerfile(dockerfile, workspace, REPO / "deploy" / "kubernetes" / "base")
+                problems = cd.check_dockerfile(dockerfile, workspace, REPO / "deploy" / "kubernetes")
                 self.assertEqual(problems, [])
 
 

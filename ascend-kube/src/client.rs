@@ -21,6 +21,8 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 pub const NODE_LABELLER_FIELD_MANAGER: &str = "ascend-node-labeller";
 /// The field manager of the device plugin's writes.
 pub const DEVICE_PLUGIN_FIELD_MANAGER: &str = "ascend-device-plugin";
+/// The field manager of the DRA driver's writes (its ResourceSlices).
+pub const DRA_DRIVER_FIELD_MANAGER: &str = "ascend-dra-driver";
 
 /// A client of the cluster this process runs in (or the one the kubeconfig names).
 ///

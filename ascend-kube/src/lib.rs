@@ -9,6 +9,8 @@
 //! - [`pod_assignment`]: the pod side of Volcano's allocation contract (`predicate-time`, `huawei.com/AscendReal`).
 //! - [`node_events`]: Events on the Node object (NPU faults in `kubectl describe node`), rate-limited, aggregated
 //!   and never blocking the caller.
+//! - [`resource_slices`] and [`resource_claims`]: a DRA driver's node-local pool of ResourceSlices (names, owner,
+//!   generation, server-side apply, removal of stale slices) and the claims it prepares.
 //! - [`node_info`]: what a Node object reports of its node's software (the kubelet's version).
 //! - [`client`]: the connection ([`connect`]) and the one request path ([`client::request`]): a deadline on every
 //!   call and errors that name the verb, the object and what to check ([`Error`]).
@@ -52,6 +54,8 @@ pub mod node_info;
 pub mod node_labeller;
 pub mod node_labels;
 pub mod pod_assignment;
+pub mod resource_claims;
+pub mod resource_slices;
 
 pub use client::connect;
 pub use error::{Error, Result};

@@ -180,7 +180,9 @@ pub struct GenerateOptions {
     pub no_driver: bool,
 }
 
-fn cdi_node(root: &HostRoot, node: &DeviceNode) -> CdiDeviceNode {
+/// A device node as a CDI spec spells it: the host path only when it differs from the container path (a host root
+/// other than `/`, or a vNPU's `/dev/vdavinciN` shown as `/dev/davinciN`), which needs `cdiVersion` 0.5.0.
+pub fn cdi_node(root: &HostRoot, node: &DeviceNode) -> CdiDeviceNode {
     let host_path = node.host_path.to_string_lossy().into_owned();
     let container_path = node.container_path.to_string_lossy().into_owned();
     CdiDeviceNode {

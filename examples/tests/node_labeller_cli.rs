@@ -2,6 +2,8 @@
 //! labels a node of the fake API server named by a kubeconfig, and without a cluster `--once` fails with a message
 //! that says why.
 
+mod daemon_support;
+
 use std::process::{Command, Output};
 
 fn labeller(topology: &str, args: &[&str]) -> Output {
@@ -73,17 +75,7 @@ fn once_labels_the_node_of_the_cluster_its_kubeconfig_names() {
     server.seed(serde_json::json!({"apiVersion": "v1", "kind": "Node",
         "metadata": {"name": "worker-1", "labels": {"kubernetes.io/hostname": "worker-1"}}}));
     let dir = tempfile::tempdir().expect("temporary directory");
-    let kubeconfig = dir.path().join("kubeconfig");
-    let url = server.url();
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters: [{{name: fake, cluster: {{server: \"{url}\"}}}}]\n\
-             users: [{{name: fake, user: {{}}}}]\ncontexts: [{{name: fake, context: {{cluster: fake, user: fake}}}}]\n\
-             current-context: fake\n"
-        ),
-    )
-    .expect("kubeconfig");
+    let kubeconfig = daemon_support::kubeconfig(dir.path(), &server.url());
     let kubeconfig = kubeconfig.display().to_string();
     let output =
         labeller_with("sample:atlas-800t-a2", &["--node-name=worker-1", "--once"], &[("KUBECONFIG", &kubeconfig)]);

@@ -88,7 +88,7 @@ for version in $KUBERNETES_VERSIONS; do
 done
 
 say "Dockerfiles"
-python3 scripts/check_dockerfiles.py --manifests deploy/kubernetes/base deploy/docker/*.Dockerfile
+python3 scripts/check_dockerfiles.py --manifests deploy/kubernetes deploy/docker/*.Dockerfile
 
 say "host installation"
 shellcheck deploy/host/install.sh deploy/host/install_test.sh scripts/checks/deploy.sh

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod bundle;
+pub mod podman;
 pub mod sim_host;
 
 use std::os::unix::fs::symlink;

@@ -1,0 +1,220 @@
+//! The driver's figures on the simulated eight-chip Atlas 800T A2 (dcmi-sim), with the in-process DRA kubelet peer
+//! over real unix sockets and the fake API server over real HTTP:
+//! - `prepare/1chip`, `prepare/8chips`: `NodePrepareResources` as the kubelet calls it (read the claim, plan,
+//!   write the CDI spec, write the checkpoint, answer), each followed by an untimed unprepare; p50 and p99 printed;
+//! - fault to taint: from writing a fault into the simulator's overlay to the taint being in the published slice;
+//! - resident memory after `DRA_BENCH_LOAD_SECS` (default 60) of back-to-back prepare/unprepare. The figure is the
+//!   whole bench process, so it includes the fake API server and kubelet: an upper bound of the driver's own.
+//!
+//! `cargo bench -p ascend-dra --bench prepare_latency`. Needs the built dcmi-sim library (a dev-dependency).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ascend_dcmi::{Dcmi, DeviceManager};
+use ascend_dra::DriverConfig;
+use criterion::{criterion_group, criterion_main, Criterion};
+use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
+use dcmi_sim::topology::FaultSpec;
+use dcmi_sim::{write_overlay, ChipOverlay, Overlay};
+use dra_kubelet_plugin::fake_kubelet::FakeKubelet;
+use dra_kubelet_plugin::ClaimRef;
+use fake_apiserver::FakeApiServer;
+use k8s_openapi::api::resource::v1::ResourceSlice;
+use serde_json::json;
+
+const DRIVER: &str = "npu.huawei.com";
+const NODE: &str = "bench-node";
+const POLL: Duration = Duration::from_millis(100);
+
+struct Bench {
+    server: FakeApiServer,
+    kubelet: FakeKubelet,
+    overlay: std::path::PathBuf,
+    logic_of_phy: Vec<(u32, u32)>,
+    _dir: tempfile::TempDir,
+}
+
+fn start(runtime: &tokio::runtime::Runtime) -> Bench {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let topology = dcmi_sim::samples::by_name("atlas-800t-a2").expect("sample").topology().expect("valid");
+    let logic_of_phy = topology.chips().map(|found| (found.chip.phy_id, found.chip.logic_id)).collect();
+    let host = FakeHost::build(&topology, &dir.path().join("host"), &FakeHostOptions::default()).expect("fake host");
+    let overlay = dir.path().join("overlay.toml");
+    std::env::set_var("DCMI_SIM_CONFIG", &host.topology);
+    std::env::set_var("DCMI_SIM_OVERLAY", &overlay);
+    let dcmi = Dcmi::builder()
+        .library_path(host.library.clone())
+        .host_root(host.root.clone())
+        .verify_library_ownership(false)
+        .init()
+        .expect("the simulator loads");
+    let manager: Arc<dyn DeviceManager> = Arc::new(dcmi);
+    let mut config = DriverConfig::new(NODE);
+    config.plugin.registry_dir = dir.path().join("plugins_registry");
+    config.plugin.plugins_dir = dir.path().join("plugins");
+    config.cdi_dir = dir.path().join("cdi");
+    config.host_root = host.root.clone();
+    config.monitor.poll_interval = POLL;
+    runtime.block_on(async {
+        let server = FakeApiServer::start().await.expect("fake API server");
+        server.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));
+        let kubelet = FakeKubelet::start(&config.plugin.registry_dir);
+        let client = server.client();
+        tokio::spawn(async move {
+            if let Err(error) = ascend_dra::run(config, manager, client, std::future::pending()).await {
+                eprintln!("the driver stopped: {error}");
+            }
+        });
+        kubelet.wait_registered(DRIVER, Duration::from_secs(30)).await.expect("the driver registers");
+        wait(|| published_devices(&server) == 8).await;
+        Bench { server, kubelet, overlay, logic_of_phy, _dir: dir }
+    })
+}
+
+fn published_slices(server: &FakeApiServer) -> Vec<ResourceSlice> {
+    server.list::<ResourceSlice>().into_iter().filter(|slice| slice.spec.driver == DRIVER).collect()
+}
+
+fn published_devices(server: &FakeApiServer) -> usize {
+    published_slices(server).iter().map(|slice| slice.spec.devices.as_ref().map_or(0, Vec::len)).sum()
+}
+
+fn tainted(server: &FakeApiServer, device: &str) -> bool {
+    published_slices(server)
+        .iter()
+        .flat_map(|slice| slice.spec.devices.iter().flatten())
+        .any(|d| d.name == device && d.taints.as_ref().is_some_and(|taints| !taints.is_empty()))
+}
+
+async fn wait(mut condition: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !condition() {
+        assert!(started.elapsed() < Duration::from_secs(30), "not reached within 30 s");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+fn claim(server: &FakeApiServer, name: &str, chips: usize) -> ClaimRef {
+    let results: Vec<_> = (0..chips)
+        .map(|phy| json!({"request": "npu", "driver": DRIVER, "pool": NODE, "device": format!("npu-{phy}")}))
+        .collect();
+    let stored = server.seed(json!({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {}, "status": {"allocation": {"devices": {"results": results}}},
+    }));
+    let uid = stored["metadata"]["uid"].as_str().expect("uid").to_owned();
+    ClaimRef { namespace: "default".into(), name: name.into(), uid }
+}
+
+async fn prepare_once(bench: &Bench, chips: usize, serial: u64) -> Duration {
+    // One name per size: the fake server replaces the object (with a new UID), so its store stays small.
+    let claim = claim(&bench.server, &format!("bench-{chips}-{}", serial % 2), chips);
+    let started = Instant::now();
+    let answers = bench.kubelet.prepare(DRIVER, std::slice::from_ref(&claim)).await.expect("prepare call");
+    let elapsed = started.elapsed();
+    assert!(answers[&claim.uid].is_ok(), "{:?}", answers[&claim.uid]);
+    let unprepared = bench.kubelet.unprepare(DRIVER, std::slice::from_ref(&claim)).await.expect("unprepare call");
+    assert!(unprepared[&claim.uid].is_ok(), "{:?}", unprepared[&claim.uid]);
+    elapsed
+}
+
+/// The sample at `per_mille` thousandths of the sorted samples (nearest rank).
+fn percentile(sorted: &[Duration], per_mille: usize) -> Duration {
+    let rank = (sorted.len() * per_mille).div_ceil(1000).max(1);
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+fn report(what: &str, mut samples: Vec<Duration>) {
+    samples.sort();
+    let Some(max) = samples.last() else { return };
+    println!(
+        "{what}: n={} p50={:?} p99={:?} max={max:?}",
+        samples.len(),
+        percentile(&samples, 500),
+        percentile(&samples, 990)
+    );
+}
+
+fn resident_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn fault_to_taint(runtime: &tokio::runtime::Runtime, bench: &Bench) {
+    let (phy, logic) = bench.logic_of_phy[3];
+    let device = format!("npu-{phy}");
+    let mut samples = Vec::new();
+    for _ in 0..10 {
+        let fault = ChipOverlay {
+            logic_id: logic,
+            health: Some(2),
+            faults: Some(vec![FaultSpec::Code(0x80E0_1801)]),
+            ..ChipOverlay::default()
+        };
+        let started = Instant::now();
+        write_overlay(&bench.overlay, &Overlay { chips: vec![fault], injections: Vec::new() }).expect("overlay");
+        runtime.block_on(wait(|| tainted(&bench.server, &device)));
+        samples.push(started.elapsed());
+        write_overlay(&bench.overlay, &Overlay::default()).expect("overlay cleared");
+        runtime.block_on(wait(|| !tainted(&bench.server, &device)));
+    }
+    report(&format!("fault to taint (poll interval {POLL:?})"), samples);
+}
+
+fn benches(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    let bench = start(&runtime);
+    let mut serial = 0;
+    let mut group = c.benchmark_group("prepare");
+    for (chips, name) in [(1, "1chip"), (8, "8chips")] {
+        let mut samples = Vec::new();
+        group.bench_function(name, |b| {
+            b.iter_custom(|iterations| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iterations {
+                    serial += 1;
+                    let elapsed = runtime.block_on(prepare_once(&bench, chips, serial));
+                    samples.push(elapsed);
+                    total += elapsed;
+                }
+                total
+            });
+        });
+        report(&format!("prepare {name}"), samples);
+    }
+    group.finish();
+
+    fault_to_taint(&runtime, &bench);
+
+    let load = std::env::var("DRA_BENCH_LOAD_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
+    let started = Instant::now();
+    let mut rounds = 0u64;
+    while started.elapsed() < Duration::from_secs(load) {
+        serial += 1;
+        rounds += 1;
+        runtime.block_on(prepare_once(&bench, 1 + (serial % 8) as usize, serial));
+        if rounds.is_multiple_of(100) {
+            // The fake server records every request and keeps a watch history; neither is the driver's memory.
+            bench.server.clear_requests();
+            bench.server.compact();
+        }
+    }
+    println!(
+        "resident memory after {load} s of prepare/unprepare ({rounds} rounds): {} KiB (bench process: driver, fake \
+         API server and kubelet together)",
+        resident_kib().unwrap_or(0)
+    );
+}
+
+criterion_group! {
+    name = prepare;
+    config = Criterion::default()
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(5))
+        .warm_up_time(Duration::from_secs(1));
+    targets = benches
+}
+criterion_main!(prepare);

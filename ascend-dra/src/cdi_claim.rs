@@ -1,0 +1,124 @@
+//! One CDI spec per prepared claim (`/var/run/cdi/k8s.<driver>-npu_<claim uid>.json`): its chips' device nodes,
+//! `ASCEND_RT_VISIBLE_DEVICES` numbered 0..n-1 as the container sees them, and the node's shared device nodes and
+//! driver mounts, computed once at start with ascend-oci's CDI generator. The spec's `cdiVersion` is the lowest that
+//! covers its content (0.5.0 at most for what we write), so podman 4.3 reads it too.
+//!
+//! A claim gets one CDI device named after its UID, never reused: runtimes cache specs by device name.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use ascend_oci::cdi::{cdi_node, generate_spec, minimum_version, CdiDevice, CdiSpec, ContainerEdits, GenerateOptions};
+use ascend_oci::host::{chip_device_node, HostChips};
+use ascend_oci::inject::InjectionConfig;
+use ascend_oci::request::RuntimeOptions;
+use ascend_oci::secure_path::HostRoot;
+
+use crate::error::{Error, Result};
+
+/// The environment variable the Ascend runtime reads to number the visible chips.
+pub const VISIBLE_DEVICES_ENV: &str = "ASCEND_RT_VISIBLE_DEVICES";
+
+/// What the claim's container gets for one allocated device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaimNode {
+    /// A whole chip: `/dev/davinci<phy>`.
+    Chip(u32),
+    /// A vNPU: host `/dev/vdavinci<id>` shown as `/dev/davinci<id>`.
+    Vnpu(u32),
+}
+
+/// Writes and removes the claims' specs.
+#[derive(Debug)]
+pub struct ClaimSpecs {
+    root: HostRoot,
+    dir: PathBuf,
+    kind: String,
+    common: ContainerEdits,
+}
+
+impl ClaimSpecs {
+    /// Reads the node's shared device nodes and driver mounts under `host_root` (`/` on a server) for specs of
+    /// kind `k8s.<driver>/npu` in `dir`.
+    ///
+    /// # Errors
+    /// The errors of ascend-oci's generator: no `/dev/davinci<N>`, a missing shared node, a bad mount list.
+    pub fn new(host_root: &Path, dir: &Path, driver: &str, chip_type: Option<String>) -> Result<Self> {
+        let root = HostRoot::open(host_root)?;
+        let host = HostChips::scan(&root, chip_type)?;
+        let kind = format!("k8s.{driver}/npu");
+        let options = GenerateOptions {
+            kind: kind.clone(),
+            mount_lists: vec!["base".to_owned()],
+            injection: InjectionConfig::default(),
+            allow_link: false,
+            no_driver: false,
+        };
+        let common = generate_spec(&root, &host, &options)?.container_edits;
+        Ok(ClaimSpecs { root, dir: dir.to_owned(), kind, common })
+    }
+
+    /// The CDI kind, `k8s.<driver>/npu`.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// The spec file of a claim.
+    pub fn path(&self, claim_uid: &str) -> PathBuf {
+        let (vendor, class) = self.kind.split_once('/').unwrap_or((&self.kind, "npu"));
+        self.dir.join(format!("{vendor}-{class}_{claim_uid}.json"))
+    }
+
+    /// Writes the claim's spec and returns its path and the CDI id to hand to the kubelet.
+    ///
+    /// # Errors
+    /// [`Error::Cdi`] when a device node is missing on the host or the file cannot be written.
+    pub fn write(
+        &self,
+        claim_uid: &str,
+        nodes: &[ClaimNode],
+        env: &BTreeMap<String, String>,
+    ) -> Result<(PathBuf, String)> {
+        let mut device_nodes = Vec::with_capacity(nodes.len());
+        for node in nodes {
+            let (id, options) = match *node {
+                ClaimNode::Chip(phy) => (phy, RuntimeOptions::empty()),
+                ClaimNode::Vnpu(id) => (id, RuntimeOptions::VIRTUAL),
+            };
+            device_nodes.push(cdi_node(&self.root, &chip_device_node(&self.root, id, options)?));
+        }
+        // The runtime numbers the chips it sees 0..n-1 in device-node order.
+        let visible: Vec<String> = (0..nodes.len()).map(|index| index.to_string()).collect();
+        let mut device_env = vec![format!("{VISIBLE_DEVICES_ENV}={}", visible.join(","))];
+        device_env.extend(env.iter().map(|(name, value)| format!("{name}={value}")));
+        let mut spec = CdiSpec {
+            cdi_version: String::new(),
+            kind: self.kind.clone(),
+            devices: vec![CdiDevice {
+                name: claim_uid.to_owned(),
+                container_edits: ContainerEdits { env: device_env, device_nodes, mounts: Vec::new() },
+            }],
+            container_edits: self.common.clone(),
+        };
+        spec.cdi_version = minimum_version(&spec).to_owned();
+        let path = self.path(claim_uid);
+        std::fs::create_dir_all(&self.dir).map_err(|source| Error::io("creating CDI directory", &self.dir, source))?;
+        let mut bytes = serde_json::to_vec_pretty(&spec)
+            .map_err(|e| Error::Corrupt { path: path.clone(), reason: format!("cannot serialise: {e}") })?;
+        bytes.push(b'\n');
+        ascend_oci::atomic_file::write_atomically(&path, &bytes, 0o644)?;
+        Ok((path, format!("{}={claim_uid}", self.kind)))
+    }
+
+    /// Removes a spec file; one already gone is fine.
+    ///
+    /// # Errors
+    /// [`Error::Io`] for another failure.
+    pub fn remove(path: &Path) -> Result<()> {
+        match std::fs::remove_file(path) {
+            Ok(()) => Ok(()),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(Error::io("removing CDI spec", path, source)),
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Command-line flags, each also read from an environment variable, with the conventions of the other daemons.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ascend_cli::duration::parse_positive_duration;
+use ascend_cli::LogArgs;
+use ascend_kube::labeller_tool::DriverOptions;
+use clap::Parser;
+use dra_kubelet_plugin::{DEFAULT_PLUGINS_DIR, DEFAULT_REGISTRY_DIR};
+
+use crate::{DriverConfig, DEFAULT_DRIVER_NAME};
+
+/// Kubernetes DRA driver for Huawei Ascend NPUs.
+#[derive(Debug, Parser)]
+#[command(name = "ascend-dra-driver", version)]
+#[command(mut_arg("log_format", |arg| arg.env("ASCEND_DRA_LOG_FORMAT")))]
+pub struct Args {
+    /// This node's name (from the downward API in the DaemonSet).
+    #[arg(long, env = "NODE_NAME")]
+    pub node_name: String,
+
+    /// The driver name in ResourceSlices and DeviceClasses.
+    #[arg(long, env = "ASCEND_DRA_DRIVER_NAME", default_value = DEFAULT_DRIVER_NAME)]
+    pub driver_name: String,
+
+    /// The kubelet's plugin-registration directory.
+    #[arg(long, env = "ASCEND_DRA_REGISTRY_DIR", default_value = DEFAULT_REGISTRY_DIR)]
+    pub registry_dir: PathBuf,
+
+    /// The kubelet's plugin data directory (the driver's socket and checkpoint go in `<dir>/<driver name>`).
+    #[arg(long, env = "ASCEND_DRA_PLUGINS_DIR", default_value = DEFAULT_PLUGINS_DIR)]
+    pub plugins_dir: PathBuf,
+
+    /// Where the claims' CDI specs are written (the runtime must read this directory).
+    #[arg(long, env = "ASCEND_DRA_CDI_DIR", default_value = ascend_oci::cdi::DYNAMIC_SPEC_DIR)]
+    pub cdi_dir: PathBuf,
+
+    /// Where the host's `/` is mounted (device nodes, driver files, sysfs).
+    #[arg(long, env = "ASCEND_DRA_HOST_ROOT", default_value = "/")]
+    pub host_root: PathBuf,
+
+    /// Publish vNPU partitions (needs the DRAPartitionableDevices feature gate; see docs/dra.md).
+    #[arg(long, env = "ASCEND_DRA_PARTITIONABLE")]
+    pub partitionable: bool,
+
+    /// Time between health polls of every chip (500ms, 5s, 1m).
+    #[arg(long, env = "ASCEND_DRA_POLL_INTERVAL", default_value = "5s", value_parser = parse_positive_duration)]
+    pub poll_interval: Duration,
+
+    /// A chip whose health call takes longer than this is unhealthy.
+    #[arg(long, env = "ASCEND_DRA_HEALTH_DEADLINE", default_value = "10s", value_parser = parse_positive_duration)]
+    pub health_deadline: Duration,
+
+    /// Load exactly this libdcmi.so instead of searching the standard places.
+    #[arg(long, env = "ASCEND_DCMI_LIBRARY")]
+    pub dcmi_library: Option<PathBuf>,
+
+    /// Load a libdcmi.so that is not root-owned and read-only (test builds only).
+    #[arg(long, env = "ASCEND_DRA_SKIP_LIBRARY_OWNERSHIP_CHECK")]
+    pub skip_library_ownership_check: bool,
+
+    /// Address of `/healthz` and `/metrics`.
+    #[arg(long, env = "ASCEND_DRA_LISTEN", default_value = "0.0.0.0:11253")]
+    pub listen: SocketAddr,
+
+    /// Logging.
+    #[command(flatten)]
+    pub log: LogArgs,
+}
+
+impl Args {
+    /// The driver configuration these flags describe.
+    pub fn driver_config(&self) -> DriverConfig {
+        let mut config = DriverConfig::new(&self.node_name);
+        config.plugin.driver_name.clone_from(&self.driver_name);
+        config.plugin.registry_dir.clone_from(&self.registry_dir);
+        config.plugin.plugins_dir.clone_from(&self.plugins_dir);
+        config.cdi_dir.clone_from(&self.cdi_dir);
+        config.host_root.clone_from(&self.host_root);
+        config.partitionable = self.partitionable;
+        config.monitor.poll_interval = self.poll_interval;
+        config.monitor.health_deadline = self.health_deadline;
+        config
+    }
+
+    /// Where the driver library is, and how far to trust it.
+    pub fn driver_options(&self) -> DriverOptions {
+        DriverOptions {
+            library: self.dcmi_library.clone(),
+            host_root: self.host_root.clone(),
+            verify_library_ownership: !self.skip_library_ownership_check,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_reach_the_driver_configuration() {
+        let args =
+            Args::parse_from(["ascend-dra-driver", "--node-name", "n1", "--partitionable", "--poll-interval", "500ms"]);
+        let config = args.driver_config();
+        assert_eq!((config.node_name.as_str(), config.plugin.driver_name.as_str()), ("n1", "npu.huawei.com"));
+        assert!(config.partitionable);
+        assert_eq!(config.monitor.poll_interval, Duration::from_millis(500));
+        assert_eq!(args.listen.port(), 11253);
+    }
+}

@@ -1,0 +1,129 @@
+//! The node's chips as the driver publishes them, read once from DCMI at start.
+
+use ascend_dcmi::{ChipIds, ChipType, DeviceManager, PcieAddress, VnpuTemplate};
+
+use crate::error::{Error, Result};
+
+/// Chips per HCCS group on the servers that have them (910B and A3: phy 0-3 and 4-7 of an 8-chip board).
+pub const HCCS_GROUP_SIZE: u32 = ascend_deviceplugin::preferred::HCCS_GROUP_SIZE;
+
+/// One chip and everything the driver publishes about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NpuChip {
+    /// Its ids.
+    pub ids: ChipIds,
+    /// The generation, for example `Ascend910B`.
+    pub chip_type: ChipType,
+    /// The chip name DCMI reports, for example `910B3`.
+    pub model: String,
+    /// NUMA node.
+    pub numa_node: Option<u32>,
+    /// PCIe address.
+    pub pcie_address: Option<PcieAddress>,
+    /// AI cores.
+    pub aicore: u32,
+    /// HBM size, when the chip has HBM (DDR otherwise).
+    pub memory_bytes: Option<u64>,
+    /// The DCMI driver version.
+    pub driver_version: Option<String>,
+    /// The vNPU templates the chip type accepts.
+    pub vnpu_templates: Vec<&'static VnpuTemplate>,
+}
+
+impl NpuChip {
+    /// The device name in the ResourceSlice: `npu-<physical id>`, stable across reboots and driver restarts (the
+    /// logic id is not: it follows the driver's enumeration order).
+    pub fn device_name(&self) -> String {
+        device_name(self.ids.phy.get())
+    }
+
+    /// The HCCS group: chips of one group talk over HCCS links, so a multi-chip job wants them together.
+    pub fn hccs_group(&self) -> Option<u32> {
+        matches!(self.chip_type, ChipType::Ascend910B | ChipType::Ascend910A3)
+            .then(|| self.ids.phy.get() / HCCS_GROUP_SIZE)
+    }
+}
+
+/// `npu-<phy>`.
+pub fn device_name(phy: u32) -> String {
+    format!("npu-{phy}")
+}
+
+/// The partition device of a vNPU template on a chip: `npu-<phy>-<template>`, for example `npu-0-vir02`.
+pub fn partition_name(phy: u32, template: &str) -> String {
+    format!("npu-{phy}-{template}")
+}
+
+/// What a device name of ours stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceRef<'a> {
+    /// A whole chip.
+    Chip(u32),
+    /// A vNPU of a template on a chip.
+    Partition(u32, &'a str),
+}
+
+/// Parses `npu-<phy>` or `npu-<phy>-<template>`; `None` for anything else.
+pub fn parse_device_name(name: &str) -> Option<DeviceRef<'_>> {
+    let rest = name.strip_prefix("npu-")?;
+    let (phy, template) = match rest.split_once('-') {
+        Some((phy, template)) => (phy, Some(template)),
+        None => (rest, None),
+    };
+    if phy.is_empty() || !phy.bytes().all(|b| b.is_ascii_digit()) || (phy.len() > 1 && phy.starts_with('0')) {
+        return None;
+    }
+    let phy = phy.parse().ok()?;
+    Some(match template {
+        Some(template) if !template.is_empty() => DeviceRef::Partition(phy, template),
+        Some(_) => return None,
+        None => DeviceRef::Chip(phy),
+    })
+}
+
+/// Reads every chip from DCMI. A chip whose identity cannot be read fails the whole discovery: publishing a
+/// partial inventory would let the scheduler believe the missing chip does not exist.
+///
+/// # Errors
+/// [`Error::Dcmi`] naming the call and the chip.
+pub fn discover(manager: &dyn DeviceManager) -> Result<Vec<NpuChip>> {
+    let chips = manager.chips().map_err(|e| Error::dcmi("listing chips", e))?;
+    let driver_version = manager.driver_version().ok();
+    let mut discovered = Vec::with_capacity(chips.len());
+    for ids in chips {
+        let identity =
+            manager.identity(ids.logic).map_err(|e| Error::dcmi(format!("reading the identity of {ids}"), e))?;
+        let Some(chip_type) = identity.chip_type else {
+            tracing::warn!(chip = %ids, name = %identity.info.chip_name, "chip type not supported; not published");
+            continue;
+        };
+        let memory_bytes = manager.hbm_memory(ids.logic).ok().map(|hbm| hbm.total_bytes);
+        discovered.push(NpuChip {
+            ids,
+            chip_type,
+            model: identity.info.chip_name.clone(),
+            numa_node: identity.numa_node,
+            pcie_address: identity.pcie_address,
+            aicore: identity.info.aicore_count,
+            memory_bytes,
+            driver_version: driver_version.clone(),
+            vnpu_templates: VnpuTemplate::for_chip_type(chip_type).collect(),
+        });
+    }
+    discovered.sort_by_key(|chip| chip.ids.phy.get());
+    Ok(discovered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_names_round_trip_and_reject_what_we_never_publish() {
+        assert_eq!(parse_device_name(&device_name(12)), Some(DeviceRef::Chip(12)));
+        assert_eq!(parse_device_name(&partition_name(3, "vir02")), Some(DeviceRef::Partition(3, "vir02")));
+        for bad in ["gpu-0", "npu-", "npu-x", "npu-01", "npu-1-", "npu--1", "npu-99999999999"] {
+            assert_eq!(parse_device_name(bad), None, "{bad}");
+        }
+    }
+}

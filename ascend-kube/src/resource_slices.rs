@@ -1,0 +1,157 @@
+//! A node-local DRA resource pool, published as `resource.k8s.io/v1` ResourceSlices.
+//!
+//! A DRA driver describes what one node offers as a pool named after the node. [`PoolPublisher`] owns the API
+//! side of that: it names the slices (`<node>-<driver with dots as dashes>-<index>`, stable so that a restarted
+//! driver updates them in place), makes the Node their owner (they go when the Node does), numbers the pool's
+//! generation (the scheduler uses only the newest generation of a pool, so every publication raises it, also
+//! across driver restarts), writes the slices by server-side apply under [`DRA_DRIVER_FIELD_MANAGER`], and deletes
+//! the driver's slices of this node that are no longer wanted. What goes into the slices (devices, shared
+//! counters, and how they are packed within the API's limits) is the driver's business: [`SliceContent`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::resource::v1::{CounterSet, Device, ResourcePool, ResourceSlice, ResourceSliceSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::Api;
+
+use crate::client::{check_node_name, request, DEFAULT_REQUEST_TIMEOUT, DRA_DRIVER_FIELD_MANAGER};
+use crate::error::Result;
+
+/// The label on the slices naming their node, for people and tools (`kubectl get resourceslices -l ...`); the
+/// publisher itself selects its slices by the `spec.nodeName` and `spec.driver` fields.
+pub const NODE_LABEL: &str = "resource.ascend.huawei.com/node";
+
+/// What one ResourceSlice holds: devices, and the shared counters they consume (which must be in the same slice).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SliceContent {
+    /// The slice's devices.
+    pub devices: Vec<Device>,
+    /// The counter sets the devices consume; empty without partitionable devices.
+    pub shared_counters: Vec<CounterSet>,
+}
+
+/// Publishes one node's pool of one driver.
+#[derive(Debug, Clone)]
+pub struct PoolPublisher {
+    api: Api<ResourceSlice>,
+    driver: String,
+    node_name: String,
+    node_uid: String,
+    generation: Option<i64>,
+    timeout: Duration,
+}
+
+impl PoolPublisher {
+    /// A publisher for `driver` on `node_name`; reads the Node for the owner reference of the slices.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidNodeName`], or the errors of reading the Node (a 404 says to check `NODE_NAME`).
+    pub async fn for_node(client: kube::Client, node_name: &str, driver: &str) -> Result<PoolPublisher> {
+        check_node_name(node_name)?;
+        let nodes: Api<Node> = Api::all(client.clone());
+        let node = request("get", format!("nodes/{node_name}"), DEFAULT_REQUEST_TIMEOUT, nodes.get(node_name)).await?;
+        Ok(PoolPublisher {
+            api: Api::all(client),
+            driver: driver.to_owned(),
+            node_name: node_name.to_owned(),
+            node_uid: node.metadata.uid.unwrap_or_default(),
+            generation: None,
+            timeout: DEFAULT_REQUEST_TIMEOUT,
+        })
+    }
+
+    /// The generation of the last successful publication.
+    pub fn generation(&self) -> Option<i64> {
+        self.generation
+    }
+
+    /// The name of the slice at `index`.
+    pub fn slice_name(&self, index: usize) -> String {
+        format!("{}-{}-{index}", self.node_name, self.driver.replace('.', "-"))
+    }
+
+    /// Publishes `contents` as the pool's complete content under a new generation, and deletes this driver's
+    /// other slices of the node; returns the slices written. An empty `contents` publishes one empty slice, so
+    /// that the scheduler learns that the pool is empty.
+    ///
+    /// # Errors
+    /// The error of the first request that failed, naming the slice; the caller retries (a retry publishes under
+    /// a newer generation, which is what the scheduler expects after a partial write).
+    pub async fn publish(&mut self, mut contents: Vec<SliceContent>) -> Result<Vec<ResourceSlice>> {
+        if contents.is_empty() {
+            contents.push(SliceContent::default());
+        }
+        let selector = format!("spec.nodeName={},spec.driver={}", self.node_name, self.driver);
+        let listed = request(
+            "list",
+            format!("resourceslices?fieldSelector={selector}"),
+            self.timeout,
+            self.api.list(&ListParams::default().fields(&selector)),
+        )
+        .await?;
+        // A restarted driver continues above whatever generation it (or a predecessor) wrote.
+        let published = listed.items.iter().map(|slice| slice.spec.pool.generation).max().unwrap_or(0);
+        let generation = self.generation.unwrap_or(0).max(published) + 1;
+        let count = i64::try_from(contents.len()).unwrap_or(i64::MAX);
+        let wanted: Vec<ResourceSlice> = contents
+            .into_iter()
+            .enumerate()
+            .map(|(index, content)| self.slice(index, content, generation, count))
+            .collect();
+        let params = PatchParams::apply(DRA_DRIVER_FIELD_MANAGER).force();
+        for slice in &wanted {
+            let name = slice.metadata.name.clone().unwrap_or_default();
+            let object = format!("resourceslices/{name}");
+            request("apply", object, self.timeout, self.api.patch(&name, &params, &Patch::Apply(slice))).await?;
+        }
+        let wanted_names: BTreeSet<&str> = wanted.iter().filter_map(|slice| slice.metadata.name.as_deref()).collect();
+        for name in listed.items.iter().filter_map(|slice| slice.metadata.name.as_deref()) {
+            if wanted_names.contains(name) {
+                continue;
+            }
+            let deleted = request(
+                "delete",
+                format!("resourceslices/{name}"),
+                self.timeout,
+                self.api.delete(name, &DeleteParams::default()),
+            )
+            .await;
+            match deleted {
+                Err(error) if !error.is_not_found() => return Err(error),
+                _ => {}
+            }
+        }
+        self.generation = Some(generation);
+        Ok(wanted)
+    }
+
+    fn slice(&self, index: usize, content: SliceContent, generation: i64, count: i64) -> ResourceSlice {
+        ResourceSlice {
+            metadata: ObjectMeta {
+                name: Some(self.slice_name(index)),
+                labels: Some(BTreeMap::from([(NODE_LABEL.to_owned(), self.node_name.clone())])),
+                owner_references: (!self.node_uid.is_empty()).then(|| {
+                    vec![OwnerReference {
+                        api_version: "v1".into(),
+                        kind: "Node".into(),
+                        name: self.node_name.clone(),
+                        uid: self.node_uid.clone(),
+                        ..OwnerReference::default()
+                    }]
+                }),
+                ..ObjectMeta::default()
+            },
+            spec: ResourceSliceSpec {
+                driver: self.driver.clone(),
+                node_name: Some(self.node_name.clone()),
+                pool: ResourcePool { name: self.node_name.clone(), generation, resource_slice_count: count },
+                devices: Some(content.devices),
+                shared_counters: (!content.shared_counters.is_empty()).then_some(content.shared_counters),
+                ..ResourceSliceSpec::default()
+            },
+        }
+    }
+}
