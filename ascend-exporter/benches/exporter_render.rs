@@ -17,6 +17,7 @@ use ascend_dcmi::{
     Percent, PhyId, Power, ProcessList, UtilizationKind, Volts, Watts,
 };
 use ascend_deviceplugin::ResourceNaming;
+use ascend_exporter::content_coding::ContentCoding;
 use ascend_exporter::exposition_format::ExpositionFormat;
 use ascend_exporter::metric_group::MetricGroup;
 use ascend_exporter::pod_attribution::{
@@ -146,7 +147,7 @@ fn render(c: &mut Criterion) {
                 group.bench_with_input(
                     BenchmarkId::new(format!("{label}/{format_label}/cached"), chips),
                     &chips,
-                    |b, _| b.iter(|| black_box(scrape_cache.body(format))),
+                    |b, _| b.iter(|| black_box(scrape_cache.body(format, ContentCoding::Identity))),
                 );
             }
         }

@@ -43,6 +43,8 @@ pub struct ChipView<'a> {
     pub holders: &'a [ContainerRef],
     /// The render time, for sample ages.
     pub now: Instant,
+    /// The render time as seconds since the Unix epoch, for sample timestamps.
+    pub unix_now: f64,
     /// The driver version, once read.
     pub driver_version: Option<&'a str>,
 }
@@ -151,6 +153,15 @@ pub static CATALOGUE: &[MetricDef] = &[
             for group in MetricGroup::ALL {
                 if let Some(age) = c.chip.freshness(group).age(c.now) {
                     s.push_labeled([("group", group.name().into())], age.as_secs_f64());
+                }
+            }
+        })),
+    def("ascend_npu_sample_timestamp_seconds", Gauge, Native, None, "group",
+        "Unix time of the chip's last successful read per sampling group; exact however long a body is cached (its age is time() minus this).",
+        Chip(|c, s| {
+            for group in MetricGroup::ALL {
+                if let Some(age) = c.chip.freshness(group).age(c.now) {
+                    s.push_labeled([("group", group.name().into())], sample_timestamp(c.unix_now, age));
                 }
             }
         })),
@@ -424,6 +435,13 @@ fn utilization_percent(c: &ChipView<'_>, s: &mut SampleSink, kind: UtilizationKi
 fn count_health(m: &MachineView<'_>, healthy: bool) -> f64 {
     let chips = m.snapshot.map_or(&[][..], |snap| snap.chips.as_slice());
     chips.iter().filter(|c| c.health.as_ref().is_some_and(|h| h.is_healthy() == healthy)).count() as f64
+}
+
+/// The Unix time of a sample `age` old at `unix_now`, rounded to the millisecond: the sampler's instants are finer than
+/// any alert needs, and whole milliseconds keep the text short and the value the same in two renders of one round
+/// (both conversions of one instant land on the same millisecond unless the wall clock is stepped in between).
+fn sample_timestamp(unix_now: f64, age: std::time::Duration) -> f64 {
+    ((unix_now - age.as_secs_f64()) * 1000.0).round() / 1000.0
 }
 
 fn megabytes(bytes: u64) -> f64 {

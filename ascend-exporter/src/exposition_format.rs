@@ -1,5 +1,7 @@
 //! Choosing the exposition format from the scraper's `Accept` header.
 
+use crate::quality_values::weighted_elements;
+
 /// `Content-Type` of OpenMetrics text 1.0.0.
 pub const OPENMETRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
@@ -31,15 +33,8 @@ impl ExpositionFormat {
         let Some(accept) = accept else { return ExpositionFormat::ClassicText };
         let mut openmetrics_q: Option<f32> = None;
         let mut text_q: f32 = 0.0;
-        for range in accept.split(',') {
-            let mut parts = range.split(';').map(str::trim);
-            let media_type = parts.next().unwrap_or_default().to_ascii_lowercase();
-            let quality = parts
-                .filter_map(|param| param.split_once('='))
-                .find(|(key, _)| key.trim().eq_ignore_ascii_case("q"))
-                .map_or(Some(1.0), |(_, value)| value.trim().parse::<f32>().ok());
-            let Some(quality) = quality.filter(|q| q.is_finite()) else { continue };
-            match media_type.as_str() {
+        for (media_type, quality) in weighted_elements(accept) {
+            match media_type.to_ascii_lowercase().as_str() {
                 "application/openmetrics-text" => {
                     openmetrics_q = Some(openmetrics_q.map_or(quality, |q: f32| q.max(quality)));
                 }

@@ -17,6 +17,7 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use crate::basic_auth::BasicAuth;
+use crate::content_coding::ContentCoding;
 use crate::exposition_format::ExpositionFormat;
 use crate::scrape_cache::ScrapeCache;
 use crate::snapshot::SnapshotSource;
@@ -55,8 +56,18 @@ pub fn router(state: ServerState) -> Router {
 async fn metrics(State(state): State<ServerState>, request: Request) -> Response {
     let accept = request.headers().get(header::ACCEPT).and_then(|value| value.to_str().ok());
     let format = ExpositionFormat::negotiate(accept);
-    match state.scrape_cache.body(format) {
-        Ok(body) => ([(header::CONTENT_TYPE, format.content_type())], body).into_response(),
+    let accept_encoding = request.headers().get(header::ACCEPT_ENCODING).and_then(|value| value.to_str().ok());
+    let coding = ContentCoding::negotiate(accept_encoding);
+    match state.scrape_cache.body(format, coding) {
+        Ok(body) => {
+            // Both request headers choose the bytes, so a cache between scraper and exporter must key on both.
+            let headers = [(header::CONTENT_TYPE, format.content_type()), (header::VARY, "Accept, Accept-Encoding")];
+            let mut response = (headers, body).into_response();
+            if let Some(encoding) = coding.header_value() {
+                response.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding));
+            }
+            response
+        }
         Err(error) => {
             tracing::error!(%error, "rendering metrics failed");
             (StatusCode::INTERNAL_SERVER_ERROR, "rendering metrics failed\n").into_response()

@@ -9,7 +9,7 @@
 //! | its state at one moment, which scrapes read without waiting on the driver | [`snapshot`] |
 //! | the metric catalogue: native `ascend_npu_*` names and Huawei's npu-exporter names | [`catalogue`], [`render::NamingMode`] |
 //! | rendering through prometheus-client, OpenMetrics or text 0.0.4 | [`render`], [`exposition_format`] |
-//! | one rendered body per sampler round, served as shared bytes | [`scrape_cache`] |
+//! | one rendered body per sampler round, plain and (when asked for) gzip, served as shared bytes | [`scrape_cache`], [`content_coding`] |
 //! | which containers hold which chip, from the kubelet's PodResources API | [`pod_attribution`], [`pod_resources_watch`] |
 //! | the exporter-toolkit web config: TLS, basic auth, headers | [`web_config`], [`tls`], [`basic_auth`] |
 //! | the metric-selection file: groups, intervals, skipped reads, served metrics | [`selection`] |
@@ -69,6 +69,7 @@ pub mod app;
 pub mod basic_auth;
 pub mod catalogue;
 pub mod cli;
+pub mod content_coding;
 pub mod error;
 pub mod exposition_format;
 pub mod http_server;
@@ -76,6 +77,7 @@ pub mod metric_group;
 pub mod metric_table;
 pub mod pod_attribution;
 pub mod pod_resources_watch;
+mod quality_values;
 pub mod render;
 pub mod sample;
 pub mod sampler_source;

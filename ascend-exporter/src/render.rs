@@ -4,7 +4,7 @@
 //! (`encoding::prometheus_text`), so no exposition code is hand-written here.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
@@ -83,6 +83,7 @@ struct RenderContext<'a> {
     native_labels: Vec<SeriesLabels>,
     huawei_labels: Vec<SeriesLabels>,
     now: Instant,
+    unix_now: f64,
 }
 
 impl SnapshotCollector {
@@ -118,14 +119,16 @@ impl SnapshotCollector {
             Extract::Chip(extract) => {
                 for (chip, labels) in chips.iter().zip(chip_labels) {
                     let holders = context.attribution.holders_of(chip.ids.phy);
-                    extract(&ChipView { chip, holders, now: context.now, driver_version }, sink);
+                    let view = ChipView { chip, holders, now: context.now, unix_now: context.unix_now, driver_version };
+                    extract(&view, sink);
                     rows.extend(sink.drain().map(|sample| (labels, sample)));
                 }
             }
             Extract::ChipInfo(extract) => {
                 for (chip, labels) in chips.iter().zip(chip_labels) {
                     let holders = context.attribution.holders_of(chip.ids.phy);
-                    if let Some(own) = extract(&ChipView { chip, holders, now: context.now, driver_version }) {
+                    let view = ChipView { chip, holders, now: context.now, unix_now: context.unix_now, driver_version };
+                    if let Some(own) = extract(&view) {
                         info_rows.push((labels, own));
                     }
                 }
@@ -208,6 +211,7 @@ impl Collector for SnapshotCollector {
             native_labels,
             huawei_labels,
             now: Instant::now(),
+            unix_now: SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64(),
         };
         let mut sink = SampleSink::new();
         for metric in &self.plan.metrics {

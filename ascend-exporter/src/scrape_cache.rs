@@ -12,6 +12,12 @@
 //! rendered. A scrape renders while holding its format's slot lock, so concurrent scrapes of an out-of-date body
 //! wait for that one render and serve its result (single-flight) instead of rendering it again.
 //!
+//! **gzip.** A scrape that negotiates gzip ([`ContentCoding`]) gets the cached body's gzip copy, compressed by the
+//! first such scrape of that body and kept beside it in the same slot; later scrapes of the round get the same shared
+//! bytes, so a warm cache never compresses on the request path. Plain-only scrapers never pay for compression. With a
+//! zero maximum age every scrape renders, and a gzip scrape compresses what it rendered. Both copies come from one
+//! render, so the gzip body decodes to exactly the plain body of the same round.
+//!
 //! **Sample ages.** `ascend_npu_sample_age_seconds` is the age at the time the body was rendered, not at the time it
 //! is served. Splicing per-scrape age lines into the cached body would keep them exact but needs a second encoding
 //! path; instead the age bound re-renders a body older than one second, so a served age is at most one second
@@ -24,6 +30,7 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use parking_lot::Mutex;
 
+use crate::content_coding::{gzip, ContentCoding};
 use crate::exposition_format::ExpositionFormat;
 use crate::pod_attribution::{PodAttribution, SharedAttribution};
 use crate::render::Exposition;
@@ -45,6 +52,7 @@ pub struct ScrapeCache {
     /// One slot per [`ExpositionFormat`], indexed by [`slot_index`].
     slots: [Mutex<Option<CachedBody>>; 2],
     renders: AtomicU64,
+    compressions: AtomicU64,
 }
 
 impl std::fmt::Debug for ScrapeCache {
@@ -52,6 +60,7 @@ impl std::fmt::Debug for ScrapeCache {
         f.debug_struct("ScrapeCache")
             .field("max_body_age", &self.max_body_age)
             .field("renders", &self.render_count())
+            .field("compressions", &self.compression_count())
             .finish_non_exhaustive()
     }
 }
@@ -76,6 +85,14 @@ struct CachedBody {
     inputs: RenderInputs,
     rendered_at: Instant,
     body: Bytes,
+    /// `body` compressed with gzip, once a scrape of this body asked for it.
+    gzip: Option<Bytes>,
+}
+
+impl CachedBody {
+    fn serves(&self, inputs: &RenderInputs, max_body_age: Duration) -> bool {
+        self.inputs.same_as(inputs) && self.rendered_at.elapsed() < max_body_age
+    }
 }
 
 impl ScrapeCache {
@@ -94,33 +111,49 @@ impl ScrapeCache {
             max_body_age,
             slots: [Mutex::new(None), Mutex::new(None)],
             renders: AtomicU64::new(0),
+            compressions: AtomicU64::new(0),
         }
     }
 
-    /// The body for `format`: the cached one if its inputs are unchanged and it is young enough, else a new render.
+    /// The body for `format` in `coding`: the cached one if its inputs are unchanged and it is young enough, else a
+    /// new render; for gzip, the cached body's compressed copy, made now if this is the first gzip scrape of it.
     ///
     /// # Errors
     /// Only a formatting error from the encoder, which writing into a `String` does not produce in practice.
-    pub fn body(&self, format: ExpositionFormat) -> Result<Bytes, std::fmt::Error> {
+    pub fn body(&self, format: ExpositionFormat, coding: ContentCoding) -> Result<Bytes, std::fmt::Error> {
         let mut slot = self.slots[slot_index(format)].lock();
         // Read before rendering: data that changes during the render gets a new revision and a render of its own.
         let inputs = self.current_inputs();
-        if let Some(cached) = slot.as_ref() {
-            if cached.inputs.same_as(&inputs) && cached.rendered_at.elapsed() < self.max_body_age {
-                return Ok(cached.body.clone());
+        let cached = match slot.take() {
+            Some(cached) if cached.serves(&inputs, self.max_body_age) => slot.insert(cached),
+            previous => {
+                let capacity = previous.map_or(FIRST_BODY_CAPACITY, |cached| cached.body.len() + cached.body.len() / 8);
+                let rendered_at = Instant::now();
+                let body = Bytes::from(self.exposition.render_with_capacity(format, capacity)?);
+                self.renders.fetch_add(1, Ordering::Relaxed);
+                slot.insert(CachedBody { inputs, rendered_at, body, gzip: None })
             }
-        }
-        let capacity = slot.as_ref().map_or(FIRST_BODY_CAPACITY, |cached| cached.body.len() + cached.body.len() / 8);
-        let rendered_at = Instant::now();
-        let body = Bytes::from(self.exposition.render_with_capacity(format, capacity)?);
-        self.renders.fetch_add(1, Ordering::Relaxed);
-        *slot = Some(CachedBody { inputs, rendered_at, body: body.clone() });
-        Ok(body)
+        };
+        Ok(match coding {
+            ContentCoding::Identity => cached.body.clone(),
+            ContentCoding::Gzip => cached
+                .gzip
+                .get_or_insert_with(|| {
+                    self.compressions.fetch_add(1, Ordering::Relaxed);
+                    Bytes::from(gzip(&cached.body))
+                })
+                .clone(),
+        })
     }
 
     /// How many bodies were rendered so far, over all formats.
     pub fn render_count(&self) -> u64 {
         self.renders.load(Ordering::Relaxed)
+    }
+
+    /// How many bodies were compressed with gzip so far, over all formats.
+    pub fn compression_count(&self) -> u64 {
+        self.compressions.load(Ordering::Relaxed)
     }
 
     fn current_inputs(&self) -> RenderInputs {
@@ -183,9 +216,9 @@ mod tests {
     #[test]
     fn scrapes_without_a_new_round_get_the_identical_body() {
         let (cache, _, _) = cache(LONG_ENOUGH);
-        let first = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        let first = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
         std::thread::sleep(Duration::from_millis(20));
-        let second = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        let second = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
         assert_eq!(first, second);
         assert_eq!(first.as_ptr(), second.as_ptr(), "the same shared bytes, not a copy");
         assert_eq!(cache.render_count(), 1);
@@ -196,9 +229,9 @@ mod tests {
     #[test]
     fn a_new_round_changes_the_body() {
         let (cache, shared, _) = cache(LONG_ENOUGH);
-        let before = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        let before = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
         shared.publish(snapshot(77));
-        let after = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        let after = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
         assert_ne!(before, after);
         assert!(text(&after)
             .contains("ascend_npu_temperature_celsius{chip=\"0\",namespace=\"\",pod=\"\",container=\"\"} 77"));
@@ -208,7 +241,7 @@ mod tests {
     #[test]
     fn new_pod_attribution_or_lost_kubelet_changes_the_body() {
         let (cache, _, attribution) = cache(LONG_ENOUGH);
-        let before = cache.body(ExpositionFormat::ClassicText).expect("renders");
+        let before = cache.body(ExpositionFormat::ClassicText, ContentCoding::Identity).expect("renders");
         attribution.publish(PodAttribution::from_assignments(
             &[ContainerAssignment {
                 container: ContainerRef { namespace: "ml".into(), pod: "train-0".into(), container: "worker".into() },
@@ -219,23 +252,23 @@ mod tests {
             }],
             &ResourceNaming::default(),
         ));
-        let attributed = cache.body(ExpositionFormat::ClassicText).expect("renders");
+        let attributed = cache.body(ExpositionFormat::ClassicText, ContentCoding::Identity).expect("renders");
         assert_ne!(before, attributed);
         assert!(text(&attributed).contains("pod=\"train-0\""));
         assert!(text(&attributed).contains("ascend_npu_pod_resources_up 1"));
         attribution.mark_unreachable();
-        let unreachable = cache.body(ExpositionFormat::ClassicText).expect("renders");
+        let unreachable = cache.body(ExpositionFormat::ClassicText, ContentCoding::Identity).expect("renders");
         assert!(text(&unreachable).contains("ascend_npu_pod_resources_up 0"));
     }
 
     #[test]
     fn each_format_has_its_own_body() {
         let (cache, _, _) = cache(LONG_ENOUGH);
-        let openmetrics = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
-        let classic = cache.body(ExpositionFormat::ClassicText).expect("renders");
+        let openmetrics = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+        let classic = cache.body(ExpositionFormat::ClassicText, ContentCoding::Identity).expect("renders");
         assert!(text(&openmetrics).ends_with("# EOF\n"));
         assert!(!text(&classic).contains("# EOF"));
-        assert_eq!(cache.body(ExpositionFormat::OpenMetrics).expect("renders"), openmetrics);
+        assert_eq!(cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders"), openmetrics);
         assert_eq!(cache.render_count(), 2);
     }
 
@@ -250,18 +283,56 @@ mod tests {
                 .to_owned();
             line.rsplit(' ').next().and_then(|v| v.parse().ok()).expect("numeric age")
         };
-        let first = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        let first = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
         std::thread::sleep(Duration::from_millis(120));
-        let later = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        let later = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
         assert_eq!(cache.render_count(), 2);
         assert!(age(&later) >= age(&first) + 0.1, "{} then {}", age(&first), age(&later));
+    }
+
+    fn gunzip(bytes: &Bytes) -> Bytes {
+        let mut plain = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(bytes.as_ref()), &mut plain).expect("valid gzip");
+        Bytes::from(plain)
+    }
+
+    #[test]
+    fn gzip_is_made_once_per_body_and_decodes_to_it() {
+        let (cache, shared, _) = cache(LONG_ENOUGH);
+        for format in [ExpositionFormat::OpenMetrics, ExpositionFormat::ClassicText] {
+            cache.body(format, ContentCoding::Identity).expect("renders");
+        }
+        assert_eq!(cache.compression_count(), 0, "plain scrapes never compress");
+        let plain = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+        let compressed = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Gzip).expect("renders");
+        assert_eq!(gunzip(&compressed), plain, "the gzip body of the same round decodes to the plain one");
+        let again = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Gzip).expect("renders");
+        assert_eq!(again.as_ptr(), compressed.as_ptr(), "a warm cache serves the same compressed bytes");
+        assert_eq!((cache.render_count(), cache.compression_count()), (2, 1));
+
+        shared.publish(snapshot(77));
+        let next_round = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Gzip).expect("renders");
+        let next_plain = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+        assert_eq!(gunzip(&next_round), next_plain);
+        assert_ne!(next_plain, plain);
+        assert_eq!((cache.render_count(), cache.compression_count()), (3, 2));
+    }
+
+    #[test]
+    fn a_zero_max_age_compresses_every_gzip_scrape() {
+        let (cache, _, _) = cache(Duration::ZERO);
+        for _ in 0..3 {
+            let compressed = cache.body(ExpositionFormat::ClassicText, ContentCoding::Gzip).expect("renders");
+            assert!(std::str::from_utf8(&gunzip(&compressed)).expect("UTF-8").contains("ascend_npu_chips 1"));
+        }
+        assert_eq!((cache.render_count(), cache.compression_count()), (3, 3));
     }
 
     #[test]
     fn a_zero_max_age_renders_every_scrape() {
         let (cache, _, _) = cache(Duration::ZERO);
-        cache.body(ExpositionFormat::OpenMetrics).expect("renders");
-        cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+        cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+        cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
         assert_eq!(cache.render_count(), 2);
     }
 
@@ -269,8 +340,11 @@ mod tests {
     fn concurrent_scrapes_render_once() {
         let (cache, _, _) = cache(LONG_ENOUGH);
         let bodies: Vec<Bytes> = std::thread::scope(|scope| {
-            let scrapes: Vec<_> =
-                (0..8).map(|_| scope.spawn(|| cache.body(ExpositionFormat::OpenMetrics).expect("renders"))).collect();
+            let scrapes: Vec<_> = (0..8)
+                .map(|_| {
+                    scope.spawn(|| cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders"))
+                })
+                .collect();
             scrapes.into_iter().map(|scrape| scrape.join().expect("scrape thread")).collect()
         });
         assert_eq!(cache.render_count(), 1);

@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{expected_temperature, get, write_topology, Exporter};
+use support::{expected_temperature, get, write_topology, Exporter, PROMETHEUS_ACCEPT};
 
 support::child_entry!();
 
@@ -58,6 +58,8 @@ fn prometheus_scrapes_and_returns_the_simulated_values() {
         .arg(format!("--config.file={}", config.display()))
         .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
         .arg(format!("--web.listen-address={address}"))
+        // scrape_body_size_bytes: the size of each scrape's body as Prometheus decoded it.
+        .arg("--enable-feature=extra-scrape-metrics")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -94,4 +96,37 @@ fn prometheus_scrapes_and_returns_the_simulated_values() {
     let total: f64 = ratio["data"]["result"][0]["value"][1].as_str().and_then(|v| v.parse().ok()).expect("sum");
     let expected: f64 = (0..CHIPS).map(|logic| logic as f64 / 100.0).sum();
     assert!((total - expected).abs() < 1e-9, "{total} vs {expected}");
+    prometheus_ingests_the_gzip_scrapes(address, &exporter);
+}
+
+fn single_value(prometheus: SocketAddr, promql: &str) -> Option<f64> {
+    let answer = query(prometheus, promql);
+    answer["data"]["result"][0]["value"][1].as_str().and_then(|v| v.parse().ok())
+}
+
+/// Prometheus 2.42 asks for gzip on every scrape; what it reports having ingested must be what the exporter serves
+/// uncompressed: as many samples as the body's sample lines, and the body's size. (Prometheus reports the decoded size
+/// only; the compressed size on the wire is checked by tests/compression.rs.)
+fn prometheus_ingests_the_gzip_scrapes(prometheus: SocketAddr, exporter: &Exporter) {
+    let headers = [("Accept", PROMETHEUS_ACCEPT), ("Accept-Encoding", "gzip")];
+    let answer = get(exporter.address, "/metrics", &headers).expect("scrape as Prometheus does");
+    assert_eq!(answer.header("content-encoding"), Some("gzip"), "Prometheus' request headers get gzip");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let body = get(exporter.address, "/metrics", &[("Accept", PROMETHEUS_ACCEPT)]).expect("scrape").body;
+        let samples = body.lines().filter(|line| !line.is_empty() && !line.starts_with('#')).count() as f64;
+        let scraped = single_value(prometheus, "scrape_samples_scraped{job=\"npu-exporter\"}");
+        let size = single_value(prometheus, "scrape_body_size_bytes{job=\"npu-exporter\"}");
+        // Sample values change length between rounds (ages, timestamps): the size agrees within a few bytes a line.
+        let size_agrees = size.is_some_and(|size| (size - body.len() as f64).abs() <= samples * 4.0);
+        if scraped == Some(samples) && size_agrees {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Prometheus ingested {scraped:?} samples of {size:?} bytes; the exporter serves {samples} in {} bytes",
+            body.len()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
 }

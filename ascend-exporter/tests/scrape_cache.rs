@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::{Dcmi, DeviceManager, GroupSet, MetricGroup, Sampler, SamplerConfig};
+use ascend_exporter::content_coding::ContentCoding;
 use ascend_exporter::exposition_format::ExpositionFormat;
 use ascend_exporter::pod_attribution::SharedAttribution;
 use ascend_exporter::render::{Exposition, NamingMode, RenderPlan, SnapshotCollector};
@@ -36,9 +37,9 @@ fn one_render_per_sampler_round() {
     let collector = SnapshotCollector::new(Arc::clone(&dyn_source), Arc::clone(&attribution), plan, "test");
     let cache = ScrapeCache::new(Exposition::new(collector), dyn_source, attribution, MAX_BODY_AGE);
 
-    let first = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+    let first = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
     std::thread::sleep(Duration::from_millis(50));
-    let second = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+    let second = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
     assert_eq!(first, second, "no round in between: the same body");
     assert_eq!(cache.render_count(), 1);
     let text = std::str::from_utf8(&first).expect("UTF-8");
@@ -47,7 +48,7 @@ fn one_render_per_sampler_round() {
     let revision = source.revision();
     source.sampler().poll(MetricGroup::ChipState).expect("second round");
     assert_ne!(source.revision(), revision, "a round ends with a new revision");
-    let third = cache.body(ExpositionFormat::OpenMetrics).expect("renders");
+    let third = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
     assert_eq!(cache.render_count(), 2);
     assert_ne!(first, third, "the new round's sample ages differ");
 }

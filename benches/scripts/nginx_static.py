@@ -1,5 +1,6 @@
 """nginx (Debian) serving one file at /metrics on a loopback port: the practical ceiling for serving those bytes."""
 
+import gzip
 import os
 import shutil
 import subprocess
@@ -26,6 +27,7 @@ http {{
         listen 127.0.0.1:{port};
         location = /metrics {{
             root {dir}/www;
+            gzip_static {gzip_static};
             default_type "text/plain; version=0.0.4; charset=utf-8";
         }}
     }}
@@ -37,29 +39,35 @@ class NginxStatic:
     """nginx serving `body` at http://127.0.0.1:<port>/metrics, stopped and its directory removed on exit.
 
     Its directory is made world-readable and lives directly under the system temporary directory: when started
-    as root, nginx's workers run as nobody and must reach the file."""
+    as root, nginx's workers run as nobody and must reach the file.
 
-    def __init__(self, body, port):
+    With `precompressed`, `body` is gzip: it is served as `metrics.gz` by gzip_static to clients that accept gzip,
+    and decompressed as `metrics` to the others."""
+
+    def __init__(self, body, port, precompressed=False):
         self.directory = tempfile.mkdtemp(prefix="perf-nginx")
         self.process = None
         try:
-            self.process = self._start(body, port)
+            self.process = self._start(body, port, precompressed)
         except BaseException:
             shutil.rmtree(self.directory, ignore_errors=True)
             raise
 
-    def _start(self, body, port):
+    def _start(self, body, port, precompressed):
         directory = self.directory
         for sub in ("www", "temp"):
             os.makedirs(os.path.join(directory, sub), exist_ok=True)
-        with open(os.path.join(directory, "www", "metrics"), "wb") as out:
-            out.write(body)
+        files = {"metrics": gzip.decompress(body), "metrics.gz": body} if precompressed else {"metrics": body}
+        for name, content in files.items():
+            with open(os.path.join(directory, "www", name), "wb") as out:
+                out.write(content)
+            os.chmod(os.path.join(directory, "www", name), 0o644)
+        body = files["metrics"]
         for path in (directory, os.path.join(directory, "www")):
             os.chmod(path, 0o755)
-        os.chmod(os.path.join(directory, "www", "metrics"), 0o644)
         config = os.path.join(directory, "nginx.conf")
         with open(config, "w", encoding="utf-8") as out:
-            out.write(CONFIG.format(dir=directory, port=port))
+            out.write(CONFIG.format(dir=directory, port=port, gzip_static="on" if precompressed else "off"))
         check = subprocess.run(
             ["nginx", "-t", "-c", config, "-p", directory], capture_output=True, text=True, check=False)
         if check.returncode != 0:

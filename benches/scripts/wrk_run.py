@@ -11,9 +11,13 @@ RATE_LINE = re.compile(r"^Requests/sec:\s+([\d.]+)", re.M)
 FAILURE_LINES = re.compile(r"^\s*(Non-2xx or 3xx responses|Socket errors):.*$", re.M)
 
 
-def run(url, seconds, connections, threads=1, timeout_s=5):
-    """One wrk run: {"requests_per_s", "p50_ms", "p75_ms", "p90_ms", "p99_ms"}; raises on errors or non-2xx."""
-    argv = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", f"--timeout={timeout_s}s", "--latency", url]
+def run(url, seconds, connections, threads=1, timeout_s=5, headers=()):
+    """One wrk run: {"requests_per_s", "p50_ms", "p75_ms", "p90_ms", "p99_ms"}; raises on errors or non-2xx.
+    `headers`: (name, value) pairs sent with every request."""
+    argv = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", f"--timeout={timeout_s}s", "--latency"]
+    for name, value in headers:
+        argv += ["-H", f"{name}: {value}"]
+    argv.append(url)
     completed = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 30, check=False)
     if completed.returncode != 0:
         raise common.MeasurementError(f"{' '.join(argv)} exited with {completed.returncode}: {completed.stderr}")

@@ -192,7 +192,10 @@ impl Drop for Exporter {
 pub struct Response {
     pub status: u16,
     pub headers: Vec<(String, String)>,
+    /// The body as text (lossy where it is not UTF-8, as a gzip body is).
     pub body: String,
+    /// The body as sent (after de-chunking).
+    pub bytes: Vec<u8>,
 }
 
 impl Response {
@@ -243,7 +246,7 @@ fn parse_response(raw: &[u8]) -> std::io::Result<Response> {
     let chunked = headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
     let body_bytes =
         if chunked { dechunk(body_raw).ok_or_else(|| invalid("bad chunked body"))? } else { body_raw.to_vec() };
-    Ok(Response { status, headers, body: String::from_utf8(body_bytes).map_err(|_| invalid("body not UTF-8"))? })
+    Ok(Response { status, headers, body: String::from_utf8_lossy(&body_bytes).into_owned(), bytes: body_bytes })
 }
 
 fn dechunk(mut raw: &[u8]) -> Option<Vec<u8>> {
