@@ -310,6 +310,8 @@ async fn sigkill_during_allocate_calls_then_a_restart() {
     // A restarted daemon replaces the stale socket, registers again and serves fresh health.
     let mut restarted = node.spawn();
     node.wait_registrations(2).await;
+    // Until its first health check the new process advertises its chips unhealthy ("not yet checked"), as it must.
+    node.wait_all_healthy("the new process's first health check").await;
     let mut client = node.client().await;
     assert_allocates(&mut client, 5).await;
     node.overlay(vec![chip_faults(1, vec![0x80E0_1801], 2)], Vec::new());

@@ -247,6 +247,8 @@ fn remove_at(target: &mut Value, path: &str) -> Option<Value> {
 
 /// The leaf paths of an applied configuration, as JSON pointers. Objects are walked; lists and scalars are leaves
 /// (the fake tracks ownership of a list as a whole).
+/// Sorted, so that the order does not depend on whether serde_json keeps insertion order (its `preserve_order`
+/// feature, which another crate of a build may turn on).
 pub fn leaf_paths(value: &Value) -> Vec<String> {
     fn walk(value: &Value, prefix: String, paths: &mut Vec<String>) {
         match value {
@@ -260,6 +262,7 @@ pub fn leaf_paths(value: &Value) -> Vec<String> {
     }
     let mut paths = Vec::new();
     walk(value, String::new(), &mut paths);
+    paths.sort();
     paths
 }
 
