@@ -3,12 +3,12 @@
 #![forbid(unsafe_code)]
 
 use ascend_kube::labeller_tool;
-use ascend_tools::node_labeller::cli::{init_logging, Args};
+use ascend_tools::node_labeller::cli::Args;
 use clap::Parser;
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    init_logging(args.log_format);
+    args.log.init_logging()?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(run(args))
 }

@@ -5,14 +5,16 @@ use std::time::Duration;
 
 use ascend_kube::labeller_tool::DriverOptions;
 use ascend_kube::node_labeller::LabellerConfig;
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 
 use ascend_cli::duration::parse_positive_duration;
+use ascend_cli::LogArgs;
 
 /// Labels this Kubernetes node with its Ascend NPUs: ascend.huawei.com/chip-type, chip-count, driver-version,
 /// product, and Huawei's accelerator and node.kubernetes.io/npu.chip.name. Only these keys are ever changed.
 #[derive(Debug, Parser)]
 #[command(name = "ascend-node-labeller", version)]
+#[command(mut_arg("log_format", |arg| arg.env("ASCEND_LABELLER_LOG_FORMAT")))]
 pub struct Args {
     /// The node to label (in a pod: the downward API's spec.nodeName).
     #[arg(long, env = "NODE_NAME")]
@@ -47,29 +49,9 @@ pub struct Args {
     #[arg(long, env = "ASCEND_LABELLER_DRIVER_DEADLINE", default_value = "30s", value_parser = parse_positive_duration)]
     pub driver_deadline: Duration,
 
-    /// Log format.
-    #[arg(long, env = "ASCEND_LABELLER_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
-    pub log_format: LogFormat,
-}
-
-/// Sets up logging to stderr in the chosen format; `RUST_LOG` filters (default `info`).
-pub fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
-}
-
-/// `--log-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line.
-    Json,
+    /// `--log-format text|json` (also ASCEND_LABELLER_LOG_FORMAT), as every daemon of the project.
+    #[command(flatten)]
+    pub log: LogArgs,
 }
 
 impl Args {
