@@ -39,10 +39,22 @@ say "manifests of ${crates[*]}"
 python3 scripts/crate_metadata.py check-manifest <<<"$metadata" || die "the manifests above lack what crates.io shows"
 
 say "cargo package (pack and verify) ${crates[*]}"
+# Cargo unpacks the sibling .crate files of its temporary local registry under the cargo home and reuses an unpacked
+# copy when one exists, so a second run would verify against the sources of the first (found so: a module deleted
+# since the last run still compiled into the verification). Our crates are not on crates.io: every unpacked copy of
+# this version is one of those stale ones. Likewise the verification builds treat a registry crate of a given version
+# as immutable and reuse its compiled library from an earlier run: they get a target directory of their own, emptied
+# each run (on CI's clean clone this costs nothing extra).
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+for crate in "${crates[@]}"; do
+    rm -rf "$cargo_home"/registry/src/*/"$crate-${versions[$crate]}"
+done
+verify_target=$target/package-verify
+rm -rf "$verify_target"
 package_args=()
 for crate in "${crates[@]}"; do package_args+=(-p "$crate"); done
 # --allow-dirty: a developer runs this with uncommitted changes; CI runs it on a clean clone, where it changes nothing.
-cargo package --allow-dirty "${package_args[@]}"
+CARGO_TARGET_DIR="$verify_target" cargo package --allow-dirty "${package_args[@]}"
 
 say "license texts and readme in each .crate"
 unpacked="$target/package-check/crates"
@@ -51,7 +63,7 @@ mkdir -p "$unpacked"
 patches=()
 for crate in "${crates[@]}"; do
     stem="$crate-${versions[$crate]}"
-    archive="$target/package/$stem.crate"
+    archive="$verify_target/package/$stem.crate"
     [[ -f $archive ]] || die "cargo package left no $archive"
     listing=$(tar -tzf "$archive")
     for file in LICENSE-MIT LICENSE-APACHE README.md; do
