@@ -2,6 +2,7 @@
 //! chip health path, exit codes, `--json`, kubectl found (or not) on `PATH`, and the version floors of
 //! docs/compatibility.md (the kubelet's version from the fake API server's Node object or from the host's files).
 
+mod daemon_support;
 mod smi_doctor_support;
 
 use std::path::Path;
@@ -145,18 +146,7 @@ fn go_binary(host: &DoctorHost, host_path: &str, setting: &str, version: &str) {
 }
 
 fn kubeconfig_for(server: &fake_apiserver::FakeApiServer, dir: &Path) -> std::path::PathBuf {
-    let path = dir.join("kubeconfig");
-    let url = server.url();
-    std::fs::write(
-        &path,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters: [{{name: fake, cluster: {{server: \"{url}\"}}}}]\n\
-             users: [{{name: fake, user: {{}}}}]\ncontexts: [{{name: fake, context: {{cluster: fake, user: fake}}}}]\n\
-             current-context: fake\n"
-        ),
-    )
-    .expect("kubeconfig");
-    path
+    daemon_support::kubeconfig(dir, &server.url())
 }
 
 fn check_of(report: &serde_json::Value, id: &str) -> serde_json::Value {
