@@ -2,6 +2,7 @@
 //! kubelet over unix sockets: registration, ListAndWatch, a scripted fault and its recovery, a kubelet restart,
 //! Allocate, preferred allocation, /metrics, SIGTERM; and a node without a driver.
 
+mod daemon_support;
 mod device_plugin_support;
 
 use std::time::{Duration, Instant};
@@ -12,8 +13,8 @@ use ascend_deviceplugin::api::v1beta1::{
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
 use dcmi_sim::{write_overlay, Overlay, OVERLAY_SETTLE};
 use device_plugin_support::{
-    free_port, health_list_of, is, overlay_fault, overlay_hang, sim_args, sim_host, unhealthy_count, wait_health_of,
-    wait_http, Daemon, WAIT,
+    free_port, health_list_of, is, overlay_fault, overlay_hang, sim_args, sim_host, spawn_plugin, unhealthy_count,
+    wait_health_of, wait_http, WAIT,
 };
 
 const RESOURCE: &str = "huawei.com/Ascend310P";
@@ -44,7 +45,7 @@ async fn daemon_on_the_simulated_duo_server() {
         &["--poll-interval=200ms", "--health-deadline=500ms", "--log-format=json"],
     );
     let mut daemon =
-        Daemon::spawn(&args, &[("DCMI_SIM_CONFIG", host.topology.as_path()), ("DCMI_SIM_OVERLAY", overlay.as_path())]);
+        spawn_plugin(&args, &[("DCMI_SIM_CONFIG", host.topology.as_path()), ("DCMI_SIM_OVERLAY", overlay.as_path())]);
 
     // Registration and the advertised list: the topology's physical ids 0..7, all healthy, each with a NUMA node.
     wait_health(&kubelet, "eight healthy chips", |d| d.len() == 8 && d.iter().all(|(_, h)| h == "Healthy")).await;
@@ -164,7 +165,7 @@ fn without_a_driver_the_daemon_says_so_and_keeps_retrying() {
         "--driver-retry=200ms".into(),
         format!("--listen=127.0.0.1:{port}"),
     ];
-    let mut daemon = Daemon::spawn(&args, &[]);
+    let mut daemon = spawn_plugin(&args, &[]);
     assert_eq!(wait_http(port, "/healthz", &daemon), "ok: waiting for the Ascend driver\n");
     let started = Instant::now();
     while daemon.log().matches("no usable Ascend driver").count() < 3 {
@@ -191,7 +192,7 @@ async fn daemon_on_the_simulated_eight_chip_910b_server() {
     // Polling every 5 s: a change seen within a fraction of that came through the driver's fault events.
     let args = sim_args(plugins.path(), &host, port, &["--poll-interval=5s", "--allocate-mode=device-specs"]);
     let mut daemon =
-        Daemon::spawn(&args, &[("DCMI_SIM_CONFIG", host.topology.as_path()), ("DCMI_SIM_OVERLAY", overlay.as_path())]);
+        spawn_plugin(&args, &[("DCMI_SIM_CONFIG", host.topology.as_path()), ("DCMI_SIM_OVERLAY", overlay.as_path())]);
 
     wait_health_of(&kubelet, ASCEND910, "eight healthy chips", |d| d.len() == 8 && unhealthy_count(d) == 0).await;
     // The topology's NUMA nodes: phys 4,5 on node 0; 6,7 on 1; 0,1 on 2; 2,3 on 3.

@@ -6,6 +6,7 @@
 //!
 //! The duo's logic ids 0..7 are physical ids 4,5,6,7,0,1,2,3 (device `Ascend310P-<phy>`); card 2 holds logic 0 and 1.
 
+mod daemon_support;
 mod device_plugin_support;
 
 use std::collections::BTreeMap;

@@ -223,7 +223,7 @@ async fn the_driver_prepares_claims_for_real_containers_survives_a_kill_and_tain
 
     // Killed between prepare and unprepare; the claim is deleted meanwhile. The restarted driver answers a repeated
     // prepare from its checkpoint, and unprepare removes the spec.
-    driver.kill();
+    driver.kill_hard();
     let mut driver = spawn_driver(&args, &envs);
     kubelet
         .wait_until("re-registration", WAIT, |k| k.registered(&driver_name).is_some_and(|r| r.at > registered.at))
@@ -274,7 +274,7 @@ async fn the_driver_prepares_claims_for_real_containers_survives_a_kill_and_tain
     eprintln!("fault to taint {to_taint:?}, recovery to untaint {to_clear:?} (overlay settle {OVERLAY_SETTLE:?})");
     assert!(to_taint < Duration::from_secs(1), "fault to taint took {to_taint:?}");
     assert!(to_clear < Duration::from_secs(1), "recovery took {to_clear:?}");
-    driver.kill();
+    driver.kill_hard();
 }
 
 async fn delete_claim(server: &FakeApiServer, name: &str) {

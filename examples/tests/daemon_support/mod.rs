@@ -1,5 +1,5 @@
-//! Shared pieces of the tests that run a bundled daemon as a child process: the process with its log captured, and
-//! a kubeconfig naming the fake API server.
+//! Shared pieces of every test that runs a bundled daemon (device plugin, DRA driver, node labeller, doctor) as a
+//! child process: the process with its log captured, and a kubeconfig naming the fake API server.
 
 #![allow(dead_code)]
 
@@ -9,7 +9,10 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// A daemon with its stderr collected; killed if a test fails before it ends.
+/// How long any awaited state may take before a test fails.
+pub const WAIT: Duration = Duration::from_secs(15);
+
+/// A daemon process with its stderr collected; killed if a test fails before stopping it.
 pub struct Daemon {
     /// The process.
     pub child: Child,
@@ -20,11 +23,17 @@ impl Daemon {
     /// Starts `program` with `args`, `RUST_LOG=info` and `envs`.
     pub fn spawn(program: &str, args: &[String], envs: &[(&str, &Path)]) -> Daemon {
         let mut command = Command::new(program);
-        command.args(args).env("RUST_LOG", "info").stdout(Stdio::null()).stderr(Stdio::piped());
+        command.args(args).env("RUST_LOG", "info").stdout(Stdio::null());
         for (name, value) in envs {
             command.env(name, value);
         }
-        let mut child = command.spawn().unwrap_or_else(|error| panic!("{program} starts: {error}"));
+        Daemon::spawn_command(command)
+    }
+
+    /// Spawns a prepared command (its stderr is captured).
+    pub fn spawn_command(mut command: Command) -> Daemon {
+        command.stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap_or_else(|error| panic!("{command:?} starts: {error}"));
         let stderr = Arc::new(Mutex::new(String::new()));
         let pipe = child.stderr.take().expect("stderr piped");
         let sink = Arc::clone(&stderr);
@@ -44,24 +53,54 @@ impl Daemon {
         self.stderr.lock().map(|text| text.clone()).unwrap_or_default()
     }
 
-    /// SIGTERM, and its exit status within `wait`.
-    pub fn terminate(&mut self, wait: Duration) -> ExitStatus {
-        let status = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().expect("kill runs");
-        assert!(status.success(), "kill -TERM failed");
+    /// Waits until the log contains `text` at least `count` times.
+    pub fn wait_log(&self, text: &str, count: usize) {
+        let started = Instant::now();
+        while self.log().matches(text).count() < count {
+            assert!(started.elapsed() < WAIT, "{text:?} not logged {count} times:\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Whether it has not exited yet.
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().expect("wait").is_none()
+    }
+
+    /// Resident memory of the process in KiB (`VmRSS`).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// SIGKILL, as the OOM killer or a node agent would: no shutdown path runs.
+    pub fn kill_hard(&mut self) {
+        self.child.kill().expect("SIGKILL delivered");
+        self.child.wait().expect("reaped");
+    }
+
+    /// Sends a signal by name (`TERM`, `STOP`, `CONT`).
+    pub fn signal(&self, name: &str) {
+        let status =
+            Command::new("kill").arg(format!("-{name}")).arg(self.child.id().to_string()).status().expect("kill runs");
+        assert!(status.success(), "kill -{name} failed");
+    }
+
+    /// SIGTERM, and its exit status within [`WAIT`].
+    pub fn terminate(&mut self) -> ExitStatus {
+        self.signal("TERM");
         let started = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().expect("wait") {
                 return status;
             }
-            assert!(started.elapsed() < wait, "daemon did not exit after SIGTERM; log:\n{}", self.log());
+            assert!(started.elapsed() < WAIT, "daemon did not exit after SIGTERM; log:\n{}", self.log());
             std::thread::sleep(Duration::from_millis(20));
         }
-    }
-
-    /// SIGKILL, as a crash or an OOM kill would end it.
-    pub fn kill(&mut self) {
-        self.child.kill().expect("SIGKILL");
-        self.child.wait().expect("reaped");
     }
 }
 

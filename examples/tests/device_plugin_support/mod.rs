@@ -1,12 +1,10 @@
-//! Shared helpers of the `device_plugin_*` integration tests: the real `ascend-device-plugin` process on a dcmi-sim
-//! host, the fake kubelet's view of it, overlay writers, a tiny HTTP client.
+//! Shared helpers of the `device_plugin_*` integration tests (each also declares `mod daemon_support;`, which owns the
+//! child-process type): the real `ascend-device-plugin` process on a dcmi-sim host, the fake kubelet's view of it, overlay writers, a tiny HTTP client.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
@@ -15,101 +13,11 @@ use dcmi_sim::injection::InjectionRule;
 use dcmi_sim::topology::FaultSpec;
 use dcmi_sim::{write_overlay, ChipOverlay, Overlay, Topology};
 
-/// How long any awaited state may take before a test fails.
-pub const WAIT: Duration = Duration::from_secs(15);
+pub use crate::daemon_support::{Daemon, WAIT};
 
-/// The daemon process; killed if a test fails before stopping it.
-pub struct Daemon {
-    pub child: Child,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl Daemon {
-    pub fn spawn(args: &[String], envs: &[(&str, &Path)]) -> Daemon {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_ascend-device-plugin"));
-        command.args(args).env("RUST_LOG", "info").stdout(Stdio::null()).stderr(Stdio::piped());
-        for (name, value) in envs {
-            command.env(name, value);
-        }
-        Daemon::spawn_command(command)
-    }
-
-    /// Spawns a prepared command (its stderr is captured).
-    pub fn spawn_command(mut command: Command) -> Daemon {
-        command.stderr(Stdio::piped());
-        let mut child = command.spawn().expect("daemon starts");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let pipe = child.stderr.take().expect("stderr piped");
-        let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                if let Ok(mut text) = sink.lock() {
-                    text.push_str(&line);
-                    text.push('\n');
-                }
-            }
-        });
-        Daemon { child, stderr }
-    }
-
-    pub fn log(&self) -> String {
-        self.stderr.lock().map(|text| text.clone()).unwrap_or_default()
-    }
-
-    /// Waits until the log contains `text` at least `count` times.
-    pub fn wait_log(&self, text: &str, count: usize) {
-        let started = Instant::now();
-        while self.log().matches(text).count() < count {
-            assert!(started.elapsed() < WAIT, "{text:?} not logged {count} times:\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    pub fn is_running(&mut self) -> bool {
-        self.child.try_wait().expect("wait").is_none()
-    }
-
-    /// Resident memory of the process in KiB (`VmRSS`).
-    pub fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmRSS:"))
-            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
-    }
-
-    /// SIGKILL, as the OOM killer or a node agent would: no shutdown path runs.
-    pub fn kill_hard(&mut self) {
-        self.child.kill().expect("SIGKILL delivered");
-        self.child.wait().expect("reaped");
-    }
-
-    /// Sends a signal by name (`TERM`, `STOP`, `CONT`).
-    pub fn signal(&self, name: &str) {
-        let status =
-            Command::new("kill").arg(format!("-{name}")).arg(self.child.id().to_string()).status().expect("kill runs");
-        assert!(status.success(), "kill -{name} failed");
-    }
-
-    pub fn terminate(&mut self) -> ExitStatus {
-        self.signal("TERM");
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(started.elapsed() < WAIT, "daemon did not exit after SIGTERM; log:\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Starts the bundled `ascend-device-plugin` with `args` and `envs` (stderr captured).
+pub fn spawn_plugin(args: &[String], envs: &[(&str, &Path)]) -> Daemon {
+    Daemon::spawn(env!("CARGO_BIN_EXE_ascend-device-plugin"), args, envs)
 }
 
 pub fn free_port() -> u16 {
