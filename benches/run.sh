@@ -108,7 +108,8 @@ log "results in $RESULTS"
 # the binaries, their code paths unchanged): far cheaper than compiling the TLS, gRPC and HTTP stacks twice.
 SIM_ALLOC_TEST="$ROOT/ascend-dcmi/tests/sampler_alloc_sim.rs"
 BUILD_TARGETS=(--lib --bin npu-exporter --bin ascend-device-plugin --bin ascend-ctk --bin dcmi-sim
-    --bin perf-device-plugin --bench safe_vs_raw --bench full_poll --test sampler_alloc)
+    --bin perf-device-plugin --bin ascend-dra-driver --bin perf-dra-driver --bench safe_vs_raw --bench full_poll
+    --test sampler_alloc)
 [ -e "$SIM_ALLOC_TEST" ] && BUILD_TARGETS+=(--test sampler_alloc_sim)
 BUILD_OK=1
 # One retry: rustc has been seen to crash (SIGSEGV in LLVM) on these loaded machines; a real error fails twice.
@@ -219,6 +220,13 @@ if built container_start; then
             --dcmi-sim "$BIN/dcmi-sim" --library "$LIBRARY" --runs 25 --rounds 12 \
             --work-dir "$RESULTS/container_start-work" --out "$RESULTS/container_start.json" || true
     fi
+fi
+
+# ---- section 7: the DRA driver --------------------------------------------------------------------------------
+# About 75 s: 2 x 300 prepare/unprepare pairs, 10 faults, a minute of load for the resident memory.
+if built dra_driver; then
+    run_section dra_driver 240 "$BIN/perf-dra-driver" --driver "$BIN/ascend-dra-driver" --library "$LIBRARY" \
+        --prepares 300 --fault-repeats 10 --load-seconds 60 --out "$RESULTS/dra_driver.json" || true
 fi
 
 # ---- the report -----------------------------------------------------------------------------------------------

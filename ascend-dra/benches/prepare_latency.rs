@@ -1,12 +1,12 @@
-//! The driver's figures on the simulated eight-chip Atlas 800T A2 (dcmi-sim), with the in-process DRA kubelet peer
-//! over real unix sockets and the fake API server over real HTTP:
-//! - `prepare/1chip`, `prepare/8chips`: `NodePrepareResources` as the kubelet calls it (read the claim, plan,
-//!   write the CDI spec, write the checkpoint, answer), each followed by an untimed unprepare; p50 and p99 printed;
-//! - fault to taint: from writing a fault into the simulator's overlay to the taint being in the published slice;
-//! - resident memory after `DRA_BENCH_LOAD_SECS` (default 60) of back-to-back prepare/unprepare. The figure is the
-//!   whole bench process, so it includes the fake API server and kubelet: an upper bound of the driver's own.
+//! Prepare latency of the driver library on the simulated eight-chip Atlas 800T A2 (dcmi-sim), with the in-process
+//! DRA kubelet peer over real unix sockets and the fake API server over real HTTP, all in this process:
+//! `prepare/1chip`, `prepare/8chips` time `NodePrepareResources` as the kubelet calls it (read the claim, plan, write
+//! the CDI spec, write the checkpoint, answer), each followed by an untimed unprepare; p50 and p99 are printed.
 //!
-//! `cargo bench -p ascend-dra --bench prepare_latency`. Needs the built dcmi-sim library (a dev-dependency).
+//! A developer's bench of the library (`cargo bench -p ascend-dra --bench prepare_latency`; needs the built
+//! dcmi-sim library, a dev-dependency). The figures of docs/performance.md (prepare latency, fault to taint, the
+//! driver's resident memory) come from `benches/run.sh`, which measures the real `ascend-dra-driver` binary in a
+//! process of its own (`benches/src/bin/perf-dra-driver`), so that its memory is not mixed with the fakes'.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,8 +15,6 @@ use ascend_dcmi::{Dcmi, DeviceManager};
 use ascend_dra::DriverConfig;
 use criterion::{criterion_group, criterion_main, Criterion};
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
-use dcmi_sim::topology::FaultSpec;
-use dcmi_sim::{write_overlay, ChipOverlay, Overlay};
 use dra_kubelet_plugin::fake_kubelet::FakeKubelet;
 use dra_kubelet_plugin::ClaimRef;
 use fake_apiserver::FakeApiServer;
@@ -30,15 +28,12 @@ const POLL: Duration = Duration::from_millis(100);
 struct Bench {
     server: FakeApiServer,
     kubelet: FakeKubelet,
-    overlay: std::path::PathBuf,
-    logic_of_phy: Vec<(u32, u32)>,
     _dir: tempfile::TempDir,
 }
 
 fn start(runtime: &tokio::runtime::Runtime) -> Bench {
     let dir = tempfile::tempdir().expect("temporary directory");
     let topology = dcmi_sim::samples::by_name("atlas-800t-a2").expect("sample").topology().expect("valid");
-    let logic_of_phy = topology.chips().map(|found| (found.chip.phy_id, found.chip.logic_id)).collect();
     let host = FakeHost::build(&topology, &dir.path().join("host"), &FakeHostOptions::default()).expect("fake host");
     let overlay = dir.path().join("overlay.toml");
     std::env::set_var("DCMI_SIM_CONFIG", &host.topology);
@@ -68,7 +63,7 @@ fn start(runtime: &tokio::runtime::Runtime) -> Bench {
         });
         kubelet.wait_registered(DRIVER, Duration::from_secs(30)).await.expect("the driver registers");
         wait(|| published_devices(&server) == 8).await;
-        Bench { server, kubelet, overlay, logic_of_phy, _dir: dir }
+        Bench { server, kubelet, _dir: dir }
     })
 }
 
@@ -78,13 +73,6 @@ fn published_slices(server: &FakeApiServer) -> Vec<ResourceSlice> {
 
 fn published_devices(server: &FakeApiServer) -> usize {
     published_slices(server).iter().map(|slice| slice.spec.devices.as_ref().map_or(0, Vec::len)).sum()
-}
-
-fn tainted(server: &FakeApiServer, device: &str) -> bool {
-    published_slices(server)
-        .iter()
-        .flat_map(|slice| slice.spec.devices.iter().flatten())
-        .any(|d| d.name == device && d.taints.as_ref().is_some_and(|taints| !taints.is_empty()))
 }
 
 async fn wait(mut condition: impl FnMut() -> bool) {
@@ -137,33 +125,6 @@ fn report(what: &str, mut samples: Vec<Duration>) {
     );
 }
 
-fn resident_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-fn fault_to_taint(runtime: &tokio::runtime::Runtime, bench: &Bench) {
-    let (phy, logic) = bench.logic_of_phy[3];
-    let device = format!("npu-{phy}");
-    let mut samples = Vec::new();
-    for _ in 0..10 {
-        let fault = ChipOverlay {
-            logic_id: logic,
-            health: Some(2),
-            faults: Some(vec![FaultSpec::Code(0x80E0_1801)]),
-            ..ChipOverlay::default()
-        };
-        let started = Instant::now();
-        write_overlay(&bench.overlay, &Overlay { chips: vec![fault], injections: Vec::new() }).expect("overlay");
-        runtime.block_on(wait(|| tainted(&bench.server, &device)));
-        samples.push(started.elapsed());
-        write_overlay(&bench.overlay, &Overlay::default()).expect("overlay cleared");
-        runtime.block_on(wait(|| !tainted(&bench.server, &device)));
-    }
-    report(&format!("fault to taint (poll interval {POLL:?})"), samples);
-}
-
 fn benches(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     let bench = start(&runtime);
@@ -186,27 +147,6 @@ fn benches(c: &mut Criterion) {
         report(&format!("prepare {name}"), samples);
     }
     group.finish();
-
-    fault_to_taint(&runtime, &bench);
-
-    let load = std::env::var("DRA_BENCH_LOAD_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
-    let started = Instant::now();
-    let mut rounds = 0u64;
-    while started.elapsed() < Duration::from_secs(load) {
-        serial += 1;
-        rounds += 1;
-        runtime.block_on(prepare_once(&bench, 1 + (serial % 8) as usize, serial));
-        if rounds.is_multiple_of(100) {
-            // The fake server records every request and keeps a watch history; neither is the driver's memory.
-            bench.server.clear_requests();
-            bench.server.compact();
-        }
-    }
-    println!(
-        "resident memory after {load} s of prepare/unprepare ({rounds} rounds): {} KiB (bench process: driver, fake \
-         API server and kubelet together)",
-        resident_kib().unwrap_or(0)
-    );
 }
 
 criterion_group! {

@@ -201,6 +201,33 @@ class ReportTests(unittest.TestCase):
                       "ascend-dcmi/tests/sampler_alloc_sim.rs does not exist | 0 | **not measured** |", rows)
         self.assertEqual([name for name, _ in section.failures()], ["full_poll", "allocations_sim"])
 
+    def test_dra_driver_figures_and_targets(self):
+        def latency(p50, p99):
+            return {"count": 300, "p50_ms": p50, "p90_ms": p50, "p99_ms": p99, "max_ms": p99 + 1}
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "dra_driver.json", {
+                "topology": "atlas-800t-a2", "chips": 8,
+                "prepare_1chip": latency(1.2, 2.5), "unprepare_1chip": latency(0.8, 1.0),
+                "prepare_all_chips": latency(3.0, 6.5), "unprepare_all_chips": latency(1.0, 1.5),
+                "fault_to_taint": latency(25.0, 40.0), "recovery_to_untaint": latency(30.0, 45.0),
+                "load": {"seconds": 60, "pairs": 9000, "rss_idle_kib": 12000, "rss_kib": 14336,
+                         "rss_high_water_kib": 15000},
+            })
+            self.write(results, "dra_driver.cmd", "target/release/perf-dra-driver --prepares 300")
+            section = report_sections.DraDriver(write_report.Results(results))
+            rows = section.summary_rows()
+            body = "\n".join(section.body())
+        self.assertIn("| 7 | NodePrepareResources, claim of one chip, p50 / p99 | 1.20 / 2.50 ms | p99 < 5 ms | met |",
+                      rows)
+        self.assertIn("| 7 | NodePrepareResources, claim of 8 chips, p50 / p99 | 3.00 / 6.50 ms | p99 < 5 ms | "
+                      "**missed** |", rows)
+        self.assertIn("| 7 | fault in the driver → taint in the ResourceSlice, p50 / max | 25.0 / 41.0 ms | "
+                      "max ≤ 1000 ms | met |", rows)
+        self.assertIn("| 7 | driver resident memory after 60 s of prepare/unprepare | 14.0 MiB | < 32 MiB | met |", rows)
+        self.assertIn("| unprepare, 8 chips | 300 | 1.000 ms |", body)
+        self.assertIn("target/release/perf-dra-driver --prepares 300", body)
+        self.assertEqual(section.failures(), [])
+
 
 if __name__ == "__main__":
     unittest.main()

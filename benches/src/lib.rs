@@ -21,6 +21,8 @@
 /// The in-process fake [`ascend_dcmi::DeviceManager`] of the sampler tests (ascend-dcmi's feature `fake`), so that
 /// tests and benches measure the same thing.
 pub use ascend_dcmi::fake;
+pub mod daemon;
+pub mod percentiles;
 pub mod poll_timing;
 pub mod replicated_topology;
 pub mod serial;

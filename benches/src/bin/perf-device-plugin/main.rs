@@ -14,23 +14,21 @@
 #![forbid(unsafe_code)]
 
 mod allocate_latency;
-mod daemon;
 mod fault_latency;
 mod load;
-mod percentiles;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
+use ascend_benches::daemon::{free_port, Daemon};
+use ascend_benches::percentiles::Percentiles;
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
 use clap::Parser;
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
 use dcmi_sim::{write_overlay, Overlay, Topology};
 
-use daemon::Daemon;
 use fault_latency::{ChipTarget, FaultBench};
-use percentiles::Percentiles;
 
 const SAMPLE: &str = "atlas-800t-a2";
 const RESOURCE: &str = "huawei.com/Ascend910";
@@ -108,7 +106,16 @@ impl Node {
     async fn start(&self, binary: &Path, name: &str, flags: &[&str]) -> Result<(FakeKubelet, Daemon)> {
         let plugin_dir = self.plugin_dir(name)?;
         let kubelet = FakeKubelet::start(&plugin_dir).await?;
-        let daemon = Daemon::start(binary, &self.host, &plugin_dir, &self.overlay, flags)?;
+        let mut args = vec![
+            format!("--plugin-dir={}", plugin_dir.display()),
+            format!("--host-root={}", self.host.root.display()),
+            format!("--dcmi-library={}", self.host.library.display()),
+            "--skip-library-ownership-check".to_owned(),
+            format!("--listen=127.0.0.1:{}", free_port()?),
+        ];
+        args.extend(flags.iter().map(|flag| (*flag).to_owned()));
+        let envs = [("DCMI_SIM_CONFIG", &self.host.topology), ("DCMI_SIM_OVERLAY", &self.overlay)];
+        let daemon = Daemon::spawn(binary, &args, &envs)?;
         let expected = self.chips.len();
         kubelet
             .wait_until("every chip Healthy", STARTUP_WAIT, |k| {

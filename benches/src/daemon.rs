@@ -1,6 +1,8 @@
-//! The `ascend-device-plugin` process under test: started against a fake host and a fake kubelet directory,
-//! stopped with SIGTERM (killed if that fails), its resident memory read from `/proc`.
+//! A daemon under measurement (`ascend-device-plugin`, `ascend-dra-driver`) as a child process of a `perf-*` helper:
+//! its stderr kept for error messages, its resident memory read from `/proc`, stopped with SIGTERM (killed if that
+//! fails, and on drop).
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -8,36 +10,28 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use dcmi_sim::fake_host::FakeHost;
 
 /// How long a SIGTERM may take before the daemon is killed.
 const STOP_GRACE: Duration = Duration::from_secs(10);
 
 /// A running daemon; killed on drop.
 pub struct Daemon {
+    name: String,
     child: Child,
     log: Arc<Mutex<Vec<String>>>,
 }
 
 impl Daemon {
-    /// Starts `binary` for `host`, registering with the kubelet in `plugin_dir`; `extra` are more flags.
+    /// Starts `binary` with `args` and the environment variables `envs` (logging at `warn`).
     ///
     /// # Errors
     /// The spawn error, naming the binary.
-    pub fn start(binary: &Path, host: &FakeHost, plugin_dir: &Path, overlay: &Path, extra: &[&str]) -> Result<Daemon> {
+    pub fn spawn<V: AsRef<OsStr>>(binary: &Path, args: &[String], envs: &[(&str, V)]) -> Result<Daemon> {
         let mut command = Command::new(binary);
-        command
-            .arg(format!("--plugin-dir={}", plugin_dir.display()))
-            .arg(format!("--host-root={}", host.root.display()))
-            .arg(format!("--dcmi-library={}", host.library.display()))
-            .arg("--skip-library-ownership-check")
-            .arg(format!("--listen=127.0.0.1:{}", free_port()?))
-            .args(extra)
-            .env("DCMI_SIM_CONFIG", &host.topology)
-            .env("DCMI_SIM_OVERLAY", overlay)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
+        command.args(args).env("RUST_LOG", "warn").stdout(Stdio::null()).stderr(Stdio::piped());
+        for (name, value) in envs {
+            command.env(name, value);
+        }
         let mut child = command.spawn().with_context(|| format!("cannot start {}", binary.display()))?;
         let log = Arc::new(Mutex::new(Vec::new()));
         if let Some(stderr) = child.stderr.take() {
@@ -50,7 +44,8 @@ impl Daemon {
                 }
             });
         }
-        Ok(Daemon { child, log })
+        let name = binary.file_name().map_or_else(|| binary.display().to_string(), |n| n.to_string_lossy().into());
+        Ok(Daemon { name, child, log })
     }
 
     /// Everything the daemon wrote to stderr so far.
@@ -79,13 +74,13 @@ impl Daemon {
         while started.elapsed() < STOP_GRACE {
             if let Some(exit) = self.child.try_wait()? {
                 if !exit.success() {
-                    bail!("ascend-device-plugin exited with {exit} after SIGTERM; log:\n{}", self.log());
+                    bail!("{} exited with {exit} after SIGTERM; log:\n{}", self.name, self.log());
                 }
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        bail!("ascend-device-plugin did not exit within {STOP_GRACE:?} of SIGTERM")
+        bail!("{} did not exit within {STOP_GRACE:?} of SIGTERM", self.name)
     }
 }
 
@@ -116,7 +111,10 @@ pub fn resident_kib(pid: u32) -> Result<(u64, u64)> {
 }
 
 /// A loopback port free at the time of the call, for the daemon's own HTTP endpoint.
-fn free_port() -> Result<u16> {
+///
+/// # Errors
+/// No loopback port can be bound.
+pub fn free_port() -> Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").context("cannot bind a loopback port")?;
     Ok(listener.local_addr()?.port())
 }

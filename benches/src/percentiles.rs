@@ -5,10 +5,15 @@ use std::time::Duration;
 /// p50, p90, p99 and the maximum of a set of latencies.
 #[derive(Debug, Clone, Copy)]
 pub struct Percentiles {
+    /// How many samples.
     pub count: usize,
+    /// The median.
     pub p50: Duration,
+    /// The 90th percentile.
     pub p90: Duration,
+    /// The 99th percentile.
     pub p99: Duration,
+    /// The slowest sample.
     pub max: Duration,
 }
 
