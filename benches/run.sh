@@ -208,6 +208,19 @@ if [ "$EXPORTER_BUILT" -eq 1 ] && [ "$DEVICE_PLUGIN_BUILT" -eq 1 ]; then
     fi
 fi
 
+# ---- section 4, compressed scrapes: bytes per scrape, gzip against nginx gzip_static, CPU per scrape -----------
+# About 70 s; after the load above, so that wrk and the device plugin's minute are off the machine.
+if built exporter_gzip; then
+    missing=$(missing_tools wrk nginx)
+    if [ -n "$missing" ]; then
+        not_measured exporter_gzip "missing tools: $missing (scripts/deps/debian.txt)"
+    else
+        run_section exporter_gzip 300 python3 "$SCRIPTS/exporter_gzip.py" --exporter "$BIN/npu-exporter" \
+            --library "$LIBRARY" --sizes 8,64,256 --load-chips 64 --rounds 3 --seconds 3 \
+            --out "$RESULTS/exporter_gzip.json" || true
+    fi
+fi
+
 # ---- section 6: container start -------------------------------------------------------------------------------
 if built container_start; then
     missing=$(missing_tools runc hyperfine busybox strace perf)

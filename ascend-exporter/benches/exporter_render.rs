@@ -5,6 +5,10 @@
 //! The "cached" cases measure a scrape served by [`ScrapeCache`] while the data does not change (every scrape but the
 //! first after a sampler round): a reference-count clone of the rendered bytes.
 //!
+//! The `gzip_level` group compresses the OpenMetrics body (what Prometheus asks for) of each size at every gzip level
+//! with the exporter's own encoder, printing the compressed sizes: the measurement behind
+//! [`ascend_exporter::content_coding::GZIP_LEVEL`].
+//!
 //! `cargo bench -p ascend-exporter --bench exporter_render`; figures in docs/npu-exporter.md.
 
 use std::hint::black_box;
@@ -17,7 +21,7 @@ use ascend_dcmi::{
     Percent, PhyId, Power, ProcessList, UtilizationKind, Volts, Watts,
 };
 use ascend_deviceplugin::ResourceNaming;
-use ascend_exporter::content_coding::ContentCoding;
+use ascend_exporter::content_coding::{gzip_at_level, ContentCoding};
 use ascend_exporter::exposition_format::ExpositionFormat;
 use ascend_exporter::metric_group::MetricGroup;
 use ascend_exporter::pod_attribution::{
@@ -155,5 +159,26 @@ fn render(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, render);
+fn gzip_level(c: &mut Criterion) {
+    let mut group = c.benchmark_group("gzip_level");
+    for chips in [8u32, 64, 256] {
+        let body =
+            inputs(chips, NamingMode::Native).exposition().render(ExpositionFormat::OpenMetrics).unwrap_or_default();
+        group.throughput(Throughput::Bytes(body.len() as u64));
+        for level in 1..=9 {
+            let compressed = gzip_at_level(body.as_bytes(), level).len();
+            eprintln!(
+                "{chips} chips, level {level}: {} -> {compressed} bytes ({:.2} %)",
+                body.len(),
+                100.0 * compressed as f64 / body.len() as f64
+            );
+            group.bench_with_input(BenchmarkId::new(format!("level{level}"), chips), &level, |b, &level| {
+                b.iter(|| black_box(gzip_at_level(body.as_bytes(), level)))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, render, gzip_level);
 criterion_main!(benches);

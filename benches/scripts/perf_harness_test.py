@@ -201,6 +201,43 @@ class ReportTests(unittest.TestCase):
                       "ascend-dcmi/tests/sampler_alloc_sim.rs does not exist | 0 | **not measured** |", rows)
         self.assertEqual([name for name, _ in section.failures()], ["full_poll", "allocations_sim"])
 
+    def test_gzip_figures_are_independent_rows_of_section_4(self):
+        def run(rate, p99):
+            return {"requests_per_s": rate, "p50_ms": 0.2, "p99_ms": p99}
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "exporter_load.error", "exit status 1: wrk crashed")
+            self.write(results, "exporter_gzip.json", {
+                "wire_bytes": [
+                    {"chips": 8, "plain_bytes": 40000, "gzip_bytes": 4400, "gzip_percent": 11.0},
+                    {"chips": 64, "plain_bytes": 300000, "gzip_bytes": 60000, "gzip_percent": 20.0},
+                ],
+                "load": {"chips": 64, "connections": 8, "seconds_per_run": 3, "rounds": 3,
+                         "exporter_plain": run(7000, 4.5), "cpu_ms_plain": 0.1,
+                         "exporter_gzip": run(27000, 3.4), "cpu_ms_gzip": 0.036,
+                         "nginx_gzip_static": run(30000, 3.8),
+                         "exporter_gzip_uncached": run(500, 28.0), "cpu_ms_gzip_uncached": 2.0,
+                         "exporter_plain_uncached": run(600, 27.0), "cpu_ms_plain_uncached": 1.6},
+            })
+            section = report_sections.ExporterLoad(write_report.Results(results))
+            rows = section.summary_rows()
+            body = "\n".join(section.body())
+        self.assertIn("| 4 | gzip wire bytes / plain, 8 chips | 11.0 % (4400 / 40000 bytes) | ≤ 15 % | met |", rows)
+        self.assertIn("| 4 | gzip wire bytes / plain, 64 chips | 20.0 % (60000 / 300000 bytes) | ≤ 15 % | "
+                      "**missed** |", rows)
+        self.assertIn("| 4 | 64 chips, gzip: exporter / nginx gzip_static requests per second (8 connections) | "
+                      "0.900 | ≥ 1 | **missed** |", rows)
+        self.assertIn("| exporter, gzip, cache off | 500 | 0.200 ms | 28.000 ms | 2.000 ms |", body)
+        # The gzip figures stand even though the rest of section 4 was not measured.
+        self.assertEqual([name for name, _ in section.failures()], ["exporter_load"])
+
+    def test_gzip_not_measured_is_reported(self):
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "exporter_gzip.error", "missing tools: nginx")
+            section = report_sections.ExporterLoad(write_report.Results(results))
+            rows = section.summary_rows()
+        self.assertIn("| 4 | compressed scrapes (gzip) | not measured: missing tools: nginx |  | **not measured** |", rows)
+        self.assertIn("exporter_gzip", [name for name, _ in section.failures()])
+
     def test_dra_driver_figures_and_targets(self):
         def latency(p50, p99):
             return {"count": 300, "p50_ms": p50, "p90_ms": p50, "p99_ms": p99, "max_ms": p99 + 1}

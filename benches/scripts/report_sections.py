@@ -17,6 +17,10 @@ KIB_PER_MIB = 1024
 DRA_PREPARE_P99_MS = 5.0
 DRA_RSS_MIB = 32
 DRA_FAULT_TO_TAINT_MS = 1000.0
+# Section 4, issue 18's targets for compressed scrapes: gzip bytes at most this share of the plain bytes, and the
+# exporter's gzip rate at least nginx's serving the same pre-compressed body (gzip_static).
+GZIP_MAX_PERCENT = 15.0
+GZIP_MIN_RATIO_TO_NGINX = 1.0
 # Huawei's DaemonSets request this much memory (from the issue).
 HUAWEI_EXPORTER_REQUEST_MIB = 1024
 HUAWEI_PLUGIN_REQUEST_MIB = 500
@@ -377,6 +381,76 @@ class ExporterLoad(Section):
              verdict(plugin_rss < HUAWEI_PLUGIN_REQUEST_MIB * KIB_PER_MIB)),
         ]
 
+    def independent_names(self):
+        return ("exporter_gzip",)
+
+    def independent_rows(self):
+        reason = self.results.failure("exporter_gzip")
+        figures = None if reason else self.results.json("exporter_gzip.json")
+        if not figures:
+            why = reason or "exporter_gzip.json is missing"
+            return [("exporter_gzip", "compressed scrapes (gzip)", why, "", NOT_MEASURED)]
+        rows = []
+        try:
+            for size in figures["wire_bytes"]:
+                share = 100.0 * size["gzip_bytes"] / size["plain_bytes"]
+                rows.append(("exporter_gzip", f"gzip wire bytes / plain, {size['chips']} chips",
+                             f"{share:.1f} % ({size['gzip_bytes']} / {size['plain_bytes']} bytes)",
+                             f"≤ {GZIP_MAX_PERCENT:g} %", verdict(share <= GZIP_MAX_PERCENT)))
+            load = figures["load"]
+            exporter, nginx = load["exporter_gzip"], load["nginx_gzip_static"]
+            ratio = exporter["requests_per_s"] / nginx["requests_per_s"]
+            rows += [
+                ("exporter_gzip", f"{load['chips']} chips, gzip: exporter / nginx gzip_static requests per second "
+                 f"({load['connections']} connections)", f"{ratio:.3f}", f"≥ {GZIP_MIN_RATIO_TO_NGINX:g}",
+                 verdict(ratio >= GZIP_MIN_RATIO_TO_NGINX)),
+                ("exporter_gzip", "gzip scrape latency p99, exporter / nginx gzip_static",
+                 f"{exporter['p99_ms']:.2f} / {nginx['p99_ms']:.2f} ms", "(no target)", "info"),
+                ("exporter_gzip", "exporter CPU per scrape, plain / gzip (warm cache)",
+                 f"{load['cpu_ms_plain']:.3f} / {load['cpu_ms_gzip']:.3f} ms", "(no target)", "info"),
+            ]
+        except (KeyError, TypeError, ValueError, ZeroDivisionError) as error:
+            return [("exporter_gzip", "compressed scrapes (gzip)",
+                     f"exporter_gzip.json is incomplete ({error!r})", "", NOT_MEASURED)]
+        return rows
+
+    def independent_details(self):
+        figures = self.results.json("exporter_gzip.json")
+        if any(state == NOT_MEASURED for *_, state in self._independent) or not figures:
+            return [f"Compressed scrapes: not measured: {self._independent[0][2]}"]
+        load = figures["load"]
+        lines = [
+            "Compressed scrapes (issue 18), `benches/scripts/exporter_gzip.py`: the bytes of one scrape as Prometheus "
+            "asks for it (OpenMetrics), plain and with `Accept-Encoding: gzip`, on simulated nodes of each size "
+            "(default flags; the gzip body decodes to the plain one):",
+            "",
+            "| Chips | Plain bytes | gzip bytes | gzip / plain |",
+            "|---|---|---|---|",
+            *[f"| {size['chips']} | {size['plain_bytes']} | {size['gzip_bytes']} | "
+              f"{100.0 * size['gzip_bytes'] / size['plain_bytes']:.1f} % |" for size in figures["wire_bytes"]],
+            "",
+            f"Then wrk ({load['connections']} connections, {load['seconds_per_run']} s per run, {load['rounds']} "
+            f"runs each, medians) on a {load['chips']}-chip node: the exporter plain and with gzip (the default "
+            "`--metrics.cache-max-age=1s`: the body is rendered and compressed once per sampler round), nginx "
+            "(2 workers, sendfile) serving the exporter's gzip body with `gzip_static`, and the exporter with "
+            "`--metrics.cache-max-age=0s` (render, and compress, on every scrape). CPU per scrape is the exporter's "
+            "user + system time over a run divided by the requests it served. The runs follow one another on a "
+            "shared machine, so compare the ratios of one run, not absolute rates across runs.",
+            "",
+            "| Server | Requests/s | p50 | p99 | Exporter CPU per scrape |",
+            "|---|---|---|---|---|",
+        ]
+        for label, key, cpu in (("exporter, plain", "exporter_plain", "cpu_ms_plain"),
+                                ("exporter, gzip", "exporter_gzip", "cpu_ms_gzip"),
+                                ("nginx `gzip_static`, the same gzip body", "nginx_gzip_static", None),
+                                ("exporter, plain, cache off", "exporter_plain_uncached", "cpu_ms_plain_uncached"),
+                                ("exporter, gzip, cache off", "exporter_gzip_uncached", "cpu_ms_gzip_uncached")):
+            run = load[key]
+            shown = f"{load[cpu]:.3f} ms" if cpu else ""
+            lines.append(f"| {label} | {run['requests_per_s']:.0f} | {run['p50_ms']:.3f} ms | {run['p99_ms']:.3f} ms "
+                         f"| {shown} |")
+        return lines
+
     def details(self):
         exporter, plugin = self.figures()
         memory = exporter["memory"]
@@ -433,7 +507,7 @@ class ExporterLoad(Section):
                 "a finished file to the kernel. Serving the body rendered once per sampler round, until the next "
                 "round, would take this work off the scrape path.",
             ]
-        return lines
+        return lines + [""] + self.independent_details()
 
 
 class DevicePlugin(Section):
