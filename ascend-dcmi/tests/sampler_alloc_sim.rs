@@ -2,7 +2,8 @@
 //! `libdcmi.so`, allocates nothing per poll of any group of the exporter's default configuration, nor when readers
 //! take snapshots. A counting global allocator counts every allocation of every Rust thread of this test binary (the
 //! simulator is a separate cdylib with its own allocator, as the vendor's C library would be); the binary holds this
-//! one test so that nothing else allocates meanwhile.
+//! one test so that nothing else allocates meanwhile. It runs on a DCMI V1 host (Atlas 800T A2) and then on a DCMI V2
+//! one (Atlas 950, `dcmiv2_*` calls keyed by logic id), each from its own copy of the simulator.
 
 mod counting_allocator;
 mod support;
@@ -10,7 +11,9 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ascend_dcmi::{DeviceManager, FaultCode, GroupSet, LogicId, MetricGroup, SampleState, Sampler, SamplerConfig};
+use ascend_dcmi::{
+    ApiFamily, DeviceManager, FaultCode, GroupSet, LogicId, MetricGroup, SampleState, Sampler, SamplerConfig,
+};
 
 /// Rounds of each group, and of all groups in one chain, that are counted.
 const ROUNDS: usize = 50;
@@ -23,10 +26,17 @@ const SLOW: LogicId = LogicId(6);
 
 #[test]
 fn warm_polls_through_dcmi_sim_allocate_nothing() {
-    let (dcmi, sim) = support::start("atlas-800t-a2");
+    warm_polls_allocate_nothing("atlas-800t-a2", ApiFamily::V1, "dcmi_get_device_temperature");
+    warm_polls_allocate_nothing("atlas-950-8", ApiFamily::V2, "dcmiv2_get_device_temperature");
+}
+
+/// The proof on one eight-chip sample of the API `family`, whose temperature call is `temperature_call`.
+fn warm_polls_allocate_nothing(sample: &str, family: ApiFamily, temperature_call: &str) {
+    let (dcmi, sim) = support::start(sample);
+    assert_eq!(dcmi.api_family(), family, "{sample}");
     sim.overlay(&format!(
         "[[chip]]\nlogic_id = {}\nfaults = [0x{:08X}]\n\n\
-         [[inject]]\nfunction = \"dcmi_get_device_temperature\"\nlogic_id = {}\nlatency_ms = 2\n",
+         [[inject]]\nfunction = \"{temperature_call}\"\nlogic_id = {}\nlatency_ms = 2\n",
         FAULTY.0, FAULT.0, SLOW.0
     ));
     let manager: Arc<dyn DeviceManager> = Arc::new(dcmi);
@@ -34,7 +44,7 @@ fn warm_polls_through_dcmi_sim_allocate_nothing() {
     let config = SamplerConfig::default();
     let sampler = Sampler::new(manager, config).expect("the simulator enumerates");
     let chips = sampler.chips().len();
-    assert!(chips >= 8, "atlas-800t-a2 has 8 chips, the sampler found {chips}");
+    assert!(chips >= 8, "{sample} has 8 chips, the sampler found {chips}");
 
     // Warm-up: per-thread state of crossbeam and parking_lot, the channels' waiters, the unsupported-call memory.
     for _ in 0..5 {
@@ -74,12 +84,15 @@ fn warm_polls_through_dcmi_sim_allocate_nothing() {
         MetricGroup::ALL.iter().map(|group| format!("{group} {}", per_group[group.index()])).collect();
     assert!(
         allocations == 0,
-        "a warm sampler over dcmi-sim allocated {allocations} times in {polls} polls and reads (single-group polls: {})",
+        "a warm sampler over dcmi-sim ({sample}, {family}) allocated {allocations} times in {polls} polls and reads (single-group polls: {})",
         breakdown.join(", ")
     );
     // The polls did the work they claim, through the simulator, and waited on the slow chip in every chip-state round.
     let slow_rounds = u32::try_from(2 * ROUNDS).expect("a small count");
-    assert!(elapsed >= Duration::from_millis(2) * slow_rounds, "{slow_rounds} slow rounds took only {elapsed:?}");
+    assert!(
+        elapsed >= Duration::from_millis(2) * slow_rounds,
+        "{sample}: {slow_rounds} slow rounds took only {elapsed:?}"
+    );
     assert_eq!(completed, polls * chips);
     assert_eq!(up, chips);
     assert_eq!(fault_levels, 1, "only chip {FAULTY} has an active fault code");

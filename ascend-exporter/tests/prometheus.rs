@@ -4,6 +4,7 @@
 mod support;
 
 use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -37,26 +38,20 @@ fn query(prometheus: SocketAddr, promql: &str) -> serde_json::Value {
     serde_json::from_str(&response.body).expect("JSON answer")
 }
 
-#[test]
-fn prometheus_scrapes_and_returns_the_simulated_values() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let topology = write_topology(dir.path(), CHIPS, "");
-    let exporter = Exporter::start(&topology, &["--pod-resources.disable"], &[]);
-    exporter.wait_healthy();
-
-    let config = dir.path().join("prometheus.yml");
+/// Starts Prometheus scraping `target` every second (label `node="test-node"`), with its data under `dir`.
+fn start_prometheus(dir: &Path, target: SocketAddr) -> (Prometheus, SocketAddr) {
+    let config = dir.join("prometheus.yml");
     std::fs::write(
         &config,
         format!(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: npu-exporter\n    static_configs:\n      - targets: ['{}']\n        labels:\n          node: test-node\n",
-            exporter.address
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: npu-exporter\n    static_configs:\n      - targets: ['{target}']\n        labels:\n          node: test-node\n",
         ),
     )
     .expect("write prometheus.yml");
     let address = free_loopback_port();
     let child = Command::new("prometheus")
         .arg(format!("--config.file={}", config.display()))
-        .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+        .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
         .arg(format!("--web.listen-address={address}"))
         // scrape_body_size_bytes: the size of each scrape's body as Prometheus decoded it.
         .arg("--enable-feature=extra-scrape-metrics")
@@ -64,20 +59,33 @@ fn prometheus_scrapes_and_returns_the_simulated_values() {
         .stderr(Stdio::null())
         .spawn()
         .expect("prometheus must be installed (Debian package `prometheus`, see scripts/deps/debian.txt)");
-    let _prometheus = Prometheus(child);
+    (Prometheus(child), address)
+}
 
+/// Waits (up to 60 s: a fresh Prometheus scrapes after 5 to 6 s) until `promql` returns `count` series.
+fn wait_results(prometheus: SocketAddr, promql: &str, count: usize) -> Vec<serde_json::Value> {
     let deadline = Instant::now() + Duration::from_secs(60);
-    let temperatures = loop {
-        if get(address, "/-/ready", &[]).is_ok_and(|r| r.status == 200) {
-            let answer = query(address, "ascend_npu_temperature_celsius");
+    loop {
+        if get(prometheus, "/-/ready", &[]).is_ok_and(|r| r.status == 200) {
+            let answer = query(prometheus, promql);
             let results = answer["data"]["result"].as_array().cloned().unwrap_or_default();
-            if results.len() == CHIPS {
-                break results;
+            if results.len() == count {
+                return results;
             }
         }
-        assert!(Instant::now() < deadline, "Prometheus returned no temperatures within 60 s");
+        assert!(Instant::now() < deadline, "Prometheus returned no {count} series of {promql} within 60 s");
         std::thread::sleep(Duration::from_millis(250));
-    };
+    }
+}
+
+#[test]
+fn prometheus_scrapes_and_returns_the_simulated_values() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let topology = write_topology(dir.path(), CHIPS, "");
+    let exporter = Exporter::start(&topology, &["--pod-resources.disable"], &[]);
+    exporter.wait_healthy();
+    let (_prometheus, address) = start_prometheus(dir.path(), exporter.address);
+    let temperatures = wait_results(address, "ascend_npu_temperature_celsius", CHIPS);
     for result in &temperatures {
         let phy: usize = result["metric"]["chip"].as_str().and_then(|c| c.parse().ok()).expect("chip label");
         let logic = CHIPS - 1 - phy;
@@ -129,4 +137,49 @@ fn prometheus_ingests_the_gzip_scrapes(prometheus: SocketAddr, exporter: &Export
         );
         std::thread::sleep(Duration::from_millis(500));
     }
+}
+
+/// An Atlas 950 node (DCMI V2): Prometheus ingests the same metric set for its eight NPUs, and what the V2 API has no
+/// call for is absent, not zero: no card/device locator in `ascend_npu_chip_info` (V2 has no card/device pair), no
+/// card power (no MCU call), no DDR series.
+#[test]
+fn prometheus_scrapes_an_atlas_950_node() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let topology = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dcmi-sim/topologies/atlas-950-8.toml");
+    let exporter = Exporter::start(&topology, &["--pod-resources.disable"], &[]);
+    exporter.wait_healthy();
+    let (_prometheus, address) = start_prometheus(dir.path(), exporter.address);
+    let info = wait_results(address, "ascend_npu_chip_info", 8);
+    let mut chips: Vec<u32> = info.iter().filter_map(|r| r["metric"]["chip"].as_str()?.parse().ok()).collect();
+    chips.sort_unstable();
+    assert_eq!(chips, (0..8).collect::<Vec<u32>>());
+    for result in &info {
+        let labels = &result["metric"];
+        assert_eq!(
+            (labels["chip_type"].as_str(), labels["chip_name"].as_str()),
+            (Some("Ascend950"), Some("Ascend950DT"))
+        );
+        // Prometheus drops empty labels: the series has none rather than an invented card 0.
+        assert!(labels.get("card").is_none() && labels.get("device").is_none(), "{labels}");
+    }
+    for present in [
+        "ascend_npu_healthy",
+        "ascend_npu_temperature_celsius",
+        "ascend_npu_power_watts{scope=\"chip\"}",
+        "ascend_npu_memory_total_bytes{memory=\"hbm\"}",
+        "ascend_npu_utilization_ratio{unit=\"aicore\"}",
+        "ascend_npu_network_healthy",
+    ] {
+        assert_eq!(wait_results(address, present, 8).len(), 8, "{present}");
+    }
+    for absent in [
+        "ascend_npu_power_watts{scope=\"card\"}",
+        "ascend_npu_memory_total_bytes{memory=\"ddr\"}",
+        "ascend_npu_ddr_hugepages",
+    ] {
+        let answer = query(address, absent);
+        assert_eq!(answer["data"]["result"].as_array().map(Vec::len), Some(0), "{absent} must be absent: {answer}");
+    }
+    let up = query(address, "up{job=\"npu-exporter\"}");
+    assert_eq!(up["data"]["result"][0]["value"][1], "1", "scrape succeeded: {up}");
 }

@@ -1,5 +1,5 @@
 //! Node labels computed from the simulated driver (dcmi-sim) with its sample topologies and a mixed-node fixture:
-//! the same DCMI calls, in the same order, as on an Atlas server.
+//! the same DCMI calls, in the same order, as on an Atlas server, on both DCMI API families (V1 and Ascend950's V2).
 
 mod node_labels_support;
 
@@ -18,7 +18,8 @@ struct Expected {
     chip_name: &'static str,
 }
 
-const SAMPLES: [Expected; 5] = [
+/// DCMI V1 samples, then the Ascend950 (DCMI V2) ones.
+const SAMPLES: [Expected; 7] = [
     Expected {
         sample: "atlas-300i-duo",
         chip_type: "310P",
@@ -53,6 +54,20 @@ const SAMPLES: [Expected; 5] = [
         product: "Atlas-200-Model-3000",
         accelerator: "huawei-Ascend310",
         chip_name: "310",
+    },
+    Expected {
+        sample: "atlas-950-8",
+        chip_type: "950",
+        product: "Atlas-950-SuperPoD",
+        accelerator: "huawei-npu",
+        chip_name: "Ascend950DT",
+    },
+    Expected {
+        sample: "atlas-950-16",
+        chip_type: "950",
+        product: "Atlas-950-16P",
+        accelerator: "huawei-npu",
+        chip_name: "Ascend950PR",
     },
 ];
 

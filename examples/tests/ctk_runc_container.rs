@@ -1,17 +1,26 @@
-//! Real containers with Debian's runc: `ascend-ctk runtime exec` (and the hook) prepare a
-//! busybox container on a `dcmi_sim` fake Ascend host, with the chips read from the simulated
-//! driver; the container itself reports what it sees. Needs root (mknod, runc); CI runs as root.
+//! Real containers with Debian's runc (and crun for the two delivery modes): `ascend-ctk runtime exec` (and the
+//! hook) prepare a busybox container on a `dcmi_sim` fake Ascend host, with the chips read from the simulated
+//! driver; the container itself reports what it sees. Needs root (mknod, runc, crun); CI runs as root.
 
 mod ctk_support;
 
-use ctk_support::bundle::Bundle;
+use ctk_support::bundle::{Bundle, OciRuntime};
 use ctk_support::sim_host::SimHost;
 use ctk_support::{ctk, describe, run, Probe};
 
 #[test]
 fn runtime_exec_gives_exactly_the_requested_chips_and_read_only_driver() {
+    spec_delivery_gives_exactly_the_requested_chips(OciRuntime::Runc);
+}
+
+#[test]
+fn runtime_exec_under_crun_gives_exactly_the_requested_chips() {
+    spec_delivery_gives_exactly_the_requested_chips(OciRuntime::Crun);
+}
+
+fn spec_delivery_gives_exactly_the_requested_chips(runtime: OciRuntime) {
     let host = SimHost::sample("atlas-800t-a2");
-    let bundle = Bundle::new(&["ASCEND_VISIBLE_DEVICES=3,npu-1"]);
+    let bundle = Bundle::with_runtime(runtime, &["ASCEND_VISIBLE_DEVICES=3,npu-1"]);
     let output = bundle.run_through_ctk(&host, &[]);
     let context = describe(&output);
     assert!(output.status.success(), "container failed\n{context}");
@@ -24,7 +33,7 @@ fn runtime_exec_gives_exactly_the_requested_chips_and_read_only_driver() {
     assert_eq!(probe.rt_visible, "0,1", "{context}");
     // The mounts were delivered in the spec itself.
     let mounts = bundle.config()["mounts"].as_array().map(Vec::len).unwrap_or_default();
-    assert!(mounts >= 12, "expected runc's 7 mounts plus 5 driver mounts, found {mounts}");
+    assert!(mounts >= 12, "expected the runtime's 7 mounts plus 5 driver mounts, found {mounts}");
 }
 
 #[test]
@@ -64,8 +73,18 @@ fn later_containers_get_their_chips_from_the_cache_without_the_driver() {
 
 #[test]
 fn hook_delivery_mounts_inside_the_container_namespace() {
+    hook_delivery_mounts_inside_the_container(OciRuntime::Runc);
+}
+
+/// crun sends the hook another state (`status: created` and a `root` field) than runc.
+#[test]
+fn hook_delivery_under_crun_mounts_inside_the_container_namespace() {
+    hook_delivery_mounts_inside_the_container(OciRuntime::Crun);
+}
+
+fn hook_delivery_mounts_inside_the_container(runtime: OciRuntime) {
     let host = SimHost::sample("atlas-300i-pro");
-    let bundle = Bundle::new(&["ASCEND_VISIBLE_DEVICES=0"]);
+    let bundle = Bundle::with_runtime(runtime, &["ASCEND_VISIBLE_DEVICES=0"]);
     let output = bundle.run_through_ctk(&host, &["--mount-delivery", "hook"]);
     let context = describe(&output);
     assert!(output.status.success(), "container failed\n{context}");
@@ -76,7 +95,7 @@ fn hook_delivery_mounts_inside_the_container_namespace() {
     let config = bundle.config();
     let hooks = config["hooks"]["createRuntime"].as_array().cloned().unwrap_or_default();
     assert_eq!(hooks.len(), 1, "{config}");
-    // runc gives a hook exactly this environment; nothing of the container's or the engine's.
+    // The hook gets exactly this environment; nothing of the container's or the engine's.
     assert_eq!(hooks[0]["env"], serde_json::json!(["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]), "{config}");
     let spec_mounts: Vec<String> = config["mounts"]
         .as_array()
