@@ -61,7 +61,7 @@ impl Daemon {
         resident_kib(self.child.id())
     }
 
-    /// SIGTERM, then waits; kills after [`STOP_GRACE`].
+    /// SIGTERM, then waits; kills after ten seconds.
     ///
     /// # Errors
     /// `kill` cannot be run, or the daemon did not exit cleanly.
