@@ -30,6 +30,13 @@ pub const RT_VISIBLE_DEVICES_ENV: &str = "ASCEND_RT_VISIBLE_DEVICES";
 
 /// Shared device nodes every container with a chip needs.
 pub const MANAGER_DEVICE_NODES: [&str; 3] = ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"];
+/// The shared device nodes of an Ascend950 (DCMI V2) host, which has no `devmm_svm` (Huawei's runtime passes
+/// `hisi_hdc` only beside the manager there).
+pub const MANAGER_DEVICE_NODES_ASCEND950: [&str; 2] = ["/dev/davinci_manager", "/dev/hisi_hdc"];
+/// Directories whose every node a container with a chip gets when they exist: the unified-bus (URMA) and UB MMU
+/// nodes of Ascend950 hosts, shared by the node's NPUs as Huawei's plugin and runtime pass them. Other hosts have
+/// neither.
+pub const UNIFIED_BUS_NODE_DIRECTORIES: [&str; 2] = ["/dev/uburma", "/dev/ummu"];
 /// A shared node passed only where the host has it.
 pub const OPTIONAL_DEVICE_NODES: [&str; 1] = ["/dev/dvpp_cmdlist"];
 
@@ -143,7 +150,8 @@ enum Targets {
 ///
 /// # Errors
 /// [`Error::InvalidRequest`] for an empty list or more than one vNPU, [`Error::UnknownDevices`] naming every id the
-/// resource does not advertise, [`Error::UnhealthyDevices`] naming every unhealthy one with its reason.
+/// resource does not advertise, [`Error::UnhealthyDevices`] naming every unhealthy one with its reason, [`Error::Io`]
+/// when a present [`UNIFIED_BUS_NODE_DIRECTORIES`] entry cannot be listed.
 pub fn plan_container(resource: &Resource, ids: &[String], config: &AllocateConfig) -> Result<ContainerAllocation> {
     let devices = resolve(resource, ids, "Allocate")?;
     let targets = targets(resource, &devices)?;
@@ -167,10 +175,10 @@ pub fn plan_container(resource: &Resource, ids: &[String], config: &AllocateConf
             }
         }
         (AllocateMode::Cdi { .. }, Targets::Vnpu { .. }) => {
-            add_device_specs(&mut allocation, &targets, &config.host_root);
+            add_device_specs(&mut allocation, &targets, &config.host_root)?;
         }
         (AllocateMode::DeviceSpecs { driver_mounts }, _) => {
-            add_device_specs(&mut allocation, &targets, &config.host_root);
+            add_device_specs(&mut allocation, &targets, &config.host_root)?;
             allocation.mounts = driver_mounts
                 .iter()
                 .filter(|path| exists_on_host(&config.host_root, path))
@@ -265,7 +273,7 @@ fn targets(resource: &Resource, devices: &[&Device]) -> Result<Targets> {
     })
 }
 
-fn add_device_specs(allocation: &mut ContainerAllocation, targets: &Targets, host_root: &Path) {
+fn add_device_specs(allocation: &mut ContainerAllocation, targets: &Targets, host_root: &Path) -> Result<()> {
     let node = |container: String, host: String| DeviceNodeSpec {
         container_path: container,
         host_path: host,
@@ -283,20 +291,46 @@ fn add_device_specs(allocation: &mut ContainerAllocation, targets: &Targets, hos
             None
         }
     };
-    for path in MANAGER_DEVICE_NODES {
+    let managers: &[&str] =
+        if chip_type == Some(ChipType::Ascend950) { &MANAGER_DEVICE_NODES_ASCEND950 } else { &MANAGER_DEVICE_NODES };
+    for path in managers {
         // The 310B's manager node for containers has its own host name.
-        let host = if chip_type == Some(ChipType::Ascend310B) && path == "/dev/davinci_manager" {
+        let host = if chip_type == Some(ChipType::Ascend310B) && *path == "/dev/davinci_manager" {
             "/dev/davinci_manager_docker"
         } else {
             path
         };
-        allocation.devices.push(node(path.to_owned(), host.to_owned()));
+        allocation.devices.push(node((*path).to_owned(), host.to_owned()));
     }
     for path in OPTIONAL_DEVICE_NODES {
         if exists_on_host(host_root, Path::new(path)) {
             allocation.devices.push(node(path.to_owned(), path.to_owned()));
         }
     }
+    for path in unified_bus_nodes(host_root)? {
+        allocation.devices.push(node(path.clone(), path));
+    }
+    Ok(())
+}
+
+/// The entries of the [`UNIFIED_BUS_NODE_DIRECTORIES`] present on the host, as host paths in name order.
+fn unified_bus_nodes(host_root: &Path) -> Result<Vec<String>> {
+    let mut nodes = Vec::new();
+    for directory in UNIFIED_BUS_NODE_DIRECTORIES {
+        let listing = host_root.join(directory.trim_start_matches('/'));
+        let entries = match std::fs::read_dir(&listing) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(Error::Io { operation: "listing unified-bus nodes", path: listing, source }),
+        };
+        let mut names = entries
+            .map(|entry| entry.map(|entry| entry.file_name().to_string_lossy().into_owned()))
+            .collect::<std::io::Result<Vec<String>>>()
+            .map_err(|source| Error::Io { operation: "listing unified-bus nodes", path: listing.clone(), source })?;
+        names.sort();
+        nodes.extend(names.into_iter().map(|name| format!("{directory}/{name}")));
+    }
+    Ok(nodes)
 }
 
 fn add_runtime_env(allocation: &mut ContainerAllocation, targets: &Targets) {

@@ -135,4 +135,6 @@ pub struct Facts {
     pub cdi_specs: Vec<(String, String)>,
     /// The container engines found, with their CDI state.
     pub engines: Vec<super::container_engines::Engine>,
+    /// The kubelet's version as found (`v1.28.4`, or a package version).
+    pub kubelet_version: Option<String>,
 }

@@ -86,7 +86,7 @@ fn find_version(options: &DoctorOptions) -> (Option<FoundVersion>, Vec<String>) 
 }
 
 /// kubernetes.kubelet_version: the kubelet is new enough for the device plugin; which optional features it allows.
-pub fn kubelet_version(options: &DoctorOptions, _facts: &mut Facts) -> CheckResult {
+pub fn kubelet_version(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     let check =
         CheckResult::new("kubernetes.kubelet_version", Section::Kubernetes, "kubelet version supported", Status::Ok);
     let (found, tried) = find_version(options);
@@ -103,6 +103,7 @@ pub fn kubelet_version(options: &DoctorOptions, _facts: &mut Facts) -> CheckResu
             )
             .with_status(Status::Skip);
     };
+    facts.kubelet_version = Some(found.version.clone());
     let check = check.evidence(format!("kubelet {} (from {})", found.version, found.source));
     let Some(version) = major_minor(&found.version) else {
         return check.evidence(format!("{:?} is not a version", found.version)).with_status(Status::Skip);

@@ -12,7 +12,8 @@
 //! [`cli`] is the whole command line of the binary.
 //!
 //! The version floors of the project's compatibility matrix (`docs/compatibility.md`) are checks too: the kubelet's
-//! version ([`kubelet_version`]), each container engine's CDI switch and the `cdiVersion` it reads
+//! version ([`kubelet_version`]) and, for a 1.28 to 1.30 kubelet, the feature gate of CDI delivery in its
+//! configuration files ([`kubelet_feature_gates`]), each container engine's CDI switch and the `cdiVersion` it reads
 //! ([`cdi_engine_checks`], over [`container_engines`]), and the driver/firmware/CANN table ([`compatibility`],
 //! whose built-in rows name their sources; an operator's table replaces it). Versions are read from files, never by
 //! running a program under the host root ([`installed_version`] says why).
@@ -48,6 +49,7 @@ pub mod driver_checks;
 pub mod host;
 pub mod installed_version;
 pub mod kubectl;
+pub mod kubelet_feature_gates;
 pub mod kubelet_version;
 pub mod kubernetes_checks;
 pub mod library_safety;

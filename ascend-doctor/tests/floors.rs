@@ -294,3 +294,77 @@ fn a_spec_version_the_engine_does_not_load_fails_and_an_unknown_engine_warns() {
         &["is not in the doctor's table of CDI readers"],
     );
 }
+
+#[test]
+fn a_1_28_kubelet_needs_the_cdi_devices_gate_from_its_config_or_flags() {
+    let host = Host::new();
+    host.spec("0.5.0").go_binary("/usr/bin/kubelet", KUBELET_SETTING, "v1.28.9");
+    host.write("/var/lib/kubelet/config.yaml", "kind: KubeletConfiguration\nfeatureGates:\n  OtherGate: true\n");
+    let report = host.run(None);
+    assert_status(
+        &report,
+        "kubernetes.cdi_devices_gate",
+        Status::Warn,
+        &["featureGates: {DevicePluginCDIDevices: true}", "--cdi-delivery annotations"],
+        &[
+            "read: /var/lib/kubelet/config.yaml",
+            "DevicePluginCDIDevices not set in the files read; alpha, off by default in kubelet v1.28.9",
+        ],
+    );
+
+    host.write("/var/lib/kubelet/config.yaml", "featureGates:\n  DevicePluginCDIDevices: true\n");
+    assert_status(
+        &host.run(None),
+        "kubernetes.cdi_devices_gate",
+        Status::Ok,
+        &[],
+        &["DevicePluginCDIDevices=true in /var/lib/kubelet/config.yaml (featureGates)"],
+    );
+
+    // kubeadm's drop-in names another config file; a flag in KUBELET_EXTRA_ARGS overrides it, as in the kubelet.
+    host.write(
+        "/etc/systemd/system/kubelet.service.d/10-kubeadm.conf",
+        "[Service]\nEnvironment=\"KUBELET_CONFIG_ARGS=--config=/etc/kubernetes/kubelet.yaml\"\n",
+    );
+    host.write("/etc/kubernetes/kubelet.yaml", "featureGates:\n  DevicePluginCDIDevices: true\n");
+    host.write("/etc/default/kubelet", "KUBELET_EXTRA_ARGS=\"--feature-gates=DevicePluginCDIDevices=false\"\n");
+    assert_status(
+        &host.run(None),
+        "kubernetes.cdi_devices_gate",
+        Status::Warn,
+        &["--feature-gates=DevicePluginCDIDevices=true"],
+        &["DevicePluginCDIDevices=false in /etc/default/kubelet (--feature-gates)", "/etc/kubernetes/kubelet.yaml"],
+    );
+    host.write("/var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--feature-gates=Typo\"\n");
+    host.write("/etc/default/kubelet", "KUBELET_EXTRA_ARGS=--feature-gates=DevicePluginCDIDevices=true\n");
+    assert_status(
+        &host.run(None),
+        "kubernetes.cdi_devices_gate",
+        Status::Ok,
+        &[],
+        &["/var/lib/kubelet/kubeadm-flags.env: --feature-gates \"Typo\" is not Name=true|false"],
+    );
+}
+
+#[test]
+fn the_cdi_devices_gate_is_on_by_default_from_1_29_and_a_miss_without_cdi_is_evidence_only() {
+    let host = Host::new();
+    host.go_binary("/usr/bin/kubelet", KUBELET_SETTING, "v1.29.1");
+    assert_status(&host.run(None), "kubernetes.cdi_devices_gate", Status::Ok, &[], &["beta, on by default"]);
+    host.go_binary("/usr/bin/kubelet", KUBELET_SETTING, "v1.31.0");
+    host.write("/var/lib/kubelet/config.yaml", "featureGates: {DevicePluginCDIDevices: false}\n");
+    assert_status(&host.run(None), "kubernetes.cdi_devices_gate", Status::Ok, &[], &["GA and always on from 1.31"]);
+    // No Ascend CDI spec: the node does not use CDI delivery, so an off gate is reported without a warning.
+    host.go_binary("/usr/bin/kubelet", KUBELET_SETTING, "v1.28.0");
+    assert_status(&host.run(None), "kubernetes.cdi_devices_gate", Status::Ok, &["enable the gate"], &["does not work"]);
+    host.go_binary("/usr/bin/kubelet", KUBELET_SETTING, "v1.27.5");
+    host.spec("0.5.0");
+    assert_status(
+        &host.run(None),
+        "kubernetes.cdi_devices_gate",
+        Status::Warn,
+        &["upgrade the kubelet"],
+        &["predates"],
+    );
+    assert_eq!(check(&Host::new().run(None), "kubernetes.cdi_devices_gate").status, Status::Skip);
+}

@@ -1,5 +1,6 @@
 //! A real CDI consumer: podman from Debian runs a busybox container with
-//! `--device <kind>=<n>` using the spec `ascend-ctk cdi generate` wrote for a fake host.
+//! `--device <kind>=<n>` using the spec `ascend-ctk cdi generate` wrote for a fake host: an Atlas 300I Pro (DCMI V1)
+//! and an Atlas 950 node (DCMI V2).
 //! Podman 4.3 reads specs only from /etc/cdi and /var/run/cdi, so the test writes there under
 //! a kind unique to this run and removes the file afterwards. Needs root; CI runs as root.
 
@@ -35,27 +36,36 @@ fn generate(host: &SimHost, kind: &str) -> SpecFile {
     SpecFile(path)
 }
 
-#[test]
-fn podman_runs_a_container_with_one_chip_from_our_spec() {
-    let host = SimHost::sample("atlas-300i-pro");
-    let kind = format!("ctk-test-{}.example.com/npu", std::process::id());
+/// Podman runs busybox with `<kind>=<one>` and then `<kind>=all` of the spec generated on the `sample` host; each
+/// container sees the chip nodes plus `shared` (the family's manager and unified-bus nodes), every one allowed.
+fn podman_runs_one_chip_and_all(sample: &str, one: u32, shared: &[String]) {
+    let host = SimHost::sample(sample);
+    let kind = format!("ctk-test-{}-{sample}.example.com/npu", std::process::id());
     let spec = generate(&host, &kind);
     let text = std::fs::read_to_string(&spec.0).expect("read spec");
     assert!(text.contains("\"cdiVersion\": \"0.5.0\""), "podman 4.3 accepts at most 0.5.0:\n{text}");
 
     let listed = run(ctk().args(["cdi", "list", "--spec-dir", CDI_DIR]));
     let listed_text = String::from_utf8_lossy(&listed.stdout);
-    for name in ["0", "1", "all"] {
+    let mut phys = host.phy_ids().to_vec();
+    phys.sort_unstable();
+    for name in phys.iter().map(ToString::to_string).chain(["all".to_owned()]) {
         assert!(listed_text.lines().any(|l| l == format!("{kind}={name}")), "{kind}={name} not listed:\n{listed_text}");
     }
+    let expected = |phys: &[u32]| -> Vec<String> {
+        let mut nodes: Vec<String> =
+            phys.iter().map(|phy| format!("davinci{phy}")).chain(shared.iter().cloned()).collect();
+        nodes.sort();
+        nodes
+    };
 
     let podman = Podman::new();
     podman.import_busybox("localhost/ascend-ctk-busybox");
-    let output = podman.run_with_devices("localhost/ascend-ctk-busybox", &[format!("{kind}=1")]);
+    let output = podman.run_with_devices("localhost/ascend-ctk-busybox", &[format!("{kind}={one}")]);
     let context = describe(&output);
     assert!(output.status.success(), "podman run failed\n{context}");
     let probe = Probe::parse(&output.stdout);
-    assert_eq!(probe.npu_devices, ["davinci1", "davinci_manager", "devmm_svm", "hisi_hdc"], "{context}");
+    assert_eq!(probe.npu_devices, expected(&[one]), "{context}");
     probe.assert_driver_mounted_read_only(&host, &context);
     probe.assert_devices_allowed(&context);
     assert_eq!(probe.ld_library_path, "/usr/local/Ascend/driver/lib64/common:/usr/local/Ascend/driver/lib64/driver");
@@ -64,9 +74,24 @@ fn podman_runs_a_container_with_one_chip_from_our_spec() {
     let all_context = describe(&all);
     assert!(all.status.success(), "podman run with all failed\n{all_context}");
     let all_probe = Probe::parse(&all.stdout);
-    assert_eq!(
-        all_probe.npu_devices,
-        ["davinci0", "davinci1", "davinci_manager", "devmm_svm", "hisi_hdc"],
-        "{all_context}"
-    );
+    assert_eq!(all_probe.npu_devices, expected(&phys), "{all_context}");
+    all_probe.assert_devices_allowed(&all_context);
+}
+
+#[test]
+fn podman_runs_a_container_with_one_chip_from_our_spec() {
+    let shared = ["davinci_manager", "devmm_svm", "hisi_hdc"].map(str::to_owned);
+    podman_runs_one_chip_and_all("atlas-300i-pro", 1, &shared);
+}
+
+/// An Atlas 950 node (DCMI V2): no `devmm_svm`, and every unified-bus node goes with any NPU.
+#[test]
+fn podman_runs_a_container_with_one_npu_of_an_atlas_950_node() {
+    let unified_bus = ["uburma", "ummu"].map(|kind| (0..8).map(move |phy| format!("{kind}/{kind}{phy}")));
+    let shared: Vec<String> = ["davinci_manager", "hisi_hdc"]
+        .map(str::to_owned)
+        .into_iter()
+        .chain(unified_bus.into_iter().flatten())
+        .collect();
+    podman_runs_one_chip_and_all("atlas-950-8", 6, &shared);
 }

@@ -1,21 +1,27 @@
 //! The real `ascend-device-plugin` binary on the simulated driver (dcmi-sim), driven by the in-process fake
 //! kubelet over unix sockets: registration, ListAndWatch, a scripted fault and its recovery, a kubelet restart,
-//! Allocate, preferred allocation, /metrics, SIGTERM; and a node without a driver.
+//! Allocate, preferred allocation, /metrics, SIGTERM; a node without a driver; and an Atlas 950 node (DCMI V2) in
+//! Volcano mode.
 
 mod daemon_support;
 mod device_plugin_support;
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use ascend_deviceplugin::api::v1beta1::{
     AllocateRequest, ContainerAllocateRequest, ContainerPreferredAllocationRequest, PreferredAllocationRequest,
 };
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
+use daemon_support::kubeconfig;
 use dcmi_sim::{write_overlay, Overlay, OVERLAY_SETTLE};
 use device_plugin_support::{
     free_port, health_list_of, is, overlay_fault, overlay_hang, sim_args, sim_host, spawn_plugin, unhealthy_count,
     wait_health_of, wait_http, WAIT,
 };
+use fake_apiserver::FakeApiServer;
+use k8s_openapi::api::core::v1::ConfigMap;
+use serde_json::json;
 
 const RESOURCE: &str = "huawei.com/Ascend310P";
 
@@ -275,6 +281,116 @@ async fn daemon_on_the_simulated_eight_chip_910b_server() {
     );
     assert!(response.cdi_devices.is_empty());
     assert_eq!(response.envs.get("ASCEND_RT_VISIBLE_DEVICES").map(String::as_str), Some("0"));
+    let status = daemon.terminate();
+    assert!(status.success(), "exit status {status:?}; log:\n{}", daemon.log());
+}
+
+/// The `huawei.com/npu` keys of the Volcano device-info ConfigMap of `node`, if it was written.
+fn npu_device_list(server: &FakeApiServer, node: &str) -> Option<BTreeMap<String, String>> {
+    let map: ConfigMap = server.get(Some("kube-system"), &format!("mindx-dl-deviceinfo-{node}"))?;
+    let info: serde_json::Value = serde_json::from_str(map.data?.get("DeviceInfoCfg")?).ok()?;
+    let list = info.pointer("/DeviceInfo/DeviceList")?.as_object()?;
+    Some(
+        list.iter()
+            .filter(|(key, _)| key.starts_with("huawei.com/npu"))
+            .map(|(key, value)| (key.clone(), value.as_str().unwrap_or_default().to_owned()))
+            .collect(),
+    )
+}
+
+async fn wait_device_list(
+    server: &FakeApiServer,
+    node: &str,
+    what: &str,
+    done: impl Fn(&BTreeMap<String, String>) -> bool,
+) {
+    let started = Instant::now();
+    while !npu_device_list(server, node).is_some_and(|list| done(&list)) {
+        assert!(started.elapsed() < WAIT, "device info: {what}; last {:?}", npu_device_list(server, node));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// An Atlas 950 node (DCMI V2: `dcmi_init` fails, every call is keyed by logic id) in Volcano mode: the daemon
+/// advertises `huawei.com/npu` with ids `npu-<phy>`, writes the device-info keys under `huawei.com/npu`, sees a fault
+/// through the V2 fault subscription, and allocates the NPU Volcano chose with its V2 manager and unified-bus nodes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daemon_on_the_simulated_atlas_950_node_in_volcano_mode() {
+    const NPU: &str = "huawei.com/npu";
+    const NODE: &str = "worker-950";
+    let root = tempfile::tempdir().expect("host root");
+    let plugins = tempfile::tempdir().expect("plugin dir");
+    let host = sim_host("atlas-950-8.toml", root.path(), Duration::from_secs(5));
+    let overlay = root.path().join("overlay.toml");
+    let server = FakeApiServer::start().await.expect("fake API server");
+    let kubeconfig = kubeconfig(root.path(), &server.url());
+    let kubelet = FakeKubelet::start(plugins.path()).await.expect("fake kubelet");
+    let port = free_port();
+    // Polling every 5 s: a change seen within a fraction of that came through dcmiv2_subscribe_fault_event.
+    let extra = ["--poll-interval=5s", "--allocate-mode=device-specs", "--volcano", "--node-name", NODE];
+    let args = sim_args(plugins.path(), &host, port, &extra);
+    let envs = [
+        ("DCMI_SIM_CONFIG", host.topology.as_path()),
+        ("DCMI_SIM_OVERLAY", overlay.as_path()),
+        ("KUBECONFIG", kubeconfig.as_path()),
+    ];
+    let mut daemon = spawn_plugin(&args, &envs);
+
+    wait_health_of(&kubelet, NPU, "eight healthy NPUs", |d| d.len() == 8 && unhealthy_count(d) == 0).await;
+    assert_eq!(kubelet.registrations()[0].request.endpoint, "ascend-npu.sock");
+    let ids: Vec<String> = health_list_of(&kubelet, NPU).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(ids, (0..8).map(|phy| format!("npu-{phy}")).collect::<Vec<_>>());
+    let all = ids.join(",");
+    wait_device_list(&server, NODE, "eight free NPUs", |list| list.get(NPU) == Some(&all)).await;
+    let keys: Vec<String> = npu_device_list(&server, NODE).unwrap_or_default().into_keys().collect();
+    assert_eq!(keys, ["", "-Fault", "-NetworkUnhealthy", "-Recovering", "-Unhealthy"].map(|s| format!("{NPU}{s}")));
+
+    // Logic 2 is physical 6 on this board.
+    overlay_fault(&overlay, 2, vec![0x80E0_1801], 2);
+    let to_unhealthy = wait_health_of(&kubelet, NPU, "npu 6 unhealthy", |d| is(d, "npu-6", "Unhealthy")).await;
+    let bound = OVERLAY_SETTLE + Duration::from_millis(150);
+    eprintln!("950, V2 fault events: fault seen after {to_unhealthy:?}");
+    assert!(to_unhealthy <= bound, "fault event took {to_unhealthy:?}");
+    let unhealthy = format!("{NPU}-Unhealthy");
+    wait_device_list(&server, NODE, "npu 6 unhealthy", |list| {
+        list.get(&unhealthy).map(String::as_str) == Some("npu-6")
+    })
+    .await;
+    let faults: serde_json::Value =
+        serde_json::from_str(&npu_device_list(&server, NODE).unwrap_or_default()[&format!("{NPU}-Fault")])
+            .expect("fault list");
+    assert_eq!((faults[0]["npu_name"].as_str(), faults[0]["fault_code"].as_str()), (Some("npu-6"), Some("80E01801")));
+    overlay_fault(&overlay, 2, Vec::new(), 0);
+    wait_health_of(&kubelet, NPU, "npu 6 healthy", |d| unhealthy_count(d) == 0).await;
+    wait_device_list(&server, NODE, "every NPU free again", |list| list.get(NPU) == Some(&all)).await;
+
+    // Volcano chose npu-6 for the pod; the kubelet asks for npu-0.
+    server.seed(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "train", "namespace": "jobs", "annotations": {NPU: "npu-6", "predicate-time": "100"}},
+        "spec": {"nodeName": NODE, "schedulerName": "volcano", "containers": [{"name": "train", "image": "x",
+            "resources": {"limits": {NPU: "1"}}}]},
+        "status": {"phase": "Pending"},
+    }));
+    let mut client = kubelet.plugin_client(NPU).await.expect("client");
+    let allocation = client
+        .allocate(AllocateRequest {
+            container_requests: vec![ContainerAllocateRequest { devices_ids: vec!["npu-0".into()] }],
+        })
+        .await
+        .unwrap_or_else(|status| panic!("allocates: {status}; log:\n{}", daemon.log()))
+        .into_inner();
+    let response = &allocation.container_responses[0];
+    let nodes: Vec<&str> = response.devices.iter().map(|d| d.container_path.as_str()).collect();
+    let unified_bus = ["uburma", "ummu"].map(|kind| (0..8).map(move |phy| format!("/dev/{kind}/{kind}{phy}")));
+    let expected: Vec<String> = ["/dev/davinci6", "/dev/davinci_manager", "/dev/hisi_hdc"]
+        .map(str::to_owned)
+        .into_iter()
+        .chain(unified_bus.into_iter().flatten())
+        .collect();
+    assert_eq!(nodes, expected, "the NPU, the V2 manager nodes (no devmm_svm) and every unified-bus node");
+    assert!(response.devices.iter().all(|d| d.host_path == d.container_path && d.permissions == "rw"));
+    assert_eq!(response.annotations.get("huawei.com/AscendReal").map(String::as_str), Some("npu-6"));
     let status = daemon.terminate();
     assert!(status.success(), "exit status {status:?}; log:\n{}", daemon.log());
 }
