@@ -39,6 +39,8 @@ pub mod kubelet;
 pub mod monitor;
 pub mod naming;
 #[cfg(feature = "node-events")]
+pub mod node_condition;
+#[cfg(feature = "node-events")]
 pub mod node_events;
 mod observer;
 pub mod plugin;

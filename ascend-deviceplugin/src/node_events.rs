@@ -23,12 +23,13 @@ const HUNG: &str = "the driver gave no health answer";
 
 /// One chip as the Events see it.
 #[derive(Debug, Clone, PartialEq)]
-struct ChipState<'a> {
-    device: &'a Device,
-    condition: Option<&'a ChipCondition>,
+pub(crate) struct ChipState<'a> {
+    pub(crate) device: &'a Device,
+    pub(crate) condition: Option<&'a ChipCondition>,
 }
 
-fn chips(snapshot: &Snapshot) -> BTreeMap<PhyId, ChipState<'_>> {
+/// Each chip once (time-shared replicas and vNPUs share their chip), by physical id.
+pub(crate) fn chips(snapshot: &Snapshot) -> BTreeMap<PhyId, ChipState<'_>> {
     let mut chips = BTreeMap::new();
     for device in snapshot.resources().flat_map(|resource| resource.devices.values()) {
         chips.entry(device.chip.phy).or_insert(ChipState { device, condition: snapshot.condition(device.chip.phy) });
@@ -36,7 +37,8 @@ fn chips(snapshot: &Snapshot) -> BTreeMap<PhyId, ChipState<'_>> {
     chips
 }
 
-fn checked(health: &Health) -> bool {
+/// Whether the monitor has checked the chip at least once.
+pub(crate) fn checked(health: &Health) -> bool {
     !matches!(health, Health::Unhealthy(reason) if reason == NOT_CHECKED)
 }
 

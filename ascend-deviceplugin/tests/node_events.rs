@@ -1,6 +1,7 @@
 //! Chip faults as Events on the Node: a scripted fault timeline on an eight-chip 910B host produces the expected
 //! Events in the fake API server (real kube-rs recorder), a flapping chip stays within the rate limit, and an API
-//! server that answers 500, hangs or is gone never holds up health updates or Allocate.
+//! server that answers 500, hangs or is gone never holds up health updates or Allocate. The Node condition
+//! `AscendNPUUnhealthy` follows the chips, keeps the other conditions, and moves its transition time only on flips.
 
 mod support;
 
@@ -9,9 +10,11 @@ use std::time::{Duration, Instant};
 
 use ascend_dcmi::FaultCode;
 use ascend_deviceplugin::api::v1beta1::{AllocateRequest, ContainerAllocateRequest};
-use ascend_deviceplugin::{node_events, HealthMonitor, MonitorConfig, NoopObserver, Snapshot};
+use ascend_deviceplugin::{node_condition, node_events, HealthMonitor, MonitorConfig, NoopObserver, Snapshot};
+use ascend_kube::node_condition::NodeConditionWriter;
 use ascend_kube::node_events::{NodeEvents, NodeEventsConfig};
 use fake_apiserver::{FakeApiServer, FaultRule};
+use k8s_openapi::api::core::v1::{Node, NodeCondition};
 use k8s_openapi::api::events::v1::Event;
 use serde_json::json;
 use support::{FakeHost, Harness, NODE};
@@ -195,4 +198,80 @@ async fn allocate_in_volcano_mode_fails_fast_when_the_api_server_hangs_or_is_gon
     assert!(started.elapsed() < Duration::from_secs(3), "Allocate took {:?}", started.elapsed());
     assert!(refused.message().contains("pods"), "{}", refused.message());
     harness.stop().await;
+}
+
+fn conditions(server: &FakeApiServer) -> Vec<NodeCondition> {
+    server.get::<Node>(None, NODE).and_then(|node| node.status?.conditions).unwrap_or_default()
+}
+
+async fn wait_condition(server: &FakeApiServer, what: &str, done: impl Fn(&NodeCondition) -> bool) -> NodeCondition {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let found = conditions(server).into_iter().find(|c| c.type_ == "AscendNPUUnhealthy");
+        if let Some(condition) = found.filter(|c| done(c)) {
+            return condition;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}: {:#?}", conditions(server));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn transition(condition: &NodeCondition) -> String {
+    serde_json::to_value(&condition.last_transition_time).expect("time").as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_node_condition_follows_the_chips_and_keeps_the_others() {
+    let server = FakeApiServer::start().await.expect("fake API server");
+    let old = "2020-01-01T00:00:00Z";
+    server.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}, "status": {"conditions": [
+        {"type": "Ready", "status": "True", "reason": "KubeletReady", "lastTransitionTime": old},
+        {"type": "AscendNPUUnhealthy", "status": "True", "reason": "NPUUnhealthy", "message": "from before a restart",
+         "lastTransitionTime": old},
+    ]}}));
+    let host = FakeHost::eight_910b();
+    host.raise(3, FaultCode(0x80E1_8402), true);
+    let monitor = monitor(&host);
+    wait_snapshot(&monitor, "chip 3 unhealthy", |s| chip_healthy(s, "Ascend910-3") == Some(false)).await;
+    let writer = NodeConditionWriter::new(server.client(), NODE).expect("valid node");
+    let retry = Duration::from_millis(200);
+    tokio::spawn(node_condition::report(monitor.subscribe(), writer, retry, std::future::pending()));
+
+    // Still True after a restart of the plugin: the message is new, the transition time is the old one.
+    let still = wait_condition(&server, "chip 3 in the message", |c| {
+        c.message.as_deref().is_some_and(|m| m.starts_with("1 of 8 NPUs unhealthy: Ascend910-3: fault level"))
+    })
+    .await;
+    assert_eq!((still.status.as_str(), transition(&still).as_str()), ("True", old));
+    assert!(still.message.as_deref().unwrap_or_default().contains("80E18402"), "{still:?}");
+
+    // It recovers: False, a new transition time; the kubelet's Ready condition is untouched.
+    host.clear(3, true);
+    let healthy = wait_condition(&server, "all healthy", |c| c.status == "False").await;
+    assert_eq!(healthy.reason.as_deref(), Some("AllNPUsHealthy"));
+    assert_eq!(healthy.message.as_deref(), Some("all 8 NPUs are healthy"));
+    assert_ne!(transition(&healthy), old);
+    let ready = conditions(&server).into_iter().find(|c| c.type_ == "Ready").expect("Ready kept");
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_deref(), transition(&ready).as_str()),
+        ("True", Some("KubeletReady"), old)
+    );
+    assert_eq!(conditions(&server).len(), 2);
+    let writes = |server: &FakeApiServer| {
+        server.requests().iter().filter(|r| r.method == "PATCH" && r.path.ends_with("/nodes/worker-1/status")).count()
+    };
+    assert_eq!(writes(&server), 2, "one write per change of the condition");
+
+    // The API answers 500: health goes on at once, and the condition is written once the API is back.
+    server.inject(FaultRule::status(500).path_contains("/nodes"));
+    let started = Instant::now();
+    host.raise(5, FaultCode(0x80E1_8402), true);
+    wait_snapshot(&monitor, "chip 5 unhealthy", |s| chip_healthy(s, "Ascend910-5") == Some(false)).await;
+    assert!(started.elapsed() < Duration::from_secs(1), "health took {:?}", started.elapsed());
+    tokio::time::sleep(retry * 2).await;
+    assert_eq!(wait_condition(&server, "still False", |_| true).await.status, "False");
+    server.clear_faults();
+    let flipped = wait_condition(&server, "True after the API came back", |c| c.status == "True").await;
+    assert!(flipped.message.as_deref().unwrap_or_default().contains("Ascend910-5"), "{flipped:?}");
+    drop(monitor);
 }

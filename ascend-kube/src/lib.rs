@@ -9,6 +9,8 @@
 //! - [`pod_assignment`]: the pod side of Volcano's allocation contract (`predicate-time`, `huawei.com/AscendReal`).
 //! - [`node_events`]: Events on the Node object (NPU faults in `kubectl describe node`), rate-limited, aggregated
 //!   and never blocking the caller.
+//! - [`node_condition`]: the Node condition `AscendNPUUnhealthy`, patched into the Node's status beside the
+//!   kubelet's conditions.
 //! - [`resource_slices`] and [`resource_claims`]: a DRA driver's node-local pool of ResourceSlices (names, owner,
 //!   generation, server-side apply, removal of stale slices) and the claims it prepares.
 //! - [`node_info`]: what a Node object reports of its node's software (the kubelet's version).
@@ -49,6 +51,7 @@ pub mod device_info;
 pub mod device_info_publisher;
 mod error;
 pub mod labeller_tool;
+pub mod node_condition;
 pub mod node_events;
 pub mod node_info;
 pub mod node_labeller;

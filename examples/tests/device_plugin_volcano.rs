@@ -10,6 +10,7 @@
 //!   a chip out of service for the kubelet and for Volcano, and gives it back;
 //! - a Volcano-style pending pod gets exactly the chips its annotation names (not the kubelet's ids) and is marked
 //!   served; a pod naming an unhealthy or separated chip is refused and left unmarked;
+//! - the Node condition `AscendNPUUnhealthy` says which chips are unhealthy, and the kubelet's `Ready` stays;
 //! - an API server answering 500, then gone, holds up neither health updates nor Allocate.
 
 mod daemon_support;
@@ -25,7 +26,7 @@ use device_plugin_support::{
     at, free_port, health_list_of, is, overlay_fault, scripted_sim_host, sim_args, spawn_plugin, wait_health_of, WAIT,
 };
 use fake_apiserver::{FakeApiServer, FaultRule};
-use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, NodeCondition, Pod};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, Patch, PatchParams};
 use serde::Deserialize;
@@ -126,6 +127,22 @@ fn event<'a>(events: &'a [Event], reason: &str, chip: &str) -> Option<&'a Event>
     events.iter().find(|event| event.reason.as_deref() == Some(reason) && event.action.as_deref() == Some(chip))
 }
 
+fn node_conditions(server: &FakeApiServer) -> Vec<NodeCondition> {
+    server.get::<Node>(None, NODE).and_then(|node| node.status?.conditions).unwrap_or_default()
+}
+
+async fn wait_condition(server: &FakeApiServer, what: &str, done: impl Fn(&NodeCondition) -> bool) -> NodeCondition {
+    let started = Instant::now();
+    loop {
+        let found = node_conditions(server).into_iter().find(|condition| condition.type_ == "AscendNPUUnhealthy");
+        if let Some(condition) = found.filter(|condition| done(condition)) {
+            return condition;
+        }
+        assert!(started.elapsed() < WAIT, "the Node condition never was {what}: {:#?}", node_conditions(server));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// A pod as Volcano leaves it for the kubelet: bound to the node, pending, the chips it chose in the annotation
 /// named like the resource, and when it chose them (`predicate-time`, Unix nanoseconds).
 fn volcano_pod(name: &str, phys: &[u32]) -> serde_json::Value {
@@ -165,7 +182,8 @@ async fn wait_kubelet(kubelet: &FakeKubelet, what: &str, done: impl Fn(&[(String
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn volcano_mode_through_a_fault_timeline() {
     let server = FakeApiServer::start().await.expect("fake API server");
-    let node = server.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));
+    let node = server.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE},
+        "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}));
     let root = tempfile::tempdir().expect("host root");
     let plugins = tempfile::tempdir().expect("plugin dir");
     // The timeline (seconds after the daemon's dcmi_init): chip 5 (logic 1) raises a SeparateNPU fault, card 6
@@ -265,6 +283,12 @@ async fn volcano_mode_through_a_fault_timeline() {
     assert_eq!(separated.fault_of("Ascend910-0").expect("chip 0 in -Fault")["fault_level"], "ManuallySeparateNPU");
     assert_eq!(separated.chips(""), chips(&[1, 4, 5, 6]));
     wait_kubelet(&kubelet, "chip 0 unhealthy", |d| is(d, "Ascend910-0", "Unhealthy")).await;
+    let unhealthy = wait_condition(&server, "True for chips 0 and 7", |condition| {
+        let message = condition.message.as_deref().unwrap_or_default();
+        condition.status == "True" && message.starts_with("2 of 8 NPUs unhealthy: Ascend910-0: separated")
+    })
+    .await;
+    assert!(unhealthy.message.as_deref().unwrap_or_default().contains("Ascend910-7: fault level SeparateNPU"));
 
     // A pod whose annotation names the separated and the faulty chip is refused, and stays unmarked.
     server.seed(volcano_pod("train-b", &[0, 7]));
@@ -282,6 +306,10 @@ async fn volcano_mode_through_a_fault_timeline() {
     overlay_fault(&overlay, 3, Vec::new(), 0);
     wait_map(&server, "chips 0 and 7 back", |info| info.chips("") == chips(&[0, 1, 4, 5, 6, 7])).await;
     wait_kubelet(&kubelet, "every chip healthy", |d| d.iter().all(|(_, health)| health == "Healthy")).await;
+    let healthy = wait_condition(&server, "False again", |condition| condition.status == "False").await;
+    assert_eq!(healthy.reason.as_deref(), Some("AllNPUsHealthy"));
+    let conditions = node_conditions(&server);
+    assert!(conditions.iter().any(|c| c.type_ == "Ready" && c.status == "True"), "Ready kept: {conditions:#?}");
 
     // ConfigMap and Event writes answer 500: health still reaches the kubelet at once, and Allocate (which needs
     // only the pods) still serves Volcano's chips.

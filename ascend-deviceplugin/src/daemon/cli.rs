@@ -100,6 +100,11 @@ pub struct Args {
     #[arg(long, env = "ASCEND_DP_NODE_EVENTS")]
     pub node_events: bool,
 
+    /// With --node-events: also keep the Node condition `AscendNPUUnhealthy` (True while some NPU is unhealthy)
+    /// current; needs RBAC to patch nodes/status. `--node-condition=false` keeps the Events only.
+    #[arg(long, env = "ASCEND_DP_NODE_CONDITION", default_value_t = true, action = clap::ArgAction::Set)]
+    pub node_condition: bool,
+
     /// This node's name, from the downward API (`spec.nodeName`); needed by --volcano and --node-events.
     #[arg(long, env = "NODE_NAME")]
     pub node_name: Option<String>,
@@ -271,5 +276,8 @@ mod tests {
         assert!(Args::try_parse_from(["x", "--node-events"]).expect("parses").node_events_node().is_err());
         let events = Args::try_parse_from(["x", "--node-events", "--node-name=n1"]).expect("parses");
         assert_eq!(events.node_events_node().expect("valid").as_deref(), Some("n1"));
+        assert!(events.node_condition, "the node condition is on by default");
+        let no_condition = Args::try_parse_from(["x", "--node-events", "--node-condition=false"]).expect("parses");
+        assert!(!no_condition.node_condition);
     }
 }

@@ -2,15 +2,22 @@
 //! until SIGTERM or SIGINT, serve /healthz and /metrics throughout.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::{plugin, DeviceAssigner, HealthMonitor};
 use anyhow::Context;
 use ascend_dcmi::Dcmi;
+use ascend_kube::node_condition::NodeConditionWriter;
 use tokio::sync::watch;
 
 use super::cli::Args;
 use super::http;
 use super::metrics::PluginMetrics;
+
+/// How long one API request of the node condition may take.
+const API_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// When a failed node-condition write is tried again (if no health change comes first).
+const API_RETRY: Duration = Duration::from_secs(10);
 
 /// Runs the daemon until a termination signal.
 ///
@@ -39,6 +46,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         let events = ascend_kube::node_events::NodeEvents::start(client.clone(), &node, Default::default())?;
         tracing::info!(%node, "recording NPU faults as Events on the node");
         tokio::spawn(crate::node_events::report(monitor.subscribe(), events, stopped(stop.clone())));
+        if args.node_condition {
+            let writer = NodeConditionWriter::new(client.clone(), &node)?.with_timeout(API_REQUEST_TIMEOUT);
+            tracing::info!(%node, "keeping the node condition AscendNPUUnhealthy current");
+            let snapshots = monitor.subscribe();
+            tokio::spawn(crate::node_condition::report(snapshots, writer, API_RETRY, stopped(stop.clone())));
+        }
     }
     let assigner = match (volcano, client) {
         (Some(volcano), Some(client)) => {
