@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
 use dcmi_sim::injection::InjectionRule;
+use dcmi_sim::timeline::{TimelineAction, TimelineEntry};
 use dcmi_sim::topology::FaultSpec;
 use dcmi_sim::{write_overlay, ChipOverlay, Overlay, Topology};
 
@@ -48,10 +49,22 @@ pub fn wait_http(port: u16, path: &str, daemon: &Daemon) -> String {
 
 /// A fake host for a topology of `dcmi-sim/topologies`; injected hangs last `hang` instead of an hour.
 pub fn sim_host(topology: &str, root: &Path, hang: Duration) -> FakeHost {
+    scripted_sim_host(topology, root, hang, Vec::new())
+}
+
+/// [`sim_host`] with a scripted fault timeline (its times count from the daemon's `dcmi_init`).
+pub fn scripted_sim_host(topology: &str, root: &Path, hang: Duration, timeline: Vec<TimelineEntry>) -> FakeHost {
     let topology_file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dcmi-sim/topologies").join(topology);
     let mut topology = Topology::load(&topology_file).expect("topology loads");
     topology.simulation.hang_ms = u64::try_from(hang.as_millis()).unwrap_or(u64::MAX);
+    topology.timeline = timeline;
     FakeHost::build(&topology, root, &FakeHostOptions::default()).expect("fake host builds")
+}
+
+/// A timeline entry: `action` on chip `logic_id` at `at_s` seconds; `code` for faults (raised as major).
+pub fn at(at_s: f64, logic_id: u32, action: TimelineAction, code: Option<u32>) -> TimelineEntry {
+    let severity = code.map(|_| 2);
+    TimelineEntry { at_s, logic_id, action, code, severity, health: None }
 }
 
 /// The daemon's flags for a fake host, a plugin directory and a metrics port, plus `extra`.
