@@ -115,7 +115,10 @@ pub fn driver_v2_output(data: &[u8]) {
         assert!(!field.contains('\0'), "a NUL in {field:?}");
         // Each invalid byte becomes one U+FFFD (3 bytes): the decoded text is at most three times the buffer.
         assert!(field.len() <= 3 * buffer.len(), "{} bytes decoded from {}", field.len(), buffer.len());
-        assert!(c_string_is(buffer, field) || field.contains('\u{FFFD}'), "label field {field:?} does not match itself");
+        assert!(
+            c_string_is(buffer, field) || field.contains('\u{FFFD}'),
+            "label field {field:?} does not match itself"
+        );
     }
 }
 
