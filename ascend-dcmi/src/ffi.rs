@@ -338,8 +338,7 @@ impl LoadedLibrary {
         // SAFETY: both pointers are valid for writes; list_len is the array's length.
         let code = unsafe { call(list.as_mut_ptr(), &mut count, MAX_CHIPS as c_int) };
         check(code, CallContext::global("dcmiv2_get_device_list"))?;
-        let count = usize::try_from(count).unwrap_or(0).min(MAX_CHIPS);
-        Ok(list[..count].iter().filter_map(|id| u32::try_from(*id).ok()).map(LogicId).collect())
+        Ok(decode_device_list(&list, count))
     }
 
     /// `dcmi_get_card_list`: card ids, negative ones skipped, at most [`MAX_CARDS`].
@@ -570,14 +569,7 @@ impl LoadedLibrary {
 
     /// `dcmi_get_card_elabel_v2`.
     pub fn elabel(&self, target: Target) -> Result<Elabel> {
-        let label = self.raw_elabel(target)?;
-        Ok(Elabel {
-            product_name: c_string(&label.product_name),
-            model: c_string(&label.model),
-            manufacturer: c_string(&label.manufacturer),
-            manufacturer_date: c_string(&label.manufacturer_date),
-            serial_number: c_string(&label.serial_number),
-        })
+        self.raw_elabel(target).map(|label| decode_elabel(&label))
     }
 
     /// [`Self::elabel`] as the driver wrote it.
@@ -637,8 +629,7 @@ impl LoadedLibrary {
             dcmiv2_get_device_error_code_list(&mut count, codes.as_mut_ptr(), ERROR_CODE_SLOTS as c_uint)
         );
         check(code, target.context(call))?;
-        let count = usize::try_from(count).unwrap_or(0).min(ERROR_CODE_SLOTS);
-        Ok(FaultCodes::from_codes(codes[..count].iter().map(|code| FaultCode(u64::from(*code)))))
+        Ok(decode_fault_codes(&codes, count))
     }
 
     /// `dcmi_get_device_temperature` in °C.
@@ -1001,6 +992,31 @@ extern "C" fn fault_event_callback(event: *mut sys::dcmi_event) {
     // A panic in our code (or in a user's channel consumer's drop glue) stops here; the event is lost, the process
     // and the driver's thread are not.
     drop(outcome);
+}
+
+/// The logic ids of `dcmiv2_get_device_list`: the first `count` entries (a count the driver got wrong is clamped to
+/// the list), negative ids skipped.
+pub(crate) fn decode_device_list(list: &[c_int], count: c_int) -> Vec<LogicId> {
+    let count = usize::try_from(count).unwrap_or(0).min(list.len());
+    list[..count].iter().filter_map(|id| u32::try_from(*id).ok()).map(LogicId).collect()
+}
+
+/// The raised fault codes of `dcmi_get_device_errorcode_v2` / `dcmiv2_get_device_error_code_list`: the first `count`
+/// slots, clamped to the list, zeros skipped.
+pub(crate) fn decode_fault_codes(codes: &[c_uint], count: c_int) -> FaultCodes {
+    let count = usize::try_from(count).unwrap_or(0).min(codes.len());
+    FaultCodes::from_codes(codes[..count].iter().map(|code| FaultCode(u64::from(*code))))
+}
+
+/// The text fields of an electronic label (V1 card label, V2 chip label), each cut at its NUL or its buffer's end.
+pub(crate) fn decode_elabel(label: &sys::dcmi_elabel_info) -> Elabel {
+    Elabel {
+        product_name: c_string(&label.product_name),
+        model: c_string(&label.model),
+        manufacturer: c_string(&label.manufacturer),
+        manufacturer_date: c_string(&label.manufacturer_date),
+        serial_number: c_string(&label.serial_number),
+    }
 }
 
 #[cfg(test)]

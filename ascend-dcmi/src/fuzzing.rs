@@ -4,13 +4,14 @@
 //! lists and PCIe addresses that are not. Not an API: hidden from the docs, behind the `fuzzing` feature, and free to
 //! change with the harness.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int, c_uint};
 
 use dcmi_sys as sys;
 
 use crate::chip_type::ChipType;
-use crate::ffi::{c_string, c_string_is, RawChipInfo};
+use crate::ffi::{c_string, c_string_is, decode_device_list, decode_elabel, decode_fault_codes, RawChipInfo};
 use crate::identity::PcieAddress;
+use crate::limits::{MAX_CHIPS, MAX_FAULT_CODES};
 use crate::numa::{overlap, parse_cpulist};
 
 /// The size of the driver's fixed string fields in `dcmi_chip_info(_v2)`.
@@ -67,6 +68,62 @@ pub fn driver_output(data: &[u8]) {
         assert_eq!(address.to_string().parse::<PcieAddress>().ok(), Some(address), "PCIe address {text:?}");
     }
 }
+
+/// What a driver fills for the V2 calls (`dcmiv2_*`, and their V1 twins), from `data` (missing bytes are zero, as a
+/// driver that writes less leaves them): the count and list of `dcmiv2_get_device_list`, the count and list of
+/// `dcmiv2_get_device_error_code_list`, then the five 256-byte strings of `dcmiv2_get_device_elabel_info`. Counts are
+/// read first: a driver that claims more entries than the buffer it was given is the case to survive.
+///
+/// # Panics
+/// When a list decodes more entries than its buffer holds or keeps a negative id or a zero code, or a label field
+/// decodes with a NUL or longer than the lossy decoding of its whole buffer.
+pub fn driver_v2_output(data: &[u8]) {
+    let mut bytes = data.iter().copied().chain(std::iter::repeat(0));
+    let mut word = || i32::from_le_bytes(std::array::from_fn(|_| bytes.next().unwrap_or(0)));
+    let device_count = word();
+    let devices: Vec<c_int> = (0..MAX_CHIPS).map(|_| word()).collect();
+    let code_count = word();
+    let codes: Vec<c_uint> = (0..MAX_FAULT_CODES).map(|_| word() as c_uint).collect();
+
+    let logic_ids = decode_device_list(&devices, device_count);
+    assert!(logic_ids.len() <= devices.len(), "{} ids from a list of {}", logic_ids.len(), devices.len());
+    assert!(logic_ids.iter().all(|id| i32::try_from(id.0).is_ok()), "a negative id decoded: {logic_ids:?}");
+    let faults = decode_fault_codes(&codes, code_count);
+    assert!(faults.len() <= codes.len(), "{} codes from a list of {}", faults.len(), codes.len());
+    assert!(faults.as_slice().iter().all(|code| code.0 != 0), "a zero slot decoded as a fault");
+
+    let label_bytes = data.get(4 * (2 + MAX_CHIPS + MAX_FAULT_CODES)..).unwrap_or_default();
+    let mut label_bytes = label_bytes.iter().copied().chain(std::iter::repeat(0));
+    let mut text = || -> [c_char; LABEL_FIELD] {
+        std::array::from_fn(|_| c_char::from_ne_bytes([label_bytes.next().unwrap_or(0)]))
+    };
+    let raw = sys::dcmi_elabel_info {
+        product_name: text(),
+        model: text(),
+        manufacturer: text(),
+        manufacturer_date: text(),
+        serial_number: text(),
+    };
+    let label = decode_elabel(&raw);
+    for (field, buffer) in [
+        (&label.product_name, &raw.product_name),
+        (&label.model, &raw.model),
+        (&label.manufacturer, &raw.manufacturer),
+        (&label.manufacturer_date, &raw.manufacturer_date),
+        (&label.serial_number, &raw.serial_number),
+    ] {
+        assert!(!field.contains('\0'), "a NUL in {field:?}");
+        // Each invalid byte becomes one U+FFFD (3 bytes): the decoded text is at most three times the buffer.
+        assert!(field.len() <= 3 * buffer.len(), "{} bytes decoded from {}", field.len(), buffer.len());
+        assert!(
+            c_string_is(buffer, field) || field.contains('\u{FFFD}'),
+            "label field {field:?} does not match itself"
+        );
+    }
+}
+
+/// The size of each string of `dcmi_elabel_info`.
+const LABEL_FIELD: usize = 256;
 
 /// Whether a fixed buffer, cut at its first NUL, is valid UTF-8 (the case in which decoding replaces nothing).
 fn decodes_cleanly(buffer: &[u8]) -> bool {

@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use ascend_dcmi::{Dcmi, DeviceManager, Sampler, SamplerConfig};
 use axum::http::{HeaderName, HeaderValue};
@@ -36,6 +37,7 @@ pub struct Exporter {
     router: Router,
     tls: Option<TlsAcceptor>,
     http2: bool,
+    header_read_timeout: Duration,
     pod_resources: Option<PodResourcesWatch>,
     attribution: Arc<SharedAttribution>,
 }
@@ -46,6 +48,7 @@ impl std::fmt::Debug for Exporter {
             .field("address", &self.listener.local_addr().ok())
             .field("tls", &self.tls.is_some())
             .field("http2", &self.http2)
+            .field("header_read_timeout", &self.header_read_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -106,7 +109,15 @@ impl Exporter {
         };
         let address = args.listen_address;
         let listener = TcpListener::bind(address).await.map_err(|source| Error::Listen { address, source })?;
-        Ok(Self { listener, router: router(state), tls, http2: web_config.http2, pod_resources, attribution })
+        Ok(Self {
+            listener,
+            router: router(state),
+            tls,
+            http2: web_config.http2,
+            header_read_timeout: args.header_read_timeout,
+            pod_resources,
+            attribution,
+        })
     }
 
     /// The bound address (the real port when the flag asked for port 0).
@@ -133,7 +144,9 @@ impl Exporter {
                 let _ = watch_stopped.await;
             }));
         }
-        let served = serve(self.listener, self.router, self.tls, self.http2, shutdown).await.map_err(Error::Serve);
+        let served = serve(self.listener, self.router, self.tls, self.http2, self.header_read_timeout, shutdown)
+            .await
+            .map_err(Error::Serve);
         let _ = stop_watch.send(());
         served
     }

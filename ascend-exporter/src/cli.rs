@@ -33,6 +33,11 @@ pub struct ExporterArgs {
     /// Prometheus exporter-toolkit web config (TLS, basic auth); plain HTTP without it.
     #[arg(long = "web.config.file")]
     pub web_config_file: Option<PathBuf>,
+    /// How long a client may take to finish its TLS handshake, and then to send its request headers, before the
+    /// connection is closed. It bounds what a slow-loris client (one that trickles its bytes) can hold; Prometheus
+    /// sends a whole request in one packet, so the default only leaves room for slow links.
+    #[arg(long = "web.header-read-timeout", default_value = "10s", value_parser = parse_positive_duration)]
+    pub header_read_timeout: Duration,
     /// Metric-selection file (TOML): groups, intervals, driver reads to skip, metrics to serve.
     #[arg(long = "metrics.selection-file")]
     pub selection_file: Option<PathBuf>,
@@ -105,25 +110,33 @@ mod tests {
         assert_eq!(args.naming, NamingMode::Native);
         assert_eq!(args.deadline, Duration::from_secs(2));
         assert_eq!(args.cache_max_age, crate::scrape_cache::DEFAULT_MAX_BODY_AGE);
+        assert_eq!(args.header_read_timeout, Duration::from_secs(10));
         let args = ExporterArgs::try_parse_from([
             "npu-exporter",
             "--web.listen-address=127.0.0.1:9999",
             "--metrics.naming=both",
             "--dcmi.deadline=250ms",
             "--metrics.cache-max-age=0s",
+            "--web.header-read-timeout=1500ms",
         ])
         .expect("flags parse");
         assert_eq!(args.listen_address.port(), 9999);
         assert_eq!(args.naming, NamingMode::Both);
         assert_eq!(args.deadline, Duration::from_millis(250));
         assert_eq!(args.cache_max_age, Duration::ZERO);
+        assert_eq!(args.header_read_timeout, Duration::from_millis(1500));
         assert_eq!(args.log.log_format, ascend_cli::LogFormat::Text);
         for (flag, seconds) in [("--dcmi.deadline=2", 2.0), ("--dcmi.deadline=1.5s", 1.5), ("--dcmi.deadline=1m", 60.0)]
         {
             let args = ExporterArgs::try_parse_from(["npu-exporter", flag]).expect(flag);
             assert_eq!(args.deadline.as_secs_f64(), seconds, "{flag}");
         }
-        for flag in ["--dcmi.deadline=0s", "--dcmi.deadline=fast", "--healthz.max-snapshot-age=0"] {
+        for flag in [
+            "--dcmi.deadline=0s",
+            "--dcmi.deadline=fast",
+            "--healthz.max-snapshot-age=0",
+            "--web.header-read-timeout=0",
+        ] {
             let error = ExporterArgs::try_parse_from(["npu-exporter", flag]).expect_err(flag);
             assert!(error.to_string().contains(flag.split('=').nth(1).unwrap_or(flag)), "{error}");
         }

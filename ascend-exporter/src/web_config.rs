@@ -171,6 +171,15 @@ impl WebConfig {
                     "basic_auth_users.{user}: not a bcrypt hash (expected $2a$, $2b$ or $2y$ followed by cost and 53 characters)"
                 )));
             }
+            let cost = bcrypt_cost(hash);
+            if !BCRYPT_COSTS.contains(&cost) {
+                return Err(invalid(format!(
+                    "basic_auth_users.{user}: bcrypt cost {cost} is outside {}..={} (each check doubles in time per step: \
+                     cost 31 would hold every scrape for days)",
+                    BCRYPT_COSTS.start(),
+                    BCRYPT_COSTS.end()
+                )));
+            }
         }
         let tls = file.tls_server_config.map(|tls| tls_settings(tls, base)).transpose().map_err(invalid)?;
         Ok(Self {
@@ -221,6 +230,16 @@ fn tls_settings(tls: TlsServerConfigFile, base: &Path) -> Result<TlsSettings, St
     Ok(TlsSettings { cert_file, key_file, client_auth: tls.client_auth_type, client_ca_file, min_version, max_version })
 }
 
+/// The bcrypt costs a hash may carry: htpasswd's range (`htpasswd -B -C 4..17`). bcrypt itself accepts up to 31, but
+/// the exporter checks the password of every scrape and hashes a decoy at start-up, so an out-of-range cost stalls
+/// start-up and each scrape for hours or days (found by the `web_config` fuzz target).
+pub const BCRYPT_COSTS: std::ops::RangeInclusive<u32> = 4..=17;
+
+/// The cost digits of a bcrypt hash (`$2y$10$...` → 10); 0 where there are none.
+pub fn bcrypt_cost(hash: &str) -> u32 {
+    hash.get(4..6).and_then(|digits| digits.parse().ok()).unwrap_or(0)
+}
+
 /// Whether `hash` has the shape of a bcrypt hash: `$2a$`, `$2b$` or `$2y$`, two cost digits, `$`, 53 characters.
 fn is_bcrypt_hash(hash: &str) -> bool {
     let valid_prefix = ["$2a$", "$2b$", "$2y$"].iter().any(|prefix| hash.starts_with(prefix));
@@ -269,6 +288,14 @@ mod tests {
                 "needs client_ca_file",
             ),
             ("basic_auth_users:\n  alice: secret\n", "basic_auth_users.alice: not a bcrypt hash"),
+            (
+                "basic_auth_users:\n  alice: $2y$31$X0ZmUY5vYlyvJ3.jQUOvt.3Z7hViHHSqpg5CgbzXLBwC0Ndd0Ajs6\n",
+                "basic_auth_users.alice: bcrypt cost 31 is outside 4..=17",
+            ),
+            (
+                "basic_auth_users:\n  alice: $2y$03$X0ZmUY5vYlyvJ3.jQUOvt.3Z7hViHHSqpg5CgbzXLBwC0Ndd0Ajs6\n",
+                "bcrypt cost 3",
+            ),
             ("tls_config:\n  cert_file: a\n", "unknown field `tls_config`"),
         ];
         for (text, expected) in cases {

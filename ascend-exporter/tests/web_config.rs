@@ -2,16 +2,10 @@
 
 mod support;
 
-use std::net::TcpStream;
 use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
 
-use base64::Engine;
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, ExtendedKeyUsagePurpose, IsCa, KeyPair};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use support::{get, request_over, write_topology, Exporter, Response};
+use support::{basic, get, write_topology, Exporter, Response};
 
 support::child_entry!();
 
@@ -43,7 +37,7 @@ fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).expect("write file");
 }
 
-/// GET over TLS, trusting `ca_pem`, optionally presenting a client certificate.
+/// GET over TLS from `exporter`, trusting `ca_pem`, optionally presenting a client certificate.
 fn https_get(
     exporter: &Exporter,
     ca_pem: &str,
@@ -51,34 +45,7 @@ fn https_get(
     path: &str,
     headers: &[(&str, &str)],
 ) -> std::io::Result<Response> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
-        roots.add(cert.expect("CA PEM")).expect("add root");
-    }
-    let builder = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("versions")
-        .with_root_certificates(roots);
-    let config = match client {
-        Some((cert_pem, key_pem)) => {
-            let chain: Vec<CertificateDer<'static>> =
-                CertificateDer::pem_slice_iter(cert_pem.as_bytes()).collect::<Result<_, _>>().expect("client PEM");
-            let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).expect("client key");
-            builder.with_client_auth_cert(chain, key).expect("client auth")
-        }
-        None => builder.with_no_client_auth(),
-    };
-    let connection = rustls::ClientConnection::new(Arc::new(config), ServerName::try_from("localhost").expect("name"))
-        .map_err(std::io::Error::other)?;
-    let tcp = TcpStream::connect_timeout(&exporter.address, Duration::from_secs(5))?;
-    tcp.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let mut stream = rustls::StreamOwned::new(connection, tcp);
-    request_over(&mut stream, path, headers)
-}
-
-fn basic(user: &str, password: &str) -> String {
-    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")))
+    support::https_get(exporter.address, &support::tls_client_config(ca_pem, client), path, headers)
 }
 
 #[test]

@@ -62,7 +62,10 @@ impl PodView {
             let asked = resources.limits.as_ref().or(resources.requests.as_ref());
             for (resource, quantity) in asked.into_iter().flatten() {
                 if let Ok(count) = quantity.0.parse::<u64>() {
-                    *requests.entry(resource.clone()).or_default() += count;
+                    // Anyone who may create pods writes these numbers: a sum past u64 saturates (no such pod can
+                    // match an Allocate) instead of panicking or wrapping to a small count that could.
+                    let total = requests.entry(resource.clone()).or_default();
+                    *total = total.saturating_add(count);
                 }
             }
         }
@@ -267,5 +270,25 @@ mod tests {
         let again = ["Ascend910-1".to_owned(), "Ascend910-0".to_owned()];
         assert_eq!(served_for(&pods, &again).map(|p| p.name.as_str()), Some("served"));
         assert_eq!(served_for(&pods, &["Ascend910-0".to_owned()]), None);
+    }
+
+    #[test]
+    fn requests_past_u64_saturate() {
+        // The input of fuzz/corpus/pod_annotations/crash-request-overflow: the sum panicked in debug builds and
+        // wrapped in release ones.
+        use k8s_openapi::api::core::v1::{Container, PodSpec, ResourceRequirements};
+        use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+        let container = Container {
+            resources: Some(ResourceRequirements {
+                limits: Some([(R.to_owned(), Quantity(u64::MAX.to_string()))].into()),
+                ..ResourceRequirements::default()
+            }),
+            ..Container::default()
+        };
+        let pod = Pod {
+            spec: Some(PodSpec { containers: vec![container.clone(), container], ..PodSpec::default() }),
+            ..Pod::default()
+        };
+        assert_eq!(PodView::of(&pod).requests[R], u64::MAX);
     }
 }

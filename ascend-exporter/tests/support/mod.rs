@@ -6,7 +6,11 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
 /// A simulated host of `chips` Ascend 910B chips, four per card; chip `i` has logic id `i` and phy id
 /// `chips - 1 - i` (so the two id spaces differ), temperature `40 + i % 40` °C, AI-core utilisation `i % 100` %,
@@ -220,6 +224,63 @@ pub fn request_over(stream: &mut impl ReadWrite, path: &str, headers: &[(&str, &
 /// Read + Write.
 pub trait ReadWrite: Read + Write {}
 impl<T: Read + Write> ReadWrite for T {}
+
+/// A TLS client configuration that trusts `ca_pem` (a CA, or a self-signed server certificate) and presents
+/// `client` (certificate and key PEM) if given.
+pub fn tls_client_config(ca_pem: &str, client: Option<(&str, &str)>) -> Arc<rustls::ClientConfig> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(cert.expect("CA PEM")).expect("add root");
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_root_certificates(roots);
+    let config = match client {
+        Some((cert_pem, key_pem)) => {
+            let chain: Vec<CertificateDer<'static>> =
+                CertificateDer::pem_slice_iter(cert_pem.as_bytes()).collect::<Result<_, _>>().expect("client PEM");
+            let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).expect("client key");
+            builder.with_client_auth_cert(chain, key).expect("client auth")
+        }
+        None => builder.with_no_client_auth(),
+    };
+    Arc::new(config)
+}
+
+/// A TLS connection to `address` (server name `localhost`) with the handshake done, reads timing out after 10 s.
+pub fn tls_connect(
+    address: SocketAddr,
+    config: &Arc<rustls::ClientConfig>,
+) -> std::io::Result<rustls::StreamOwned<rustls::ClientConnection, TcpStream>> {
+    let connection =
+        rustls::ClientConnection::new(Arc::clone(config), ServerName::try_from("localhost").expect("name"))
+            .map_err(std::io::Error::other)?;
+    let mut tcp = TcpStream::connect_timeout(&address, Duration::from_secs(5))?;
+    tcp.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut connection = connection;
+    while connection.is_handshaking() {
+        connection.complete_io(&mut tcp)?;
+    }
+    Ok(rustls::StreamOwned::new(connection, tcp))
+}
+
+/// GET over TLS with `Connection: close`.
+pub fn https_get(
+    address: SocketAddr,
+    config: &Arc<rustls::ClientConfig>,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> std::io::Result<Response> {
+    request_over(&mut tls_connect(address, config)?, path, headers)
+}
+
+/// An `Authorization` header value for basic auth.
+pub fn basic(user: &str, password: &str) -> String {
+    use base64::Engine;
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")))
+}
 
 /// Plain-HTTP GET with a 10 s timeout.
 pub fn get(address: SocketAddr, path: &str, headers: &[(&str, &str)]) -> std::io::Result<Response> {

@@ -18,3 +18,8 @@ pub fn fault_code_json(data: &[u8]) {
 pub fn driver_output(data: &[u8]) {
     ascend_dcmi::fuzzing::driver_output(data);
 }
+
+/// The structs and lists the V2 calls fill, with counts the driver may get wrong (see `ascend_dcmi::fuzzing`).
+pub fn driver_v2_output(data: &[u8]) {
+    ascend_dcmi::fuzzing::driver_v2_output(data);
+}

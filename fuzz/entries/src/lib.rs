@@ -10,10 +10,13 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod dra;
 pub mod driver;
+pub mod exporter;
 pub mod oci;
 pub mod runtime_config;
 pub mod simulator;
+pub mod volcano;
 
 /// An entry point: arbitrary bytes in, a panic when an invariant breaks.
 pub type Entry = fn(&[u8]);
@@ -32,6 +35,13 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("runtime_classes", runtime_config::runtime_classes),
     ("fault_code_json", driver::fault_code_json),
     ("driver_output", driver::driver_output),
+    ("driver_v2_output", driver::driver_v2_output),
+    ("exporter_web_config", exporter::web_config),
+    ("metric_selection", exporter::metric_selection),
+    ("manually_separated", volcano::manually_separated),
+    ("pod_annotations", volcano::pod_annotations),
+    ("dra_opaque_config", dra::dra_opaque_config),
+    ("dra_claim", dra::dra_claim),
     ("sim_topology", simulator::sim_topology),
     ("sim_overlay", simulator::sim_overlay),
 ];
