@@ -122,18 +122,18 @@ pub fn options(cli: &DoctorCli) -> Result<DoctorOptions, String> {
         chip_deadline: timeout,
         sections,
         pod_resources_socket: default_pod_resources_socket(),
-        node_api: node_api(timeout),
+        cluster_api: cluster_api(timeout),
         host,
     })
 }
 
 #[cfg(feature = "kube")]
-fn node_api(timeout: Duration) -> Option<Box<dyn super::context::NodeApi>> {
-    Some(Box::new(super::node_api::KubeNodeApi { timeout }))
+fn cluster_api(timeout: Duration) -> Option<Box<dyn super::context::ClusterApi>> {
+    Some(Box::new(super::node_api::KubeClusterApi { timeout, config: None }))
 }
 
 #[cfg(not(feature = "kube"))]
-fn node_api(_timeout: Duration) -> Option<Box<dyn super::context::NodeApi>> {
+fn cluster_api(_timeout: Duration) -> Option<Box<dyn super::context::ClusterApi>> {
     None
 }
 

@@ -20,14 +20,21 @@ pub trait DriverConnector: Send + Sync {
     fn connect(&self, library: &Path) -> Result<Arc<dyn DeviceManager>, String>;
 }
 
-/// Reads what the Node object says about this node. The doctor works without one (builds without the `kube`
-/// feature, hosts without access to the API server); tests pass their own.
-pub trait NodeApi: Send + Sync {
+/// What the checks read from the API server. The doctor works without one (builds without the `kube` feature,
+/// hosts without access to the API server); tests pass their own, or the kube-rs one pointed at a fake API server.
+pub trait ClusterApi: Send + Sync {
     /// The node's `status.nodeInfo.kubeletVersion`; `Ok(None)` when the kubelet has not reported one.
     ///
     /// # Errors
     /// Why the API server gave no answer, as text naming the request (no cluster configured, refused, timed out).
     fn kubelet_version(&self, node: &str) -> Result<Option<String>, String>;
+
+    /// The versions of API group `group` the server serves, preferred first (API discovery, `/apis`); `Ok(None)`
+    /// when it does not serve the group.
+    ///
+    /// # Errors
+    /// As [`ClusterApi::kubelet_version`].
+    fn served_versions(&self, group: &str) -> Result<Option<Vec<String>>, String>;
 }
 
 /// The real connector: `ascend_dcmi::Dcmi` with the host root and a call deadline.
@@ -78,8 +85,8 @@ pub struct DoctorOptions {
     pub sections: Vec<Section>,
     /// The kubelet's PodResources socket, a host path.
     pub pod_resources_socket: PathBuf,
-    /// The API server, for the Node object (`None`: only files on the host are read).
-    pub node_api: Option<Box<dyn NodeApi>>,
+    /// The API server (`None`: only files on the host are read).
+    pub cluster_api: Option<Box<dyn ClusterApi>>,
 }
 
 impl std::fmt::Debug for DoctorOptions {
@@ -92,7 +99,7 @@ impl std::fmt::Debug for DoctorOptions {
             .field("kubectl", &self.kubectl)
             .field("node_name", &self.node_name)
             .field("sections", &self.sections)
-            .field("node_api", &self.node_api.is_some())
+            .field("cluster_api", &self.cluster_api.is_some())
             .finish_non_exhaustive()
     }
 }

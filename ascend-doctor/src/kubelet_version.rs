@@ -62,7 +62,7 @@ pub const KUBELET_FLOORS: [KubeletFloor; 4] = [
 /// The kubelet's version and where it came from, with what was tried before.
 fn find_version(options: &DoctorOptions) -> (Option<FoundVersion>, Vec<String>) {
     let mut tried = Vec::new();
-    match (&options.node_api, node_name(options)) {
+    match (&options.cluster_api, node_name(options)) {
         (Some(api), Some(node)) => match api.kubelet_version(&node) {
             Ok(Some(version)) => {
                 let source = format!("Node {node} status.nodeInfo.kubeletVersion");

@@ -20,8 +20,8 @@
 //!
 //! # Features
 //!
-//! - `kube`: the kubelet's version from the Node object, through kube-rs (crate `ascend-kube`), when an API server is
-//!   configured. Without it the doctor needs no Kubernetes client and reads the version from the host's files. A
+//! - `kube`: the kubelet's version from the Node object and the API server's DRA version from its discovery
+//!   ([`dra_api`]), through kube-rs (crate `ascend-kube`), when an API server is configured. Without it the doctor needs no Kubernetes client and reads the version from the host's files. A
 //!   binary that enables it selects k8s-openapi's Kubernetes version, as `ascend-kube` documents.
 //!
 //! ```no_run
@@ -45,6 +45,7 @@ pub mod cli;
 pub mod compatibility;
 pub mod container_engines;
 pub mod context;
+pub mod dra_api;
 pub mod driver_checks;
 pub mod host;
 pub mod installed_version;

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use super::check::{CheckResult, Section, Status};
 use super::context::{DoctorOptions, Facts};
 use super::{
-    cdi_engine_checks, driver_checks, kubelet_feature_gates, kubelet_version, kubernetes_checks, runtime_checks,
-    version_checks,
+    cdi_engine_checks, dra_api, driver_checks, kubelet_feature_gates, kubelet_version, kubernetes_checks,
+    runtime_checks, version_checks,
 };
 use ascend_smi::table::wrap_hanging;
 
@@ -17,7 +17,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub type CheckFn = fn(&DoctorOptions, &mut Facts) -> CheckResult;
 
 /// Every check, in the order of the troubleshooting chain.
-pub const CHECKS: [(Section, CheckFn); 24] = [
+pub const CHECKS: [(Section, CheckFn); 25] = [
     (Section::Driver, driver_checks::pci_devices),
     (Section::Driver, driver_checks::kernel_headers),
     (Section::Driver, driver_checks::secure_boot),
@@ -39,6 +39,7 @@ pub const CHECKS: [(Section, CheckFn); 24] = [
     (Section::Kubernetes, kubernetes_checks::kubelet_socket),
     (Section::Kubernetes, kubelet_version::kubelet_version),
     (Section::Kubernetes, kubelet_feature_gates::cdi_devices_gate),
+    (Section::Kubernetes, dra_api::dra_api),
     (Section::Kubernetes, kubernetes_checks::device_plugin),
     (Section::Kubernetes, kubernetes_checks::node_resources),
     (Section::Kubernetes, kubernetes_checks::stale_allocations),

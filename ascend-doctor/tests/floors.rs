@@ -10,7 +10,7 @@ use std::time::Duration;
 use ascend_dcmi::DeviceManager;
 use ascend_doctor::check::{CheckResult, Section, Status};
 use ascend_doctor::compatibility::CompatibilityTable;
-use ascend_doctor::context::{DoctorOptions, DriverConnector, NodeApi};
+use ascend_doctor::context::{ClusterApi, DoctorOptions, DriverConnector};
 use ascend_doctor::host::HostRoot;
 use ascend_doctor::report::{run, DoctorReport};
 
@@ -25,9 +25,13 @@ impl DriverConnector for NoDriver {
 /// A Node API that answers with a fixed result.
 struct FixedNodeApi(Result<Option<String>, String>);
 
-impl NodeApi for FixedNodeApi {
+impl ClusterApi for FixedNodeApi {
     fn kubelet_version(&self, _node: &str) -> Result<Option<String>, String> {
         self.0.clone()
+    }
+
+    fn served_versions(&self, _group: &str) -> Result<Option<Vec<String>>, String> {
+        Err("not served by this test's API".to_owned())
     }
 }
 
@@ -86,7 +90,11 @@ impl Host {
         self.write("/var/lib/dpkg/status", paragraphs.join("\n"))
     }
 
-    fn run(&self, node_api: Option<FixedNodeApi>) -> DoctorReport {
+    fn run(&self, api: Option<FixedNodeApi>) -> DoctorReport {
+        self.run_with(api.map(|api| Box::new(api) as Box<dyn ClusterApi>))
+    }
+
+    fn run_with(&self, cluster_api: Option<Box<dyn ClusterApi>>) -> DoctorReport {
         let options = DoctorOptions {
             host: HostRoot::new(&self.root),
             kernel_release: "6.1.0-test".to_owned(),
@@ -99,7 +107,7 @@ impl Host {
             chip_deadline: Duration::from_secs(1),
             sections: vec![Section::ContainerRuntime, Section::Kubernetes],
             pod_resources_socket: PathBuf::from("/var/lib/kubelet/pod-resources/kubelet.sock"),
-            node_api: node_api.map(|api| Box::new(api) as Box<dyn NodeApi>),
+            cluster_api,
         };
         run(&options)
     }
@@ -367,4 +375,39 @@ fn the_cdi_devices_gate_is_on_by_default_from_1_29_and_a_miss_without_cdi_is_evi
         &["predates"],
     );
     assert_eq!(check(&Host::new().run(None), "kubernetes.cdi_devices_gate").status, Status::Skip);
+}
+
+/// The API server's DRA version, read through kube-rs from the fake API server's discovery.
+#[cfg(feature = "kube")]
+#[test]
+fn the_api_servers_dra_version_comes_from_its_discovery() {
+    use ascend_doctor::dra_api::DRA_DRIVER_SOCKET;
+    use ascend_doctor::node_api::KubeClusterApi;
+    use fake_apiserver::{FakeApiServer, Kind};
+
+    // The fake serves from a runtime of its own; the doctor's client runs its own, as in the binary.
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let start = |builder: fake_apiserver::Builder| runtime.block_on(builder.start()).expect("fake API server");
+    let api = |server: &FakeApiServer| -> Option<Box<dyn ClusterApi>> {
+        Some(Box::new(KubeClusterApi { timeout: Duration::from_secs(5), config: Some(server.config()) }))
+    };
+    let v1beta1 = || Kind::cluster("resource.k8s.io", "v1beta1", "resourceslices", "ResourceSlice");
+    let host = Host::new();
+    let current = start(FakeApiServer::builder().kind(v1beta1()));
+    let id = "kubernetes.dra_api";
+    assert_status(&host.run_with(api(&current)), id, Status::Ok, &[], &["serves resource.k8s.io v1, v1beta1"]);
+    let older = start(FakeApiServer::builder().without_group_version("resource.k8s.io", "v1").kind(v1beta1()));
+    assert_status(&host.run_with(api(&older)), id, Status::Warn, &["Kubernetes 1.34"], &["v1beta1 but not v1"]);
+    let without = start(FakeApiServer::builder().without_group_version("resource.k8s.io", "v1"));
+    assert_status(&host.run_with(api(&without)), id, Status::Ok, &[], &["does not serve resource.k8s.io"]);
+
+    // With the Ascend DRA driver registered on the node, a missing v1 fails.
+    host.write(DRA_DRIVER_SOCKET, "");
+    assert_status(&host.run_with(api(&older)), id, Status::Fail, &["1.34"], &["driver is registered"]);
+    assert_status(&host.run_with(api(&without)), id, Status::Fail, &["1.34"], &["DRA is off"]);
+    assert_eq!(check(&host.run_with(api(&current)), id).status, Status::Ok);
+
+    current.stop_listening();
+    assert_status(&host.run_with(api(&current)), id, Status::Warn, &["access"], &["API discovery not read", "/apis"]);
+    assert_eq!(check(&host.run(None), id).status, Status::Skip);
 }

@@ -13,6 +13,7 @@
 //!   kubelet's conditions.
 //! - [`resource_slices`] and [`resource_claims`]: a DRA driver's node-local pool of ResourceSlices (names, owner,
 //!   generation, server-side apply, removal of stale slices) and the claims it prepares.
+//! - [`api_discovery`]: which versions of an API group the server serves (is `resource.k8s.io/v1` there?).
 //! - [`node_info`]: what a Node object reports of its node's software (the kubelet's version).
 //! - [`client`]: the connection ([`connect`]) and the one request path ([`client::request`]): a deadline on every
 //!   call and errors that name the verb, the object and what to check ([`Error`]).
@@ -46,6 +47,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod api_discovery;
 pub mod client;
 pub mod device_info;
 pub mod device_info_publisher;

@@ -84,6 +84,11 @@ impl Kinds {
         self.0.push(kind);
     }
 
+    /// Stops serving every kind of `group/version` (a cluster of an older release).
+    pub fn remove_group_version(&mut self, group: &str, version: &str) {
+        self.0.retain(|known| (known.group.as_str(), known.version.as_str()) != (group, version));
+    }
+
     /// The kind served at `group/version/plural`.
     pub fn by_resource(&self, group: &str, version: &str, plural: &str) -> Option<&Kind> {
         self.0.iter().find(|kind| kind.group == group && kind.version == version && kind.plural == plural)

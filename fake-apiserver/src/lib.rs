@@ -81,6 +81,13 @@ impl Builder {
         self
     }
 
+    /// Serves no kind of `group/version`, as an API server of a release without it (`resource.k8s.io`, `v1` for
+    /// one before Kubernetes 1.34); its group leaves discovery when no version of it is left.
+    pub fn without_group_version(mut self, group: &str, version: &str) -> Builder {
+        self.kinds.remove_group_version(group, version);
+        self
+    }
+
     /// Starts serving on a free port of 127.0.0.1. Needs a Tokio runtime.
     ///
     /// # Errors

@@ -378,18 +378,23 @@ fn discovery(shared: &Shared, segments: &[&str]) -> Option<Value> {
         }
         ["api"] => Some(json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []})),
         ["apis"] => {
-            let mut groups: Vec<(String, String)> = kinds
-                .iter()
-                .filter(|kind| !kind.group.is_empty())
-                .map(|kind| (kind.group.clone(), kind.version.clone()))
-                .collect();
-            groups.sort();
-            groups.dedup();
-            let groups: Vec<Value> = groups
+            // One entry per group, its versions in kube-apiserver's priority order, the first preferred.
+            let mut by_group: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
+            for kind in kinds.iter().filter(|kind| !kind.group.is_empty()) {
+                let versions = by_group.entry(kind.group.as_str()).or_default();
+                if !versions.contains(&kind.version.as_str()) {
+                    versions.push(kind.version.as_str());
+                }
+            }
+            let groups: Vec<Value> = by_group
                 .into_iter()
-                .map(|(group, version)| {
-                    let gv = json!({"groupVersion": format!("{group}/{version}"), "version": version});
-                    json!({"name": group, "versions": [gv.clone()], "preferredVersion": gv})
+                .map(|(group, mut versions)| {
+                    versions.sort_by_key(|version| std::cmp::Reverse(version_priority(version)));
+                    let listed: Vec<Value> = versions
+                        .iter()
+                        .map(|version| json!({"groupVersion": format!("{group}/{version}"), "version": version}))
+                        .collect();
+                    json!({"name": group, "preferredVersion": listed[0].clone(), "versions": listed})
                 })
                 .collect();
             Some(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
@@ -403,6 +408,27 @@ fn discovery(shared: &Shared, segments: &[&str]) -> Option<Value> {
         }
         _ => None,
     }
+}
+
+/// Kubernetes' order of API versions: GA before beta before alpha, then the higher number (`v1` > `v1beta2` >
+/// `v1beta1` > `v1alpha3`); a name outside the scheme sorts last.
+fn version_priority(version: &str) -> (u8, u32, u32) {
+    let Some(rest) = version.strip_prefix('v') else { return (0, 0, 0) };
+    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    let Ok(major) = rest[..digits].parse() else { return (0, 0, 0) };
+    let (stability, minor) = match &rest[digits..] {
+        "" => (3, 0),
+        tail => {
+            match tail.strip_prefix("beta").map(|n| (2, n)).or_else(|| tail.strip_prefix("alpha").map(|n| (1, n))) {
+                Some((stability, number)) => match number.parse() {
+                    Ok(minor) => (stability, minor),
+                    Err(_) => return (0, 0, 0),
+                },
+                None => return (0, 0, 0),
+            }
+        }
+    };
+    (stability, major, minor)
 }
 
 fn json_response(status: StatusCode, document: &Value) -> Response<Body> {

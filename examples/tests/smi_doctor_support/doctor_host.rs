@@ -205,7 +205,7 @@ impl DoctorHost {
             chip_deadline: Duration::from_secs(5),
             sections: Section::ALL.to_vec(),
             pod_resources_socket: default_pod_resources_socket(),
-            node_api: None,
+            cluster_api: None,
         }
     }
 
