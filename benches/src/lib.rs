@@ -22,6 +22,7 @@
 /// tests and benches measure the same thing.
 pub use ascend_dcmi::fake;
 pub mod daemon;
+pub mod figures_file;
 pub mod percentiles;
 pub mod poll_timing;
 pub mod replicated_topology;

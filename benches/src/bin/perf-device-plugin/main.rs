@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
 use ascend_benches::daemon::{free_port, Daemon};
-use ascend_benches::percentiles::Percentiles;
+use ascend_benches::figures_file::{measure_into, summary};
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
 use clap::Parser;
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
@@ -128,10 +128,6 @@ impl Node {
     }
 }
 
-fn summary(samples: Vec<Duration>, what: &str) -> Result<serde_json::Value> {
-    Percentiles::of(samples).map(Percentiles::to_json).ok_or_else(|| anyhow!("no samples of {what}"))
-}
-
 async fn run(args: Args) -> Result<serde_json::Value> {
     let node = Node::build(args.library.clone())?;
     let ids = node.device_ids();
@@ -182,14 +178,5 @@ async fn run(args: Args) -> Result<serde_json::Value> {
 async fn main() -> Result<()> {
     let args = Args::parse();
     let out = args.out.clone();
-    // SIGTERM (from `timeout` or run.sh's exit trap) drops the measurement, and with it the daemons it started.
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let figures = tokio::select! {
-        figures = run(args) => figures?,
-        _ = terminate.recv() => anyhow::bail!("stopped by SIGTERM"),
-    };
-    let text = serde_json::to_string_pretty(&figures)?;
-    std::fs::write(&out, text + "\n").with_context(|| format!("cannot write {}", out.display()))?;
-    println!("{}", out.display());
-    Ok(())
+    measure_into(&out, run(args)).await
 }

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use ascend_benches::daemon::{free_port, Daemon};
-use ascend_benches::percentiles::Percentiles;
+use ascend_benches::figures_file::{measure_into, summary};
 use clap::Parser;
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
 use dcmi_sim::topology::FaultSpec;
@@ -210,10 +210,6 @@ fn write_kubeconfig(dir: &Path, url: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
-fn summary(samples: Vec<Duration>, what: &str) -> Result<serde_json::Value> {
-    Percentiles::of(samples).map(Percentiles::to_json).ok_or_else(|| anyhow!("no samples of {what}"))
-}
-
 async fn run(args: Args) -> Result<serde_json::Value> {
     let node = Node::start(&args).await?;
     let chips = node.topology.chips().count();
@@ -251,14 +247,5 @@ async fn run(args: Args) -> Result<serde_json::Value> {
 async fn main() -> Result<()> {
     let args = Args::parse();
     let out = args.out.clone();
-    // SIGTERM (from `timeout` or run.sh's exit trap) drops the measurement, and with it the driver it started.
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let figures = tokio::select! {
-        figures = run(args) => figures?,
-        _ = terminate.recv() => bail!("stopped by SIGTERM"),
-    };
-    let text = serde_json::to_string_pretty(&figures)?;
-    std::fs::write(&out, text + "\n").with_context(|| format!("cannot write {}", out.display()))?;
-    println!("{}", out.display());
-    Ok(())
+    measure_into(&out, run(args)).await
 }
