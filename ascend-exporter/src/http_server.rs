@@ -38,16 +38,20 @@ pub struct ServerState {
 }
 
 /// The routes: `/metrics` and `/` behind basic auth (if configured), `/healthz` open for probes.
+///
+/// The auth and extra-header layers are added only when configured: each is a boxed future per request, which a
+/// scrape that neither authenticates nor gets extra headers should not pay for (`benches/scripts/exporter_gzip.py`
+/// serves small gzip bodies at tens of thousands of requests per second, where per-request overhead is the cost).
 pub fn router(state: ServerState) -> Router {
-    let protected = Router::new()
-        .route("/metrics", get(metrics))
-        .route("/", get(index))
-        .route_layer(middleware::from_fn_with_state(state.clone(), require_auth));
-    Router::new()
-        .merge(protected)
-        .route("/healthz", get(healthz))
-        .layer(middleware::from_fn_with_state(state.clone(), add_headers))
-        .with_state(state)
+    let mut protected = Router::new().route("/metrics", get(metrics)).route("/", get(index));
+    if state.auth.is_some() {
+        protected = protected.route_layer(middleware::from_fn_with_state(state.clone(), require_auth));
+    }
+    let mut router = Router::new().merge(protected).route("/healthz", get(healthz));
+    if !state.extra_headers.is_empty() {
+        router = router.layer(middleware::from_fn_with_state(state.clone(), add_headers));
+    }
+    router.with_state(state)
 }
 
 async fn metrics(State(state): State<ServerState>, request: Request) -> Response {
@@ -150,6 +154,11 @@ pub async fn serve(
                 continue;
             }
         };
+        // A response goes out in as few writes as hyper can make, so Nagle's algorithm only delays the tail of one
+        // (a TLS record, the end of a large body) until the scraper's delayed ACK; nginx's `tcp_nodelay on` default.
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%peer, %error, "cannot set TCP_NODELAY");
+        }
         let service = TowerToHyperService::new(router.clone());
         let builder = builder.clone();
         let tls = tls.clone();

@@ -12,18 +12,21 @@
 //! rendered. A scrape renders while holding its format's slot lock, so concurrent scrapes of an out-of-date body
 //! wait for that one render and serve its result (single-flight) instead of rendering it again.
 //!
-//! **gzip.** A scrape that negotiates gzip ([`ContentCoding`]) gets the cached body's gzip copy, compressed by the
-//! first such scrape of that body and kept beside it in the same slot; later scrapes of the round get the same shared
-//! bytes, so a warm cache never compresses on the request path. Plain-only scrapers never pay for compression. With a
-//! zero maximum age every scrape renders, and a gzip scrape compresses what it rendered. Both copies come from one
-//! render, so the gzip body decodes to exactly the plain body of the same round.
+//! **gzip.** A scrape that negotiates gzip ([`ContentCoding`]) gets the cached body's gzip copy. Once a format has
+//! been asked for gzip, every render of that format compresses its body right away, beside the plain one and in the
+//! same critical section, so each sampler round's body is compressed once and later scrapes of the round get the same
+//! shared bytes: a warm cache never compresses on the request path. Only the first gzip scrape of a format, which
+//! finds a body rendered before anyone asked for gzip, compresses it then. Formats nobody asked gzip for are never
+//! compressed, so plain-only scrapers never pay for it. With a zero maximum age every scrape renders, and a gzip
+//! scrape compresses what it rendered. Both copies come from one render, so the gzip body decodes to exactly the
+//! plain body of the same round.
 //!
 //! **Sample ages.** `ascend_npu_sample_age_seconds` is the age at the time the body was rendered, not at the time it
 //! is served. Splicing per-scrape age lines into the cached body would keep them exact but needs a second encoding
 //! path; instead the age bound re-renders a body older than one second, so a served age is at most one second
 //! short, also when the sampler stops ending rounds (a hung sampler still shows ages that grow).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -51,6 +54,8 @@ pub struct ScrapeCache {
     max_body_age: Duration,
     /// One slot per [`ExpositionFormat`], indexed by [`slot_index`].
     slots: [Mutex<Option<CachedBody>>; 2],
+    /// Per slot: a scrape has asked for this format with gzip, so every render of it is compressed too.
+    gzip_wanted: [AtomicBool; 2],
     renders: AtomicU64,
     compressions: AtomicU64,
 }
@@ -85,7 +90,7 @@ struct CachedBody {
     inputs: RenderInputs,
     rendered_at: Instant,
     body: Bytes,
-    /// `body` compressed with gzip, once a scrape of this body asked for it.
+    /// `body` compressed with gzip: made with the body once its format has been asked for gzip.
     gzip: Option<Bytes>,
 }
 
@@ -110,18 +115,23 @@ impl ScrapeCache {
             attribution,
             max_body_age,
             slots: [Mutex::new(None), Mutex::new(None)],
+            gzip_wanted: [AtomicBool::new(false), AtomicBool::new(false)],
             renders: AtomicU64::new(0),
             compressions: AtomicU64::new(0),
         }
     }
 
     /// The body for `format` in `coding`: the cached one if its inputs are unchanged and it is young enough, else a
-    /// new render; for gzip, the cached body's compressed copy, made now if this is the first gzip scrape of it.
+    /// new render (compressed at once if this format was ever asked for gzip); for gzip, the body's compressed copy.
     ///
     /// # Errors
     /// Only a formatting error from the encoder, which writing into a `String` does not produce in practice.
     pub fn body(&self, format: ExpositionFormat, coding: ContentCoding) -> Result<Bytes, std::fmt::Error> {
-        let mut slot = self.slots[slot_index(format)].lock();
+        let index = slot_index(format);
+        if coding == ContentCoding::Gzip {
+            self.gzip_wanted[index].store(true, Ordering::Relaxed);
+        }
+        let mut slot = self.slots[index].lock();
         // Read before rendering: data that changes during the render gets a new revision and a render of its own.
         let inputs = self.current_inputs();
         let cached = match slot.take() {
@@ -131,19 +141,23 @@ impl ScrapeCache {
                 let rendered_at = Instant::now();
                 let body = Bytes::from(self.exposition.render_with_capacity(format, capacity)?);
                 self.renders.fetch_add(1, Ordering::Relaxed);
-                slot.insert(CachedBody { inputs, rendered_at, body, gzip: None })
+                let gzip = self.gzip_wanted[index].load(Ordering::Relaxed).then(|| self.compress(&body));
+                slot.insert(CachedBody { inputs, rendered_at, body, gzip })
             }
         };
         Ok(match coding {
             ContentCoding::Identity => cached.body.clone(),
-            ContentCoding::Gzip => cached
-                .gzip
-                .get_or_insert_with(|| {
-                    self.compressions.fetch_add(1, Ordering::Relaxed);
-                    Bytes::from(gzip(&cached.body))
-                })
-                .clone(),
+            ContentCoding::Gzip => match &cached.gzip {
+                Some(compressed) => compressed.clone(),
+                // The body was rendered before this format was first asked for gzip.
+                None => cached.gzip.insert(self.compress(&cached.body)).clone(),
+            },
         })
+    }
+
+    fn compress(&self, body: &Bytes) -> Bytes {
+        self.compressions.fetch_add(1, Ordering::Relaxed);
+        Bytes::from(gzip(body))
     }
 
     /// How many bodies were rendered so far, over all formats.
@@ -315,6 +329,23 @@ mod tests {
         let next_plain = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
         assert_eq!(gunzip(&next_round), next_plain);
         assert_ne!(next_plain, plain);
+        assert_eq!((cache.render_count(), cache.compression_count()), (3, 2));
+    }
+
+    #[test]
+    fn once_gzip_was_asked_for_each_render_is_compressed_beside_it() {
+        let (cache, shared, _) = cache(LONG_ENOUGH);
+        cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Gzip).expect("renders");
+        assert_eq!((cache.render_count(), cache.compression_count()), (1, 1));
+        shared.publish(snapshot(77));
+        // A plain scrape renders the new round: the gzip copy is made with it, not by the next gzip scrape.
+        let plain = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+        assert_eq!((cache.render_count(), cache.compression_count()), (2, 2));
+        let compressed = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Gzip).expect("renders");
+        assert_eq!(cache.compression_count(), 2, "the gzip scrape of a warm round never compresses");
+        assert_eq!(gunzip(&compressed), plain);
+        // The other format was never asked for gzip: its renders stay uncompressed.
+        cache.body(ExpositionFormat::ClassicText, ContentCoding::Identity).expect("renders");
         assert_eq!((cache.render_count(), cache.compression_count()), (3, 2));
     }
 
