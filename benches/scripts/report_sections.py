@@ -502,10 +502,10 @@ class ExporterLoad(Section):
                 "|---|---|---|",
                 *[f"| {row['percent']:.1f} % | {row['dso']} | `{_cell(row['symbol'])}` |" for row in profile],
                 "",
-                "Reading: the exporter encodes the whole exposition for every scrape (label sets of every series "
-                "through prometheus-client's text encoder, and copies of the growing buffer), while nginx hands "
-                "a finished file to the kernel. Serving the body rendered once per sampler round, until the next "
-                "round, would take this work off the scrape path.",
+                "Reading: the body is rendered once per sampler round and served from the scrape cache until the "
+                "next one, so a scrape hands a shared buffer to hyper; what the profile shows is the per-request "
+                "work of hyper, tokio's scheduler and the kernel's TCP stack on loopback, the same work nginx does "
+                "with a file.",
             ]
         return lines + [""] + self.independent_details()
 
