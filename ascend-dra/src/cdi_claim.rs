@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use ascend_oci::atomic_file::WriteOptions;
 use ascend_oci::cdi::{cdi_node, generate_spec, minimum_version, CdiDevice, CdiSpec, ContainerEdits, GenerateOptions};
 use ascend_oci::host::{chip_device_node, HostChips};
 use ascend_oci::inject::InjectionConfig;
@@ -65,8 +66,24 @@ impl ClaimSpecs {
 
     /// The spec file of a claim.
     pub fn path(&self, claim_uid: &str) -> PathBuf {
+        self.dir.join(format!("{}{claim_uid}.json", self.file_prefix()))
+    }
+
+    /// What every claim spec file name of this driver starts with: `<vendor>-<class>_`.
+    fn file_prefix(&self) -> String {
         let (vendor, class) = self.kind.split_once('/').unwrap_or((&self.kind, "npu"));
-        self.dir.join(format!("{vendor}-{class}_{claim_uid}.json"))
+        format!("{vendor}-{class}_")
+    }
+
+    /// Removes this driver's claim specs in the CDI directory whose claim `is_prepared` does not know, and returns
+    /// their paths. The driver calls it at start, before it serves: a spec written by a prepare that never reached the
+    /// checkpoint (the driver died in between, or the node lost power before the write reached the disk) is a leftover
+    /// the checkpoint cannot list, and the runtimes would otherwise keep offering its device.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the directory cannot be read or a leftover cannot be removed; a missing directory is empty.
+    pub fn remove_unlisted(&self, is_prepared: impl Fn(&str) -> bool) -> Result<Vec<PathBuf>> {
+        remove_unlisted_specs(&self.dir, &self.file_prefix(), is_prepared)
     }
 
     /// Writes the claim's spec and returns its path and the CDI id to hand to the kubelet.
@@ -106,7 +123,11 @@ impl ClaimSpecs {
         let mut bytes = serde_json::to_vec_pretty(&spec)
             .map_err(|e| Error::Corrupt { path: path.clone(), reason: format!("cannot serialise: {e}") })?;
         bytes.push(b'\n');
-        ascend_oci::atomic_file::write_atomically(&path, &bytes, 0o644)?;
+        // No fsync: the spec is state of this boot (the default directory, /var/run/cdi, is a tmpfs). A spec that a
+        // power loss leaves short or empty in a persistent directory is removed at the next start, listed in the
+        // checkpoint or not (`remove_unlisted`), before any pod can be given its device. Only the checkpoint, which
+        // must parse after a power loss, is synced: one fsync per prepare instead of two.
+        ascend_oci::atomic_file::write_atomically_with(&path, &bytes, WriteOptions::transient(0o644))?;
         Ok((path, format!("{}={claim_uid}", self.kind)))
     }
 
@@ -120,5 +141,67 @@ impl ClaimSpecs {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(source) => Err(Error::io("removing CDI spec", path, source)),
         }
+    }
+}
+
+/// The sweep of [`ClaimSpecs::remove_unlisted`]: files `<prefix><uid>.json` in `dir` whose uid `is_prepared` rejects.
+fn remove_unlisted_specs(dir: &Path, prefix: &str, is_prepared: impl Fn(&str) -> bool) -> Result<Vec<PathBuf>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(Error::io("reading CDI directory", dir, source)),
+    };
+    let mut removed = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| Error::io("reading CDI directory", dir, source))?;
+        let name = entry.file_name();
+        let Some(uid) = name.to_str().and_then(|name| name.strip_prefix(prefix)?.strip_suffix(".json")) else {
+            continue;
+        };
+        if !is_prepared(uid) {
+            let path = entry.path();
+            ClaimSpecs::remove(&path)?;
+            removed.push(path);
+        }
+    }
+    removed.sort();
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_this_drivers_unlisted_claim_specs_are_removed() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let prefix = "k8s.npu.example.com-npu_";
+        for name in [
+            "k8s.npu.example.com-npu_listed-uid.json",
+            "k8s.npu.example.com-npu_leftover-uid.json",
+            "k8s.gpu.example.com-gpu_other-driver.json",
+            "ascend.json",
+            "k8s.npu.example.com-npu_not-a-spec.yaml",
+        ] {
+            std::fs::write(dir.path().join(name), "{}").expect("write");
+        }
+        let removed = remove_unlisted_specs(dir.path(), prefix, |uid| uid == "listed-uid").expect("sweep");
+        assert_eq!(removed, [dir.path().join("k8s.npu.example.com-npu_leftover-uid.json")]);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .map(|entry| entry.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "ascend.json",
+                "k8s.gpu.example.com-gpu_other-driver.json",
+                "k8s.npu.example.com-npu_listed-uid.json",
+                "k8s.npu.example.com-npu_not-a-spec.yaml"
+            ]
+        );
+        let missing = dir.path().join("absent");
+        assert_eq!(remove_unlisted_specs(&missing, prefix, |_| false).expect("no directory"), Vec::<PathBuf>::new());
     }
 }

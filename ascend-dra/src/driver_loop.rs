@@ -100,6 +100,9 @@ pub async fn run(
     }
     let chip_type = chips.first().map(|chip| chip.chip_type.as_str().to_owned());
     let specs = ClaimSpecs::new(&config.host_root, &config.cdi_dir, &config.plugin.driver_name, chip_type)?;
+    for leftover in specs.remove_unlisted(|uid| checkpoint.get(uid).is_some())? {
+        tracing::info!(path = %leftover.display(), "removed a claim spec the checkpoint does not list");
+    }
     let monitor = HealthMonitor::start(Arc::clone(&manager), config.monitor.clone(), Arc::new(NoopObserver))
         .map_err(|e| Error::Config(format!("health monitor: {e}")))?;
 

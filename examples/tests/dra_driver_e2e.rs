@@ -222,13 +222,18 @@ async fn the_driver_prepares_claims_for_real_containers_survives_a_kill_and_tain
     probe.assert_devices_allowed(&context);
 
     // Killed between prepare and unprepare; the claim is deleted meanwhile. The restarted driver answers a repeated
-    // prepare from its checkpoint, and unprepare removes the spec.
+    // prepare from its checkpoint, and unprepare removes the spec. A spec of a prepare that died before its checkpoint
+    // record (planted here) is swept at the start, before the driver serves.
     driver.kill_hard();
+    let orphan = std::path::Path::new(CDI_DIR).join(format!("{}died-mid-prepare.json", specs.0));
+    std::fs::write(&orphan, "{}").expect("plant an orphaned spec");
     let mut driver = spawn_driver(&args, &envs);
     kubelet
         .wait_until("re-registration", WAIT, |k| k.registered(&driver_name).is_some_and(|r| r.at > registered.at))
         .await
         .unwrap_or_else(|e| panic!("{e}\n{}", driver.log()));
+    assert!(!orphan.exists(), "the restarted driver removes a spec its checkpoint does not list\n{}", driver.log());
+    assert_eq!(specs.files().len(), 1, "the prepared claim's spec stays: {:?}", specs.files());
     delete_claim(&server, "train").await;
     let again = kubelet.prepare(&driver_name, std::slice::from_ref(&good)).await.expect("prepare after restart");
     assert_eq!(
