@@ -5,6 +5,8 @@
 #   benches/run.sh                      # everything: under 15 minutes on a 2-core machine from a fresh clone
 #   PERF_RESULTS_DIR=/tmp/perf benches/run.sh
 #   PERF_REPORT=/tmp/performance.md benches/run.sh    # the report elsewhere than docs/performance.md
+#   PERF_SECTIONS="1 2" benches/run.sh     # only these sections (built and run), to check a change to them; the
+#                                          # report then holds only them and goes to the results directory
 #
 # Needs root (runc containers, device nodes) and the Debian packages of scripts/deps/debian.txt (runc,
 # busybox-static, wrk, nginx, hyperfine, linux-perf). A section that cannot be measured is reported as
@@ -14,12 +16,22 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SCRIPTS="$ROOT/benches/scripts"
-REPORT=${PERF_REPORT:-$ROOT/docs/performance.md}
+# The sections to run, by number; all when empty. A partial report never replaces docs/performance.md by default.
+SECTIONS=$(printf '%s' "${PERF_SECTIONS:-}" | tr ',' ' ')
+if [ -n "$(printf '%s' "$SECTIONS" | tr -d ' 1-7')" ]; then
+    echo "PERF_SECTIONS=$PERF_SECTIONS: give section numbers 1 to 7, separated by spaces or commas" >&2
+    exit 2
+fi
 STARTED=$(date +%s)
 
 TARGET_DIR=$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 RESULTS=${PERF_RESULTS_DIR:-$TARGET_DIR/perf}
+if [ -z "$SECTIONS" ]; then
+    REPORT=${PERF_REPORT:-$ROOT/docs/performance.md}
+else
+    REPORT=${PERF_REPORT:-$RESULTS/performance.md}
+fi
 BIN="$TARGET_DIR/release"
 LIBRARY="$BIN/libdcmi_sim.so"
 
@@ -38,6 +50,16 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 log() { printf '[run.sh %4ds] %s\n' "$(($(date +%s) - STARTED))" "$*"; }
+
+# selected NUMBER...: whether any of the sections is to run (PERF_SECTIONS).
+selected() {
+    local number
+    [ -z "$SECTIONS" ] && return 0
+    for number in "$@"; do
+        [[ " $SECTIONS " == *" $number "* ]] && return 0
+    done
+    return 1
+}
 
 # Records why a section was not measured (shown in the report).
 not_measured() {
@@ -107,10 +129,14 @@ log "results in $RESULTS"
 # cargo also turns on the selected packages' dev-dependency features, here ascend-dcmi's `mock` (one more type in
 # the binaries, their code paths unchanged): far cheaper than compiling the TLS, gRPC and HTTP stacks twice.
 SIM_ALLOC_TEST="$ROOT/ascend-dcmi/tests/sampler_alloc_sim.rs"
-BUILD_TARGETS=(--lib --bin npu-exporter --bin ascend-device-plugin --bin ascend-ctk --bin dcmi-sim
-    --bin perf-device-plugin --bin ascend-dra-driver --bin perf-dra-driver --bench safe_vs_raw --bench full_poll
-    --test sampler_alloc)
-[ -e "$SIM_ALLOC_TEST" ] && BUILD_TARGETS+=(--test sampler_alloc_sim)
+BUILD_TARGETS=(--lib)
+selected 1 && BUILD_TARGETS+=(--bench safe_vs_raw)
+selected 2 && BUILD_TARGETS+=(--bench full_poll --test sampler_alloc)
+selected 2 && [ -e "$SIM_ALLOC_TEST" ] && BUILD_TARGETS+=(--test sampler_alloc_sim)
+selected 3 4 5 && BUILD_TARGETS+=(--bin npu-exporter)
+selected 4 5 && BUILD_TARGETS+=(--bin ascend-device-plugin --bin perf-device-plugin)
+selected 6 && BUILD_TARGETS+=(--bin ascend-ctk --bin dcmi-sim)
+selected 7 && BUILD_TARGETS+=(--bin ascend-dra-driver --bin perf-dra-driver)
 BUILD_OK=1
 # One retry: rustc has been seen to crash (SIGSEGV in LLVM) on these loaded machines; a real error fails twice.
 run_section build 1800 bash -c "cd '$ROOT' && build() {
@@ -148,33 +174,35 @@ reproduce() {
 }
 
 # ---- sections 1 and 2: the criterion benches of the sampler's owners, and the allocation tests -----------------
-if built safe_vs_raw && bench=$(executable safe_vs_raw bench safe_vs_raw); then
+if selected 1 && built safe_vs_raw && bench=$(executable safe_vs_raw bench safe_vs_raw); then
     run_section safe_vs_raw 120 env CRITERION_HOME="$RESULTS/criterion" DCMI_SIM_LIBRARY="$LIBRARY" \
         ASCEND_BENCH_SAFE_VS_RAW_JSON="$RESULTS/safe_vs_raw.json" \
         "$bench" --bench --warm-up-time 1 --measurement-time 3 || true
     reproduce safe_vs_raw "ASCEND_BENCH_SAFE_VS_RAW_JSON=safe_vs_raw.json cargo bench -p ascend-benches --bench \
 safe_vs_raw -- --warm-up-time 1 --measurement-time 3"
 fi
-if built full_poll && bench=$(executable full_poll bench full_poll); then
+if selected 2 && built full_poll && bench=$(executable full_poll bench full_poll); then
     run_section full_poll 300 env CRITERION_HOME="$RESULTS/criterion" DCMI_SIM_LIBRARY="$LIBRARY" \
         ASCEND_BENCH_LATENCY_MS=2 ASCEND_BENCH_FULL_POLL_JSON="$RESULTS/full_poll.json" \
         "$bench" --bench --warm-up-time 1 --measurement-time 3 || true
     reproduce full_poll "ASCEND_BENCH_LATENCY_MS=2 ASCEND_BENCH_FULL_POLL_JSON=full_poll.json cargo bench \
 -p ascend-benches --bench full_poll -- --warm-up-time 1 --measurement-time 3"
 fi
-# A missing allocation test is "not measured", never a pass.
-for test in sampler_alloc sampler_alloc_sim; do
-    name=allocations${test#sampler_alloc}
-    if [ "$test" = sampler_alloc_sim ] && [ ! -e "$SIM_ALLOC_TEST" ]; then
-        not_measured "$name" "ascend-dcmi/tests/$test.rs does not exist in this tree"
-    elif built "$name" && binary=$(executable "$name" test "$test"); then
-        run_section "$name" 120 env DCMI_SIM_LIBRARY="$LIBRARY" "$binary" --nocapture || true
-        reproduce "$name" "cargo test --release -p ascend-dcmi --test $test -- --nocapture"
-    fi
-done
+# A missing allocation test is "not measured", never a pass. sampler_alloc_sim prints a count per API family.
+if selected 2; then
+    for test in sampler_alloc sampler_alloc_sim; do
+        name=allocations${test#sampler_alloc}
+        if [ "$test" = sampler_alloc_sim ] && [ ! -e "$SIM_ALLOC_TEST" ]; then
+            not_measured "$name" "ascend-dcmi/tests/$test.rs does not exist in this tree"
+        elif built "$name" && binary=$(executable "$name" test "$test"); then
+            run_section "$name" 120 env DCMI_SIM_LIBRARY="$LIBRARY" "$binary" --nocapture || true
+            reproduce "$name" "cargo test --release -p ascend-dcmi --test $test -- --nocapture"
+        fi
+    done
+fi
 
 # ---- section 3: a hung chip -----------------------------------------------------------------------------------
-if built hung_chip; then
+if selected 3 && built hung_chip; then
     run_section hung_chip 180 python3 "$SCRIPTS/exporter_hung_chip.py" --exporter "$BIN/npu-exporter" \
         --library "$LIBRARY" --chips 64 --out "$RESULTS/hung_chip.json" || true
 fi
@@ -182,9 +210,9 @@ fi
 # ---- sections 4 and 5: exporter under wrk against nginx; device plugin; a shared minute of load ----------------
 EXPORTER_BUILT=0
 DEVICE_PLUGIN_BUILT=0
-built exporter_load && EXPORTER_BUILT=1
-built device_plugin && DEVICE_PLUGIN_BUILT=1
-if [ "$EXPORTER_BUILT" -eq 1 ] && [ "$DEVICE_PLUGIN_BUILT" -eq 1 ]; then
+selected 4 5 && built exporter_load && EXPORTER_BUILT=1
+selected 4 5 && built device_plugin && DEVICE_PLUGIN_BUILT=1
+if selected 4 5 && [ "$EXPORTER_BUILT" -eq 1 ] && [ "$DEVICE_PLUGIN_BUILT" -eq 1 ]; then
     missing=$(missing_tools wrk nginx perf)
     ROUNDS_DONE="$RESULTS/exporter_rounds.done"
     LOAD_GO="$RESULTS/device_plugin_load.started"
@@ -210,7 +238,7 @@ fi
 
 # ---- section 4, compressed scrapes: bytes per scrape, gzip against nginx gzip_static, CPU per scrape -----------
 # About 70 s; after the load above, so that wrk and the device plugin's minute are off the machine.
-if built exporter_gzip; then
+if selected 4 && built exporter_gzip; then
     missing=$(missing_tools wrk nginx)
     if [ -n "$missing" ]; then
         not_measured exporter_gzip "missing tools: $missing (scripts/deps/debian.txt)"
@@ -222,7 +250,7 @@ if built exporter_gzip; then
 fi
 
 # ---- section 6: container start -------------------------------------------------------------------------------
-if built container_start; then
+if selected 6 && built container_start; then
     missing=$(missing_tools runc hyperfine busybox strace perf)
     if [ "$(id -u)" -ne 0 ]; then
         not_measured container_start "needs root (runc containers with device nodes)"
@@ -237,7 +265,7 @@ fi
 
 # ---- section 7: the DRA driver --------------------------------------------------------------------------------
 # About 75 s: 2 x 300 prepare/unprepare pairs, 10 faults, a minute of load for the resident memory.
-if built dra_driver; then
+if selected 7 && built dra_driver; then
     run_section dra_driver 240 "$BIN/perf-dra-driver" --driver "$BIN/ascend-dra-driver" --library "$LIBRARY" \
         --prepares 300 --fault-repeats 10 --load-seconds 60 --out "$RESULTS/dra_driver.json" || true
 fi
@@ -246,4 +274,4 @@ fi
 ELAPSED=$(($(date +%s) - STARTED))
 log "measurements done after $ELAPSED s; writing $REPORT"
 python3 "$SCRIPTS/write_report.py" --results "$RESULTS" --out "$REPORT" --elapsed-seconds "$ELAPSED" \
-    --build-seconds "$BUILD_SECONDS"
+    --build-seconds "$BUILD_SECONDS" ${SECTIONS:+--sections $SECTIONS}

@@ -120,6 +120,19 @@ class ReportTests(unittest.TestCase):
         with open(os.path.join(directory, name), "w", encoding="utf-8") as out:
             out.write(content if isinstance(content, str) else json.dumps(content))
 
+    def write_criterion(self, results, full_id, median):
+        """A criterion result as criterion stores it: a directory per benchmark id with its median estimate."""
+        directory = os.path.join(results, "criterion", *full_id.split("/"), "new")
+        os.makedirs(directory)
+        self.write(directory, "benchmark.json", {"full_id": full_id})
+        self.write(directory, "estimates.json", {"median": {"point_estimate": median}})
+
+    @staticmethod
+    def section(kind, results):
+        """The section `kind` of the results directory, its summary rows and its body text."""
+        section = kind(write_report.Results(results))
+        return section, section.summary_rows(), "\n".join(section.body())
+
     def test_figures_come_from_the_files_and_failures_are_reported(self):
         with tempfile.TemporaryDirectory() as results:
             self.write(results, "safe_vs_raw.error", "did not finish within 120 s: boom")
@@ -162,27 +175,29 @@ class ReportTests(unittest.TestCase):
             self.write(results, "full_poll.json", FULL_POLL)
             for chips, serial, sampler in ((8, 4_000.0, 5_000.0), (64, 32_000.0, 16_000.0)):
                 for name, median in (("serial_loop", serial), ("sampler", sampler)):
-                    directory = os.path.join(results, "criterion", "full_poll_sim_0ms", name, str(chips), "new")
-                    os.makedirs(directory)
-                    self.write(directory, "benchmark.json", {"full_id": f"full_poll/sim_0ms/{name}/{chips}"})
-                    self.write(directory, "estimates.json", {"median": {"point_estimate": median}})
+                    self.write_criterion(results, f"full_poll/sim_0ms/{name}/{chips}", median)
             self.write(results, "allocations.log", "running 1 test\n"
                        "test warm_polls_and_reads_allocate_nothing ... ok\n")
             self.write(results, "allocations_sim.error", "exit status 101: test failed")
-            self.write(results, "allocations_sim.log", "thread 'main' panicked: a warm sampler allocated 12 times in "
-                       "400 polls\ntest warm_polls_through_dcmi_sim_allocate_nothing ... FAILED\n")
-            section = report_sections.FullPoll(write_report.Results(results))
-            rows = section.summary_rows()
-            body = "\n".join(section.body())
+            self.write(results, "allocations_sim.log", "running 1 test\n"
+                       "dcmi-sim atlas-800t-a2 (DCMI V1): 0 allocations in 250 polls and reads\n"
+                       "dcmi-sim atlas-950-8 (DCMI V2): 12 allocations in 250 polls and reads\n"
+                       "thread 'main' panicked: a warm sampler over dcmi-sim allocated: atlas-950-8 (DCMI V2): 12 "
+                       "times in 250 polls\ntest warm_polls_through_dcmi_sim_allocate_nothing ... FAILED\n")
+            section, rows, body = self.section(report_sections.FullPoll, results)
         self.assertIn("| 2 | 8 chips, 2 ms per call: sampler poll / (chain × waves) | 1.010 | "
                       "≤ 1.25 (close to ideal) | met |", rows)
         self.assertIn("| 2 | 64 chips, 2 ms per call: sampler poll / (chain × waves) | 1.300 | "
                       "≤ 1.25 (close to ideal) | **missed** |", rows)
         self.assertIn("| 2 | 64 chips, 2 ms per call: serial loop / sampler | 3.11x | (no target) | info |", rows)
         self.assertIn("| 2 | heap allocations per steady-state poll (`sampler_alloc`) | 0 | 0 | met |", rows)
-        # A failing test that reports its count is a measured miss, not "not measured".
-        self.assertIn("| 2 | heap allocations per steady-state poll (`sampler_alloc_sim`) | 12 allocations in 400 "
-                      "polls | 0 | **missed** |", rows)
+        # One row per API family; a failing test that reports its count is a measured miss, not "not measured".
+        self.assertIn("| 2 | heap allocations per steady-state poll (`sampler_alloc_sim`, DCMI V1 `atlas-800t-a2`) "
+                      "| 0 | 0 | met |", rows)
+        self.assertIn("| 2 | heap allocations per steady-state poll (`sampler_alloc_sim`, DCMI V2 `atlas-950-8`) | "
+                      "12 allocations in 250 polls | 0 | **missed** |", rows)
+        self.assertIn("Atlas 950 with eight NPUs (DCMI V2: `dcmiv2_*` calls by logic id)): 12 allocations in 250 "
+                      "polls allocations.", body)
         self.assertIn("| 64 | 32 µs | 16 µs | 2.00x |", body)
         self.assertIn("| 64 | 68 ms (23) | 16 | 1.09 s | 1.41 s (5) | 1.300 | 4.4 s (3) | 3.11x | 1.011 |", body)
         self.assertEqual(section.failures(), [])
@@ -197,9 +212,51 @@ class ReportTests(unittest.TestCase):
         self.assertEqual(rows[0], "| 2 | Full-node poll: sampler against a serial loop | not measured: full_poll: did "
                          "not finish within 300 s: stuck | | |")
         self.assertIn("| 2 | heap allocations per steady-state poll (`sampler_alloc`) | 0 | 0 | met |", rows)
-        self.assertIn("| 2 | heap allocations per steady-state poll (`sampler_alloc_sim`) | not measured: "
-                      "ascend-dcmi/tests/sampler_alloc_sim.rs does not exist | 0 | **not measured** |", rows)
-        self.assertEqual([name for name, _ in section.failures()], ["full_poll", "allocations_sim"])
+        for host in ("DCMI V1 `atlas-800t-a2`", "DCMI V2 `atlas-950-8`"):
+            self.assertIn(f"| 2 | heap allocations per steady-state poll (`sampler_alloc_sim`, {host}) | not measured: "
+                          "ascend-dcmi/tests/sampler_alloc_sim.rs does not exist | 0 | **not measured** |", rows)
+        self.assertEqual([name for name, _ in section.failures()], ["full_poll", "allocations_sim", "allocations_sim"])
+
+    def test_an_allocation_count_missing_for_one_family_is_not_a_pass(self):
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "allocations_sim.log", "dcmi-sim atlas-800t-a2 (DCMI V1): 0 allocations in 250 polls "
+                       "and reads\ntest warm_polls_through_dcmi_sim_allocate_nothing ... ok\n")
+            section, rows, body = self.section(report_sections.FullPoll, results)
+        self.assertIn("| 2 | heap allocations per steady-state poll (`sampler_alloc_sim`, DCMI V1 `atlas-800t-a2`) "
+                      "| 0 | 0 | met |", rows)
+        self.assertIn("| 2 | heap allocations per steady-state poll (`sampler_alloc_sim`, DCMI V2 `atlas-950-8`) | "
+                      "not measured: allocations_sim.log has no allocation count of `atlas-950-8` | 0 | "
+                      "**not measured** |", rows)
+        self.assertEqual(body.count("(not run)"), 3, "full_poll, allocations, allocations_sim: once each")
+
+    def test_safety_cost_has_a_row_per_api_family(self):
+        def record(family, sample, call, chip, manager):
+            return {"family": family, "sample": sample, "raw_call": call, "paths": {
+                "raw_fn_pointer": {"ratio_to_raw": 1.0, "median_ns": 100.0},
+                "safe_chip": {"ratio_to_raw": chip, "median_ns": 100.0 * chip},
+                "safe_device_manager": {"ratio_to_raw": manager, "median_ns": 100.0 * manager}}}
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "safe_vs_raw.json", {"rounds": 301, "batch": 2000, "families": [
+                record("DCMI V1", "atlas-800t-a2", "dcmi_get_device_temperature", 1.02, 1.07),
+                record("DCMI V2", "atlas-950-8", "dcmiv2_get_device_temperature", 1.15, 1.2)]})
+            for key in ("v1", "v2"):
+                for path, median in (("raw_fn_pointer", 150.0), ("safe_chip", 160.0), ("safe_device_manager", 170.0)):
+                    self.write_criterion(results, f"safe_vs_raw/temperature/{key}/{path}", median + len(key))
+            section, rows, body = self.section(report_sections.SafetyCost, results)
+            self.write(results, "safe_vs_raw.json", {"rounds": 301, "batch": 2000, "families": [
+                record("DCMI V1", "atlas-800t-a2", "dcmi_get_device_temperature", 1.02, 1.07)]})
+            v1_only = report_sections.SafetyCost(write_report.Results(results)).summary_rows()
+        self.assertIn("| 1 | DCMI V1 (`atlas-800t-a2`) temperature read, `Chip::temperature` / raw fn pointer | "
+                      "1.020x | ≤ 1.10x | met |", rows)
+        self.assertIn("| 1 | DCMI V2 (`atlas-950-8`) temperature read, `Chip::temperature` / raw fn pointer | "
+                      "1.150x | ≤ 1.10x | **missed** |", rows)
+        self.assertIn("| 1 | DCMI V2 (`atlas-950-8`): the same through the `DeviceManager` trait / raw | 1.200x | "
+                      "(no target) | info |", rows)
+        self.assertIn("| DCMI V2 | safe_chip | 162 ns | 1.150x |", body)
+        self.assertIn("DCMI V2: `dcmiv2_get_device_temperature` on the `atlas-950-8` sample", body)
+        self.assertEqual(len(v1_only), 1)
+        self.assertIn("not measured: safe_vs_raw: its result files are incomplete (ValueError('safe_vs_raw.json has "
+                      "no record of DCMI V2'))", v1_only[0])
 
     def test_gzip_figures_are_independent_rows_of_section_4(self):
         def run(rate, p99):
@@ -218,9 +275,7 @@ class ReportTests(unittest.TestCase):
                          "exporter_gzip_uncached": run(500, 28.0), "cpu_ms_gzip_uncached": 2.0,
                          "exporter_plain_uncached": run(600, 27.0), "cpu_ms_plain_uncached": 1.6},
             })
-            section = report_sections.ExporterLoad(write_report.Results(results))
-            rows = section.summary_rows()
-            body = "\n".join(section.body())
+            section, rows, body = self.section(report_sections.ExporterLoad, results)
         self.assertIn("| 4 | gzip wire bytes / plain, 8 chips | 11.0 % (4400 / 40000 bytes) | ≤ 15 % | met |", rows)
         self.assertIn("| 4 | gzip wire bytes / plain, 64 chips | 20.0 % (60000 / 300000 bytes) | ≤ 15 % | "
                       "**missed** |", rows)
@@ -251,9 +306,7 @@ class ReportTests(unittest.TestCase):
                          "rss_high_water_kib": 15000},
             })
             self.write(results, "dra_driver.cmd", "target/release/perf-dra-driver --prepares 300")
-            section = report_sections.DraDriver(write_report.Results(results))
-            rows = section.summary_rows()
-            body = "\n".join(section.body())
+            section, rows, body = self.section(report_sections.DraDriver, results)
         self.assertIn("| 7 | NodePrepareResources, claim of one chip, p50 / p99 | 1.20 / 2.50 ms | p99 < 5 ms | met |",
                       rows)
         self.assertIn("| 7 | NodePrepareResources, claim of 8 chips, p50 / p99 | 3.00 / 6.50 ms | p99 < 5 ms | "

@@ -128,59 +128,81 @@ class SafetyCost(Section):
     number = 1
     title = "The cost of safety"
     result_names = ("safe_vs_raw",)
-    GROUP = "safe_vs_raw/temperature/"
+    PATHS = ("raw_fn_pointer", "safe_chip", "safe_device_manager")
+    # The API families benches/benches/safe_vs_raw.rs measures: the "family" of its JSON records, and the last part
+    # of its criterion group (`safe_vs_raw/temperature/<key>`). A family missing from the results makes the
+    # section "not measured", never a row less.
+    FAMILIES = (("DCMI V1", "v1"), ("DCMI V2", "v2"))
 
-    def medians(self):
-        medians = self.results.criterion()
-        return {name: medians[self.GROUP + name] for name in ("raw_fn_pointer", "safe_chip", "safe_device_manager")}
-
-    def interleaved(self):
-        """{path: ratio to raw} of the interleaved measurement (the verdict's figure)."""
+    def families(self):
+        """[(JSON record, criterion group)] per family in FAMILIES order, and the whole JSON record."""
         figures = self.results.json("safe_vs_raw.json")
         if not figures:
             raise ValueError("safe_vs_raw.json is missing")
-        return {name: path["ratio_to_raw"] for name, path in figures["paths"].items()}, figures
+        measured = {record["family"]: record for record in figures["families"]}
+        missing = [family for family, _ in self.FAMILIES if family not in measured]
+        if missing:
+            raise ValueError(f"safe_vs_raw.json has no record of {', '.join(missing)}")
+        return [(measured[family], f"safe_vs_raw/temperature/{key}/") for family, key in self.FAMILIES], figures
 
     def rows(self):
-        ratios, _ = self.interleaved()
-        chip, manager = ratios["safe_chip"], ratios["safe_device_manager"]
-        return [
-            ("temperature read, `Chip::temperature` / raw fn pointer", f"{chip:.3f}x", "≤ 1.10x", verdict(chip <= 1.10)),
-            ("the same through the `DeviceManager` trait / raw", f"{manager:.3f}x", "(no target)", "info"),
-        ]
+        rows = []
+        for record, _ in self.families()[0]:
+            paths = record["paths"]
+            chip, manager = paths["safe_chip"]["ratio_to_raw"], paths["safe_device_manager"]["ratio_to_raw"]
+            host = f"{record['family']} (`{record['sample']}`)"
+            rows += [
+                (f"{host} temperature read, `Chip::temperature` / raw fn pointer", f"{chip:.3f}x", "≤ 1.10x",
+                 verdict(chip <= 1.10)),
+                (f"{host}: the same through the `DeviceManager` trait / raw", f"{manager:.3f}x", "(no target)",
+                 "info"),
+            ]
+        return rows
 
     def details(self):
-        medians = self.medians()
-        ratios, figures = self.interleaved()
-        return [
-            "Method: criterion bench `benches/benches/safe_vs_raw.rs`: one `dcmi_get_device_temperature` on "
-            "dcmi-sim (Atlas 800T A2, no injected latency) through the raw `dcmi-sys` function pointer, through "
-            "`ascend_dcmi::Chip::temperature`, and through the `DeviceManager` trait (looks the chip up by logic "
-            "id). Criterion medians (1 s warm-up, 3 s measurement) give the cost per read; criterion measures the "
+        medians = self.results.criterion()
+        families, figures = self.families()
+        lines = [
+            "Method: criterion bench `benches/benches/safe_vs_raw.rs`: one temperature read on dcmi-sim (no "
+            "injected latency) through the raw `dcmi-sys` function pointer, through `ascend_dcmi::Chip::temperature`, "
+            "and through the `DeviceManager` trait (looks the chip up by logic id), on each DCMI API family: "
+            + "; ".join(f"{record['family']}: `{record['raw_call']}` on the `{record['sample']}` sample"
+                        for record, _ in families)
+            + ". Criterion medians (1 s warm-up, 3 s measurement) give the cost per read; criterion measures the "
             "paths one after the other, and on a shared VM the machine's speed drifts between them by as much as "
             f"the difference measured, so the ratios come from an interleaved run: {figures['rounds']} rounds, each "
             f"timing {figures['batch']} reads of every path in turn (the order rotating), the median of the "
             "per-round ratios.",
             "",
-            "| Path | Criterion median per read | Interleaved ratio to raw |",
-            "|---|---|---|",
-            *[f"| {name} | {human_ns(value)} | {ratios[name]:.3f}x |" for name, value in medians.items()],
+            "| Family | Path | Criterion median per read | Interleaved ratio to raw |",
+            "|---|---|---|---|",
         ]
+        for record, group in families:
+            for path in self.PATHS:
+                lines.append(f"| {record['family']} | {path} | {human_ns(medians[group + path])} | "
+                             f"{record['paths'][path]['ratio_to_raw']:.3f}x |")
+        return lines
 
 
 class FullPoll(Section):
     number = 2
     title = "Full-node poll: sampler against a serial loop"
     result_names = ("full_poll",)
-    # (result name, test binary, test function, what it polls): each a figure of its own; a missing or broken test
-    # is "not measured", never a pass.
+    # (result name, test binary, test function, dcmi-sim sample and its API family or None, what it polls): each a
+    # figure of its own; a missing or broken test is "not measured", never a pass. sampler_alloc_sim counts both
+    # families in one test and prints a line per sample (`dcmi-sim <sample> (<family>): <n> allocations in <p>
+    # polls and reads`), so each family is a row.
     ALLOCATION_TESTS = (
-        ("allocations", "sampler_alloc", "warm_polls_and_reads_allocate_nothing",
+        ("allocations", "sampler_alloc", "warm_polls_and_reads_allocate_nothing", None,
          "the in-process fake manager, 16 chips, warm polls of the utilization, chip-state and memory groups and "
          "the readers"),
         ("allocations_sim", "sampler_alloc_sim", "warm_polls_through_dcmi_sim_allocate_nothing",
-         "the real `Dcmi` on dcmi-sim's Atlas 800T A2 (loaded with dlopen), warm polls of every group (the "
+         ("atlas-800t-a2", "DCMI V1"),
+         "the real `Dcmi` on dcmi-sim's Atlas 800T A2 (DCMI V1, loaded with dlopen), warm polls of every group (the "
          "exporter's default selection) and the readers"),
+        ("allocations_sim", "sampler_alloc_sim", "warm_polls_through_dcmi_sim_allocate_nothing",
+         ("atlas-950-8", "DCMI V2"),
+         "the same on dcmi-sim's Atlas 950 with eight NPUs (DCMI V2: `dcmiv2_*` calls by logic id)"),
     )
 
     def figures(self):
@@ -213,36 +235,54 @@ class FullPoll(Section):
         return rows
 
     def independent_names(self):
-        return tuple(name for name, *_ in self.ALLOCATION_TESTS)
+        return tuple(dict.fromkeys(name for name, *_ in self.ALLOCATION_TESTS))
 
     def independent_rows(self):
         rows = []
-        for name, binary, _, _ in self.ALLOCATION_TESTS:
-            figure = f"heap allocations per steady-state poll (`{binary}`)"
-            count, text = self.allocations(name)
+        for test in self.ALLOCATION_TESTS:
+            name, binary, _, host, _ = test
+            where = f", {host[1]} `{host[0]}`" if host else ""
+            figure = f"heap allocations per steady-state poll (`{binary}`{where})"
+            count, text = self.allocations(test)
             if count is None:
                 rows.append((name, figure, text, "0", NOT_MEASURED))
             else:
                 rows.append((name, figure, text, "0", verdict(count == 0)))
         return rows
 
-    def allocations(self, name):
-        """(count, text) of one allocation test, or (None, why it was not measured)."""
-        test = next(test for test in self.ALLOCATION_TESTS if test[0] == name)
+    @staticmethod
+    def allocations_on_host(log, sample):
+        """(count, text) of the line sampler_alloc_sim prints for `sample`, or None if there is none."""
+        found = re.search(rf"^dcmi-sim {re.escape(sample)} \(.*?\): (\d+) allocations in (\d+) polls", log, re.M)
+        if not found:
+            return None
+        count = int(found.group(1))
+        return count, "0" if count == 0 else f"{count} allocations in {found.group(2)} polls"
+
+    def allocations(self, test):
+        """(count, text) of one row of ALLOCATION_TESTS, or (None, why it was not measured)."""
+        name, _, function, host, _ = test
         log = self.results.text(f"{name}.log") or ""
-        failed = re.search(r"allocated (\d+) times in (\d+) polls", log)
-        if failed:
-            return int(failed.group(1)), f"{failed.group(1)} allocations in {failed.group(2)} polls"
-        if re.search(rf"^test {test[2]} \.\.\. ok$", log, re.M):
-            return 0, "0"
+        if host:
+            counted = self.allocations_on_host(log, host[0])
+            if counted:
+                return counted
+        else:
+            failed = re.search(r"allocated (\d+) times in (\d+) polls", log)
+            if failed:
+                return int(failed.group(1)), f"{failed.group(1)} allocations in {failed.group(2)} polls"
+            if re.search(rf"^test {function} \.\.\. ok$", log, re.M):
+                return 0, "0"
         reason = self.results.failure(name)
         if reason:
             return None, reason
-        return None, f"{name}.log has neither `test {test[2]} ... ok` nor an allocation count"
+        if host:
+            return None, f"{name}.log has no allocation count of `{host[0]}`"
+        return None, f"{name}.log has neither `test {function} ... ok` nor an allocation count"
 
     def independent_details(self):
         lines = []
-        for (name, binary, _, polled), (_, _, text, _, state) in zip(self.ALLOCATION_TESTS, self._independent):
+        for (_, binary, _, _, polled), (_, _, text, _, state) in zip(self.ALLOCATION_TESTS, self._independent):
             shown = f"not measured: {text}" if state == NOT_MEASURED else f"{text} allocations"
             lines.append(f"* `ascend-dcmi/tests/{binary}.rs` (a counting global allocator; {polled}): {shown}.")
         return ["Heap allocations per steady-state poll:", "", *lines]

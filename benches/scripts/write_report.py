@@ -21,6 +21,8 @@ def parse_arguments():
     parser.add_argument("--out", required=True)
     parser.add_argument("--elapsed-seconds", type=int, required=True)
     parser.add_argument("--build-seconds", type=int, required=True)
+    parser.add_argument("--sections", type=int, nargs="+", metavar="NUMBER",
+                        help="only these sections (benches/run.sh's PERF_SECTIONS); all by default")
     return parser.parse_args()
 
 
@@ -76,9 +78,10 @@ def machine_line(args):
     revision = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True,
                               check=False, cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    only = f" Sections {', '.join(map(str, args.sections))} only (PERF_SECTIONS)." if args.sections else ""
     return (f"Measured {now} on {os.cpu_count()} CPUs ({cpu}), Linux {platform.release()}, tree "
             f"`{revision or 'unknown'}`. The script took {args.elapsed_seconds} s in all, of which "
-            f"{args.build_seconds} s building.")
+            f"{args.build_seconds} s building.{only}")
 
 
 # cargo --timings embeds its per-unit figures as a JavaScript array in the HTML report.
@@ -115,7 +118,7 @@ def build_line(results):
 def main():
     args = parse_arguments()
     results = Results(args.results)
-    built = [section(results) for section in sections.ALL]
+    built = [section(results) for section in sections.ALL if not args.sections or section.number in args.sections]
     lines = [
         "# Performance",
         "",

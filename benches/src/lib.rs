@@ -5,7 +5,9 @@
 //! Run them with `cargo bench -p ascend-benches` (short: `-- --warm-up-time 1 --measurement-time 3`):
 //!
 //! * `safe_vs_raw`: one temperature read on dcmi-sim (zero latency) through the raw `dcmi-sys` function pointer,
-//!   through [`ascend_dcmi::Chip::temperature`], and through the [`ascend_dcmi::DeviceManager`] trait.
+//!   through [`ascend_dcmi::Chip::temperature`], and through the [`ascend_dcmi::DeviceManager`] trait, on each DCMI
+//!   API family (`dcmi_get_device_temperature` on an Atlas 800T A2, `dcmiv2_get_device_temperature` on an Atlas
+//!   950).
 //! * `full_poll`: a full-node poll (every metric of the four groups, the exporter's default) through the real
 //!   [`ascend_dcmi::Dcmi`] on dcmi-sim hosts of 8, 64 and 256 chips: [`ascend_dcmi::Sampler::poll_groups`] with the
 //!   exporter's default configuration against [`serial::SerialPoller`] making the same calls, under criterion with
