@@ -12,7 +12,6 @@ use super::check::Section;
 use super::compatibility::{CompatibilityTable, HOST_TABLE_PATH};
 use super::context::{DcmiConnector, DoctorOptions};
 use super::host::HostRoot;
-use super::kubectl::Kubectl;
 use super::kubernetes_checks::default_pod_resources_socket;
 use super::report::{render_json, render_text, run};
 
@@ -39,14 +38,14 @@ pub struct DoctorCli {
     /// Also check a container image's CANN: its ascend-toolkit directory or version.cfg (a path on this machine).
     #[arg(long, value_name = "PATH")]
     pub image_toolkit: Option<PathBuf>,
-    /// RuntimeClass manifests (YAML or `kubectl get runtimeclass -o json`) to check instead of asking kubectl.
+    /// RuntimeClass manifests (YAML or `kubectl get runtimeclass -o json`) to check instead of asking the API server.
     #[arg(long, value_name = "FILE")]
     pub runtime_class_manifest: Option<PathBuf>,
-    /// The Kubernetes node name (default: the host's hostname); its Node object gives the kubelet's version when
-    /// an API server is configured (in a pod, or KUBECONFIG / ~/.kube/config).
+    /// The Kubernetes node name (default: the host's hostname); its Node object gives the kubelet's version and
+    /// the advertised NPUs when an API server is configured (in a pod, or KUBECONFIG / ~/.kube/config).
     #[arg(long, value_name = "NAME")]
     pub node: Option<String>,
-    /// How long the chips, and each kubectl call, may take (`10`, `10s`, `1m`; plain numbers are seconds).
+    /// How long the chips, and each API server request, may take (`10`, `10s`, `1m`; plain numbers are seconds).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = ascend_cli::duration::parse_positive_duration)]
     pub timeout: Duration,
 }
@@ -113,7 +112,6 @@ pub fn options(cli: &DoctorCli) -> Result<DoctorOptions, String> {
         kernel_release: kernel_release(),
         image_toolkit: cli.image_toolkit.clone(),
         runtime_class_manifest: cli.runtime_class_manifest.clone(),
-        kubectl: Kubectl::from_path(timeout),
         node_name: cli.node.clone(),
         connector: Box::new(DcmiConnector {
             host_root: root.clone(),
@@ -129,7 +127,7 @@ pub fn options(cli: &DoctorCli) -> Result<DoctorOptions, String> {
 
 #[cfg(feature = "kube")]
 fn cluster_api(timeout: Duration) -> Option<Box<dyn super::context::ClusterApi>> {
-    Some(Box::new(super::node_api::KubeClusterApi { timeout, config: None }))
+    Some(Box::new(super::node_api::KubeClusterApi::new(timeout)))
 }
 
 #[cfg(not(feature = "kube"))]

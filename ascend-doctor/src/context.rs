@@ -1,15 +1,16 @@
 //! What the checks run against (the inputs), and what earlier checks found for later ones (the facts).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::{Dcmi, DeviceManager};
+use ascend_oci::runtime_config::RuntimeClassRef;
 
 use super::check::Section;
 use super::compatibility::CompatibilityTable;
 use super::host::HostRoot;
-use super::kubectl::Kubectl;
 
 /// Loads `libdcmi.so` and calls `dcmi_init`: the only way the doctor talks to the driver, so tests can replace it.
 pub trait DriverConnector: Send + Sync {
@@ -21,20 +22,70 @@ pub trait DriverConnector: Send + Sync {
 }
 
 /// What the checks read from the API server. The doctor works without one (builds without the `kube` feature,
-/// hosts without access to the API server); tests pass their own, or the kube-rs one pointed at a fake API server.
+/// hosts without access to the API server); tests pass their own, or the kube-rs one
+/// (`node_api::KubeClusterApi`, feature `kube`) pointed at a fake API server.
+///
+/// Every method's error is text naming the request and why it got no answer (refused, timed out, HTTP 403 or 404).
 pub trait ClusterApi: Send + Sync {
+    /// Why no cluster can be asked at all (no in-cluster environment and no kubeconfig), or `None` when one is
+    /// configured. Checks that need the cluster SKIP with this reason; a configured cluster that then fails to
+    /// answer is a finding (WARN), as it was when the doctor ran `kubectl`.
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
+
     /// The node's `status.nodeInfo.kubeletVersion`; `Ok(None)` when the kubelet has not reported one.
     ///
     /// # Errors
-    /// Why the API server gave no answer, as text naming the request (no cluster configured, refused, timed out).
+    /// Why the API server gave no answer.
     fn kubelet_version(&self, node: &str) -> Result<Option<String>, String>;
 
     /// The versions of API group `group` the server serves, preferred first (API discovery, `/apis`); `Ok(None)`
     /// when it does not serve the group.
     ///
     /// # Errors
-    /// As [`ClusterApi::kubelet_version`].
+    /// Why the API server gave no answer.
     fn served_versions(&self, group: &str) -> Result<Option<Vec<String>>, String>;
+
+    /// The node's `status.capacity` and `status.allocatable`.
+    ///
+    /// # Errors
+    /// Why the API server gave no answer.
+    fn node_resources(&self, node: &str) -> Result<NodeResources, String>;
+
+    /// The pods bound to `node`, or every pod of the cluster when the node is unknown.
+    ///
+    /// # Errors
+    /// Why the API server gave no answer.
+    fn pods(&self, node: Option<&str>) -> Result<Vec<ClusterPod>, String>;
+
+    /// The cluster's RuntimeClasses.
+    ///
+    /// # Errors
+    /// Why the API server gave no answer.
+    fn runtime_classes(&self) -> Result<Vec<RuntimeClassRef>, String>;
+}
+
+/// A node's `status.capacity` and `status.allocatable`: resource name to quantity as the API server writes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeResources {
+    /// What the node has.
+    pub capacity: BTreeMap<String, String>,
+    /// What pods may use.
+    pub allocatable: BTreeMap<String, String>,
+}
+
+/// A pod as the checks see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterPod {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// `metadata.uid`.
+    pub uid: String,
+    /// `status.phase` (`Running`, `Succeeded` ...; empty when unset).
+    pub phase: String,
 }
 
 /// The real connector: `ascend_dcmi::Dcmi` with the host root and a call deadline.
@@ -71,10 +122,9 @@ pub struct DoctorOptions {
     pub compatibility: CompatibilityTable,
     /// A container image's toolkit to check too: its `version.cfg`, or a directory holding one (`latest/` or not).
     pub image_toolkit: Option<PathBuf>,
-    /// A file with RuntimeClass manifests (YAML or `kubectl get -o json` output) to check instead of asking kubectl.
+    /// A file with RuntimeClass manifests (YAML or `kubectl get -o json` output) to check instead of asking the API
+    /// server.
     pub runtime_class_manifest: Option<PathBuf>,
-    /// `kubectl`, when it is on `PATH`.
-    pub kubectl: Option<Kubectl>,
     /// The Kubernetes node name (default: the host's hostname).
     pub node_name: Option<String>,
     /// How the driver is loaded.
@@ -96,11 +146,27 @@ impl std::fmt::Debug for DoctorOptions {
             .field("kernel_release", &self.kernel_release)
             .field("image_toolkit", &self.image_toolkit)
             .field("runtime_class_manifest", &self.runtime_class_manifest)
-            .field("kubectl", &self.kubectl)
             .field("node_name", &self.node_name)
             .field("sections", &self.sections)
             .field("cluster_api", &self.cluster_api.is_some())
             .finish_non_exhaustive()
+    }
+}
+
+impl DoctorOptions {
+    /// The API server to ask, or why there is none: the doctor was built without its `kube` feature, or no cluster
+    /// is configured.
+    ///
+    /// # Errors
+    /// The reason, for the evidence of a SKIP.
+    pub fn cluster(&self) -> Result<&dyn ClusterApi, String> {
+        let Some(api) = &self.cluster_api else {
+            return Err("no API client (cargo feature `kube` of ascend-doctor)".to_owned());
+        };
+        match api.unavailable() {
+            Some(reason) => Err(reason),
+            None => Ok(api.as_ref()),
+        }
     }
 }
 

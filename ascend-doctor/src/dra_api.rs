@@ -30,10 +30,9 @@ pub fn dra_api(options: &DoctorOptions, _facts: &mut Facts) -> CheckResult {
         "API server serves the DRA driver's resource.k8s.io/v1",
         Status::Ok,
     );
-    let Some(api) = &options.cluster_api else {
-        return check
-            .evidence("API discovery not read: no API client (cargo feature `kube` of ascend-doctor)")
-            .with_status(Status::Skip);
+    let api = match options.cluster() {
+        Ok(api) => api,
+        Err(reason) => return check.evidence(format!("API discovery not read: {reason}")).with_status(Status::Skip),
     };
     let served = match api.served_versions(DRA_GROUP) {
         Ok(served) => served,

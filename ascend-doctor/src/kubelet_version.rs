@@ -62,8 +62,8 @@ pub const KUBELET_FLOORS: [KubeletFloor; 4] = [
 /// The kubelet's version and where it came from, with what was tried before.
 fn find_version(options: &DoctorOptions) -> (Option<FoundVersion>, Vec<String>) {
     let mut tried = Vec::new();
-    match (&options.cluster_api, node_name(options)) {
-        (Some(api), Some(node)) => match api.kubelet_version(&node) {
+    match (options.cluster(), node_name(options)) {
+        (Ok(api), Some(node)) => match api.kubelet_version(&node) {
             Ok(Some(version)) => {
                 let source = format!("Node {node} status.nodeInfo.kubeletVersion");
                 return (Some(FoundVersion { version, source }), tried);
@@ -71,10 +71,8 @@ fn find_version(options: &DoctorOptions) -> (Option<FoundVersion>, Vec<String>) 
             Ok(None) => tried.push(format!("Node {node} has no status.nodeInfo.kubeletVersion yet")),
             Err(error) => tried.push(format!("Node object not read: {error}")),
         },
-        (Some(_), None) => tried.push("Node object not read: the node name is unknown (pass --node)".to_owned()),
-        (None, _) => {
-            tried.push("Node object not read: no API client (cargo feature `kube` of ascend-doctor)".to_owned())
-        }
+        (Ok(_), None) => tried.push("Node object not read: the node name is unknown (pass --node)".to_owned()),
+        (Err(reason), _) => tried.push(format!("Node object not read: {reason}")),
     }
     if let Some((path, found)) = first_binary(&options.host, &KUBELET_BINARIES, &KUBELET_VERSION_SETTINGS) {
         match found {

@@ -1,7 +1,7 @@
 //! Section 4: a node whose allocatable lacks NPUs is a device-plugin problem. Is the plugin's socket there and
 //! registered, does the node advertise the resource, and does the kubelet hold NPUs for pods that are gone?
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use ascend_deviceplugin::kubelet::{DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
 use ascend_deviceplugin::naming::{base_name, socket_name, DEFAULT_PREFIX};
 
 use super::check::{CheckResult, Section, Status};
-use super::context::{DoctorOptions, Facts};
+use super::context::{ClusterApi, DoctorOptions, Facts};
 use super::host::EntryKind;
 use super::pod_resources::{checkpoint_allocations, checkpoint_registered, list_pod_resources, Allocation, PodRef};
 
@@ -150,15 +150,20 @@ pub fn node_name(options: &DoctorOptions) -> Option<String> {
         .filter(|name| !name.is_empty())
 }
 
-fn skip_without_kubectl(check: CheckResult) -> CheckResult {
-    check
-        .evidence(super::kubectl::missing_reason())
-        .fix("install kubectl with read access to nodes and pods to run this check")
-        .with_status(Status::Skip)
+fn skip_without_cluster(check: CheckResult, reason: String) -> CheckResult {
+    check.evidence(format!("API server not asked: {reason}")).fix(NO_CLUSTER_FIX).with_status(Status::Skip)
 }
 
-fn quantity(value: &serde_json::Value) -> Option<u64> {
-    value.as_str().and_then(|text| text.parse().ok()).or_else(|| value.as_u64())
+/// What a SKIP for want of a cluster asks of the operator.
+pub const NO_CLUSTER_FIX: &str = "run the doctor where the API server is configured (in a pod with a service \
+     account, or with KUBECONFIG) with read access to nodes, pods and runtimeclasses to run this check";
+
+/// The `huawei.com/*` entries of a resource list with a whole-number quantity.
+fn npu_quantities(list: &BTreeMap<String, String>) -> Vec<(String, u64)> {
+    list.iter()
+        .filter(|(name, _)| name.starts_with(&format!("{DEFAULT_PREFIX}/")))
+        .filter_map(|(name, amount)| amount.parse().ok().map(|count| (name.clone(), count)))
+        .collect()
 }
 
 /// kubernetes.node_resources: the node's capacity and allocatable include the NPU resource.
@@ -172,36 +177,27 @@ pub fn node_resources(options: &DoctorOptions, _facts: &mut Facts) -> CheckResul
     if !options.host.exists("/var/lib/kubelet") {
         return check.evidence("/var/lib/kubelet absent: not a Kubernetes node").with_status(Status::Skip);
     }
-    let Some(kubectl) = &options.kubectl else { return skip_without_kubectl(check) };
+    let api = match options.cluster() {
+        Ok(api) => api,
+        Err(reason) => return skip_without_cluster(check, reason),
+    };
     let Some(node) = node_name(options) else {
         return check
             .evidence("the node name is unknown (no /etc/hostname)")
             .fix("pass --node <name>")
             .with_status(Status::Skip);
     };
-    let value = match kubectl.json(&["get", "node", &node, "-o", "json"]) {
-        Ok(value) => value,
+    let resources = match api.node_resources(&node) {
+        Ok(resources) => resources,
         Err(error) => {
             return check
                 .evidence(error)
-                .fix("check the node name (--node) and kubectl's access to the cluster")
+                .fix("check the node name (--node) and the doctor's access to the API server (get on nodes)")
                 .with_status(Status::Warn)
         }
     };
-    let read = |field: &str| -> Vec<(String, u64)> {
-        value
-            .pointer(&format!("/status/{field}"))
-            .and_then(|v| v.as_object())
-            .map(|map| {
-                map.iter()
-                    .filter(|(name, _)| name.starts_with(&format!("{DEFAULT_PREFIX}/")))
-                    .filter_map(|(name, amount)| quantity(amount).map(|n| (name.clone(), n)))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let capacity = read("capacity");
-    let allocatable = read("allocatable");
+    let capacity = npu_quantities(&resources.capacity);
+    let allocatable = npu_quantities(&resources.allocatable);
     if capacity.is_empty() {
         return check
             .evidence(format!("node {node}: no {DEFAULT_PREFIX}/* in status.capacity"))
@@ -227,27 +223,19 @@ pub fn node_resources(options: &DoctorOptions, _facts: &mut Facts) -> CheckResul
 }
 
 /// The pods of the cluster that still run (not Succeeded or Failed), by `namespace/name` and by UID.
-fn live_pods(options: &DoctorOptions, node: Option<&str>) -> Result<(BTreeSet<String>, BTreeSet<String>), String> {
-    let Some(kubectl) = &options.kubectl else { return Err(super::kubectl::missing_reason()) };
-    let selector = node.map(|name| format!("spec.nodeName={name}"));
-    let mut args = vec!["get", "pods", "--all-namespaces", "-o", "json"];
-    if let Some(selector) = &selector {
-        args.extend(["--field-selector", selector.as_str()]);
-    }
-    let value = kubectl.json(&args)?;
+fn live_pods(api: &dyn ClusterApi, node: Option<&str>) -> Result<(BTreeSet<String>, BTreeSet<String>), String> {
     let mut names = BTreeSet::new();
     let mut uids = BTreeSet::new();
-    for pod in value.get("items").and_then(|i| i.as_array()).into_iter().flatten() {
-        let phase = pod.pointer("/status/phase").and_then(|p| p.as_str()).unwrap_or("");
-        if matches!(phase, "Succeeded" | "Failed") {
+    for pod in api.pods(node)? {
+        if matches!(pod.phase.as_str(), "Succeeded" | "Failed") {
             continue;
         }
-        let namespace = pod.pointer("/metadata/namespace").and_then(|n| n.as_str()).unwrap_or("default");
-        if let Some(name) = pod.pointer("/metadata/name").and_then(|n| n.as_str()) {
-            names.insert(format!("{namespace}/{name}"));
+        let namespace = if pod.namespace.is_empty() { "default" } else { pod.namespace.as_str() };
+        if !pod.name.is_empty() {
+            names.insert(format!("{namespace}/{}", pod.name));
         }
-        if let Some(uid) = pod.pointer("/metadata/uid").and_then(|u| u.as_str()) {
-            uids.insert(uid.to_owned());
+        if !pod.uid.is_empty() {
+            uids.insert(pod.uid);
         }
     }
     Ok((names, uids))
@@ -283,17 +271,23 @@ pub fn stale_allocations(options: &DoctorOptions, _facts: &mut Facts) -> CheckRe
     if !options.host.exists("/var/lib/kubelet") {
         return check.evidence("/var/lib/kubelet absent: not a Kubernetes node").with_status(Status::Skip);
     }
-    if options.kubectl.is_none() {
-        return skip_without_kubectl(check);
-    }
+    let api = match options.cluster() {
+        Ok(api) => api,
+        Err(reason) => return skip_without_cluster(check, reason),
+    };
     let (source, found) = match allocations(options) {
         Ok(found) => found,
         Err(error) => return check.evidence(error).with_status(Status::Skip),
     };
     let node = node_name(options);
-    let (names, uids) = match live_pods(options, node.as_deref()) {
+    let (names, uids) = match live_pods(api, node.as_deref()) {
         Ok(pods) => pods,
-        Err(error) => return check.evidence(error).fix("check kubectl's access to pods").with_status(Status::Warn),
+        Err(error) => {
+            return check
+                .evidence(error)
+                .fix("check the doctor's access to the API server (list on pods)")
+                .with_status(Status::Warn)
+        }
     };
     let check =
         check.evidence(format!("{source}: {} NPU allocation(s); {} live pod(s) on the node", found.len(), names.len()));

@@ -20,9 +20,13 @@
 //!
 //! # Features
 //!
-//! - `kube`: the kubelet's version from the Node object and the API server's DRA version from its discovery
-//!   ([`dra_api`]), through kube-rs (crate `ascend-kube`), when an API server is configured. Without it the doctor needs no Kubernetes client and reads the version from the host's files. A
-//!   binary that enables it selects k8s-openapi's Kubernetes version, as `ascend-kube` documents.
+//! - `kube`: the checks that need the cluster's view, through kube-rs (crate `ascend-kube`, module `node_api`), when an
+//!   API server is configured (in a pod its service account, else `KUBECONFIG` or `~/.kube/config`): the kubelet's
+//!   version from the Node object, the NPUs the Node advertises, the pods that still hold NPUs, the RuntimeClasses
+//!   and the API server's DRA version from its discovery ([`dra_api`]). It is the doctor's only way to the API
+//!   server: it runs no `kubectl`. Without the feature, or without a configured cluster, those checks SKIP with
+//!   the reason and the kubelet's version comes from the host's files. A binary that enables it selects
+//!   k8s-openapi's Kubernetes version, as `ascend-kube` documents.
 //!
 //! ```no_run
 //! use ascend_doctor::{cli, report};
@@ -49,7 +53,6 @@ pub mod dra_api;
 pub mod driver_checks;
 pub mod host;
 pub mod installed_version;
-pub mod kubectl;
 pub mod kubelet_feature_gates;
 pub mod kubelet_version;
 pub mod kubernetes_checks;

@@ -1,59 +1,109 @@
 //! The cluster through kube-rs (crate `ascend-kube`, feature `kube`): the API server the kubeconfig or the pod's
-//! service account names, or one given as a kube-rs configuration (tests pass the fake API server's).
+//! service account names, or one given as a kube-rs configuration (tests pass the fake API server's). This is the
+//! doctor's only way to the API server; it runs no `kubectl`.
 
 use std::future::Future;
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use super::context::ClusterApi;
+use ascend_oci::runtime_config::RuntimeClassRef;
+
+use super::context::{ClusterApi, ClusterPod, NodeResources};
 
 /// The cluster `ascend_kube::connect` finds (in a pod its service account, else `KUBECONFIG` or
 /// `~/.kube/config`), or the one a configuration names.
-#[derive(Clone)]
 pub struct KubeClusterApi {
-    /// How long the connection and the request may take together.
-    pub timeout: Duration,
-    /// The API server; `None`: the one `ascend_kube::connect` finds.
-    pub config: Option<kube::Config>,
+    timeout: Duration,
+    /// The configuration, found once on first use (or given), or why there is none.
+    config: OnceLock<Result<kube::Config, String>>,
 }
 
 impl std::fmt::Debug for KubeClusterApi {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let server = self.config.as_ref().map(|config| config.cluster_url.to_string());
+        let server = match self.config.get() {
+            Some(Ok(config)) => Some(config.cluster_url.to_string()),
+            _ => None,
+        };
         f.debug_struct("KubeClusterApi").field("timeout", &self.timeout).field("server", &server).finish()
     }
 }
 
 impl KubeClusterApi {
-    /// Runs one request with a client of the cluster, within the timeout.
-    fn call<T, F>(&self, request: impl FnOnce(kube::Client) -> F) -> Result<T, String>
-    where
-        F: Future<Output = ascend_kube::Result<T>>,
-    {
-        // The doctor is synchronous; one small runtime per request keeps the checks free of async, and kube-rs's
-        // client lives on the runtime that made it, so each request connects anew (a handful per run).
+    /// The cluster this process is configured for, found on first use; each request, and finding the
+    /// configuration, may take `timeout`.
+    pub fn new(timeout: Duration) -> Self {
+        KubeClusterApi { timeout, config: OnceLock::new() }
+    }
+
+    /// The cluster `config` names.
+    pub fn with_config(config: kube::Config, timeout: Duration) -> Self {
+        KubeClusterApi { timeout, config: OnceLock::from(Ok(config)) }
+    }
+
+    /// The doctor is synchronous; one small runtime per request keeps the checks free of async.
+    fn block_on<T>(&self, work: impl Future<Output = Result<T, String>>) -> Result<T, String> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|error| format!("starting the API client: {error}"))?;
-        runtime.block_on(async {
-            let client = match &self.config {
-                Some(config) => kube::Client::try_from(config.clone()).map_err(|error| error.to_string())?,
-                None => match tokio::time::timeout(self.timeout, ascend_kube::connect()).await {
-                    Ok(client) => client.map_err(|error| error.to_string())?,
-                    Err(_) => return Err(format!("no API server configuration within {:?}", self.timeout)),
-                },
-            };
+        runtime.block_on(work)
+    }
+
+    fn config(&self) -> Result<&kube::Config, String> {
+        let found = self.config.get_or_init(|| {
+            self.block_on(async {
+                match tokio::time::timeout(self.timeout, ascend_kube::client::configuration()).await {
+                    Ok(config) => config.map_err(|error| error.to_string()),
+                    Err(_) => Err(format!("no API server configuration within {:?}", self.timeout)),
+                }
+            })
+        });
+        found.as_ref().map_err(Clone::clone)
+    }
+
+    /// Runs one request with a client of the cluster, within the timeout. kube-rs's client lives on the runtime
+    /// that made it, so each request connects anew (a handful per run).
+    fn call<T, F>(&self, request: impl FnOnce(kube::Client) -> F) -> Result<T, String>
+    where
+        F: Future<Output = ascend_kube::Result<T>>,
+    {
+        let config = self.config()?.clone();
+        self.block_on(async {
+            let client = kube::Client::try_from(config).map_err(|error| error.to_string())?;
             request(client).await.map_err(|error| error.to_string())
         })
     }
 }
 
 impl ClusterApi for KubeClusterApi {
+    fn unavailable(&self) -> Option<String> {
+        self.config().err()
+    }
+
     fn kubelet_version(&self, node: &str) -> Result<Option<String>, String> {
         self.call(|client| ascend_kube::node_info::kubelet_version(client, node, self.timeout))
     }
 
     fn served_versions(&self, group: &str) -> Result<Option<Vec<String>>, String> {
         self.call(|client| ascend_kube::api_discovery::served_versions(client, group, self.timeout))
+    }
+
+    fn node_resources(&self, node: &str) -> Result<NodeResources, String> {
+        let found = self.call(|client| ascend_kube::node_info::resources(client, node, self.timeout))?;
+        Ok(NodeResources { capacity: found.capacity, allocatable: found.allocatable })
+    }
+
+    fn pods(&self, node: Option<&str>) -> Result<Vec<ClusterPod>, String> {
+        let views = self.call(|client| ascend_kube::pod_assignment::pod_views(client, node, self.timeout))?;
+        Ok(views
+            .into_iter()
+            .map(|view| ClusterPod { namespace: view.namespace, name: view.name, uid: view.uid, phase: view.phase })
+            .collect())
+    }
+
+    fn runtime_classes(&self) -> Result<Vec<RuntimeClassRef>, String> {
+        let handlers =
+            self.call(|client| ascend_kube::runtime_classes::runtime_class_handlers(client, self.timeout))?;
+        Ok(handlers.into_iter().map(|(name, handler)| RuntimeClassRef { name, handler }).collect())
     }
 }

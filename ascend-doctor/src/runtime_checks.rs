@@ -9,6 +9,7 @@ use ascend_oci::runtime_config::{
 
 use super::check::{CheckResult, Section, Status};
 use super::context::{DoctorOptions, Facts, RegisteredRuntime};
+use super::kubernetes_checks::NO_CLUSTER_FIX;
 
 /// Docker's configuration file.
 pub const DOCKER_CONFIG: &str = "/etc/docker/daemon.json";
@@ -196,15 +197,20 @@ fn runtime_classes(options: &DoctorOptions) -> Result<(String, Vec<RuntimeClassR
         })?;
         return Ok((path.display().to_string(), parse_runtime_classes(&text)));
     }
-    let Some(kubectl) = &options.kubectl else {
-        return Err(check
-            .evidence(format!("{}; no --runtime-class-manifest given", super::kubectl::missing_reason()))
-            .fix("install kubectl with access to the cluster, or pass the RuntimeClass manifest with --runtime-class-manifest"));
-    };
-    let value = kubectl.json(&["get", "runtimeclass", "-o", "json"]).map_err(|error| {
-        check.clone().evidence(error).with_status(Status::Warn).fix("check kubectl's access to the cluster")
+    let api = options.cluster().map_err(|reason| {
+        check
+            .clone()
+            .evidence(format!("API server not asked: {reason}; no --runtime-class-manifest given"))
+            .fix(format!("{NO_CLUSTER_FIX}, or pass the RuntimeClass manifest with --runtime-class-manifest"))
     })?;
-    Ok(("kubectl get runtimeclass".to_owned(), parse_runtime_classes(&value.to_string())))
+    let classes = api.runtime_classes().map_err(|error| {
+        check
+            .clone()
+            .evidence(error)
+            .with_status(Status::Warn)
+            .fix("check the doctor's access to the API server (list on runtimeclasses.node.k8s.io)")
+    })?;
+    Ok(("RuntimeClasses from the API server".to_owned(), classes))
 }
 
 /// runtime.runtime_class: a RuntimeClass whose handler is a registered Ascend runtime. A missing RuntimeClass, or a

@@ -10,9 +10,10 @@ use std::time::Duration;
 use ascend_dcmi::DeviceManager;
 use ascend_doctor::check::{CheckResult, Section, Status};
 use ascend_doctor::compatibility::CompatibilityTable;
-use ascend_doctor::context::{ClusterApi, DoctorOptions, DriverConnector};
+use ascend_doctor::context::{ClusterApi, ClusterPod, DoctorOptions, DriverConnector, NodeResources};
 use ascend_doctor::host::HostRoot;
 use ascend_doctor::report::{run, DoctorReport};
+use ascend_oci::runtime_config::RuntimeClassRef;
 
 struct NoDriver;
 
@@ -31,6 +32,18 @@ impl ClusterApi for FixedNodeApi {
     }
 
     fn served_versions(&self, _group: &str) -> Result<Option<Vec<String>>, String> {
+        Err("not served by this test's API".to_owned())
+    }
+
+    fn node_resources(&self, _node: &str) -> Result<NodeResources, String> {
+        Err("not served by this test's API".to_owned())
+    }
+
+    fn pods(&self, _node: Option<&str>) -> Result<Vec<ClusterPod>, String> {
+        Err("not served by this test's API".to_owned())
+    }
+
+    fn runtime_classes(&self) -> Result<Vec<RuntimeClassRef>, String> {
         Err("not served by this test's API".to_owned())
     }
 }
@@ -101,7 +114,6 @@ impl Host {
             compatibility: CompatibilityTable::built_in().expect("built-in table"),
             image_toolkit: None,
             runtime_class_manifest: None,
-            kubectl: None,
             node_name: Some("worker-1".to_owned()),
             connector: Box::new(NoDriver),
             chip_deadline: Duration::from_secs(1),
@@ -389,7 +401,7 @@ fn the_api_servers_dra_version_comes_from_its_discovery() {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let start = |builder: fake_apiserver::Builder| runtime.block_on(builder.start()).expect("fake API server");
     let api = |server: &FakeApiServer| -> Option<Box<dyn ClusterApi>> {
-        Some(Box::new(KubeClusterApi { timeout: Duration::from_secs(5), config: Some(server.config()) }))
+        Some(Box::new(KubeClusterApi::with_config(server.config(), Duration::from_secs(5))))
     };
     let v1beta1 = || Kind::cluster("resource.k8s.io", "v1beta1", "resourceslices", "ResourceSlice");
     let host = Host::new();

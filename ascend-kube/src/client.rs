@@ -29,7 +29,17 @@ pub const DRA_DRIVER_FIELD_MANAGER: &str = "ascend-dra-driver";
 /// # Errors
 /// [`Error::Config`] when neither an in-cluster environment nor a kubeconfig is found.
 pub async fn connect() -> Result<kube::Client> {
-    kube::Client::try_default().await.map_err(|source| Error::Config { source: Box::new(source) })
+    let config = configuration().await?;
+    kube::Client::try_from(config).map_err(|source| Error::Config { source: Box::new(source) })
+}
+
+/// The configuration [`connect`] uses: the in-cluster environment, else the kubeconfig. A tool that makes clients
+/// on more than one runtime reads it once and builds each client from it (`kube::Client::try_from`).
+///
+/// # Errors
+/// [`Error::Config`] when neither an in-cluster environment nor a kubeconfig is found.
+pub async fn configuration() -> Result<kube::Config> {
+    kube::Config::infer().await.map_err(|source| Error::Config { source: Box::new(kube::Error::InferConfig(source)) })
 }
 
 /// Whether this process runs in a pod (the kubelet set `KUBERNETES_SERVICE_HOST`).

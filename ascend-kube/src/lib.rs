@@ -14,7 +14,8 @@
 //! - [`resource_slices`] and [`resource_claims`]: a DRA driver's node-local pool of ResourceSlices (names, owner,
 //!   generation, server-side apply, removal of stale slices) and the claims it prepares.
 //! - [`api_discovery`]: which versions of an API group the server serves (is `resource.k8s.io/v1` there?).
-//! - [`node_info`]: what a Node object reports of its node's software (the kubelet's version).
+//! - [`node_info`]: what a Node object reports of its node (the kubelet's version, the resources it advertises).
+//! - [`runtime_classes`]: the cluster's RuntimeClasses and their runtime handlers.
 //! - [`client`]: the connection ([`connect`]) and the one request path ([`client::request`]): a deadline on every
 //!   call and errors that name the verb, the object and what to check ([`Error`]).
 //!
@@ -23,10 +24,10 @@
 //! All access goes through [kube-rs](https://kube.rs) (`kube` 5) with the typed objects of `k8s-openapi` 0.29. The
 //! workspace's binaries select k8s-openapi's `v1_34` feature, the oldest that has `resource.k8s.io/v1` (DRA went GA
 //! in Kubernetes 1.34), and this crate, as k8s-openapi asks of libraries, selects none itself. The objects used
-//! here (Nodes, Pods, ConfigMaps, `events.k8s.io/v1` Events) have been stable since Kubernetes 1.19, so the node
-//! labeller and the device plugin work with every cluster still supported upstream; the DRA objects
-//! (ResourceSlices, ResourceClaims) need Kubernetes 1.34 or newer. kube-rs talks to newer API servers too: the
-//! served versions of these kinds do not change.
+//! here (Nodes, Pods, ConfigMaps, `events.k8s.io/v1` Events; `node.k8s.io/v1` RuntimeClasses from 1.20) have been
+//! stable since Kubernetes 1.19, so the node labeller, the device plugin and the doctor work with every cluster
+//! still supported upstream; the DRA objects (ResourceSlices, ResourceClaims) need Kubernetes 1.34 or newer.
+//! kube-rs talks to newer API servers too: the served versions of these kinds do not change.
 //!
 //! In-cluster configuration, TLS with the service account's CA, and the rotation of projected tokens come from
 //! kube-rs ([`connect`]). Tests run real kube-rs clients against the workspace's fake API server (crate
@@ -61,6 +62,7 @@ pub mod node_labels;
 pub mod pod_assignment;
 pub mod resource_claims;
 pub mod resource_slices;
+pub mod runtime_classes;
 
 pub use client::connect;
 pub use error::{Error, Result};

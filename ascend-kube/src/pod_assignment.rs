@@ -14,6 +14,9 @@
 //! `PodRealAlloc`), `pkg/device/ascendcommon.go` (`AddPodAnnotation`, `getRealUsedDevices`: running pods' chips from
 //! `huawei.com/AscendReal`).
 //!
+//! [`pod_views`] is the one way this crate lists a node's pods: the allocation flow reads them through it, and so do
+//! tools that compare the kubelet's allocations with the pods that still exist (the doctor's stale-allocation check).
+//!
 //! The mark is a JSON merge patch that carries the pod's `resourceVersion`: when two Allocate calls (or two plugin
 //! instances) pick the same pod, the second patch gets 409 Conflict instead of serving the pod twice.
 
@@ -43,6 +46,8 @@ pub struct PodView {
     pub namespace: String,
     /// Name.
     pub name: String,
+    /// `metadata.uid` (empty when unset), the key the kubelet's checkpoint records pods by.
+    pub uid: String,
     /// `resourceVersion`, the precondition of the mark.
     pub resource_version: Option<String>,
     /// `status.phase` (`Pending`, `Running` ...; empty when unset).
@@ -72,6 +77,7 @@ impl PodView {
         PodView {
             namespace: pod.metadata.namespace.clone().unwrap_or_default(),
             name: pod.metadata.name.clone().unwrap_or_default(),
+            uid: pod.metadata.uid.clone().unwrap_or_default(),
             resource_version: pod.metadata.resource_version.clone(),
             phase: pod.status.as_ref().and_then(|status| status.phase.clone()).unwrap_or_default(),
             annotations: pod.metadata.annotations.clone().unwrap_or_default(),
@@ -150,6 +156,26 @@ pub fn chips_in_use(pods: &[PodView], except: Option<&PodView>) -> BTreeMap<Stri
         .collect()
 }
 
+/// The pods bound to `node` (every pod of the cluster when `None`), as views, read from the API server in one list
+/// bounded by `timeout`.
+///
+/// # Errors
+/// [`crate::Error::InvalidNodeName`], [`crate::Error::Api`], [`crate::Error::Transport`] or
+/// [`crate::Error::Timeout`].
+pub async fn pod_views(client: kube::Client, node: Option<&str>, timeout: Duration) -> Result<Vec<PodView>> {
+    let pods: Api<Pod> = Api::all(client);
+    let (params, object) = match node {
+        Some(node) => {
+            check_node_name(node)?;
+            let selector = format!("spec.nodeName={node}");
+            (ListParams::default().fields(&selector), format!("pods?fieldSelector={selector}"))
+        }
+        None => (ListParams::default(), "pods".to_owned()),
+    };
+    let listed = request("list", object, timeout, pods.list(&params)).await?;
+    Ok(listed.items.iter().map(PodView::of).collect())
+}
+
 /// Reads and marks the pods of one node.
 #[derive(Clone)]
 pub struct PodAssignments {
@@ -180,12 +206,7 @@ impl PodAssignments {
     /// # Errors
     /// [`crate::Error::Api`], [`crate::Error::Transport`] or [`crate::Error::Timeout`].
     pub async fn list(&self) -> Result<Vec<PodView>> {
-        let params = ListParams::default().fields(&format!("spec.nodeName={}", self.node));
-        let listed = request("list", format!("pods?fieldSelector=spec.nodeName={}", self.node), self.timeout, async {
-            self.pods.list(&params).await
-        })
-        .await?;
-        Ok(listed.items.iter().map(PodView::of).collect())
+        pod_views(self.pods.clone().into_client(), Some(&self.node), self.timeout).await
     }
 
     /// Marks `pod` served: `predicate-time` to [`CONSUMED_PREDICATE_TIME`], the kubelet's ids and the real chips.
@@ -220,6 +241,7 @@ mod tests {
         PodView {
             namespace: "jobs".into(),
             name: name.into(),
+            uid: format!("uid-{name}"),
             resource_version: Some("1".into()),
             phase: phase.into(),
             annotations: annotations.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
@@ -290,5 +312,35 @@ mod tests {
             ..Pod::default()
         };
         assert_eq!(PodView::of(&pod).requests[R], u64::MAX);
+    }
+
+    #[tokio::test]
+    async fn the_pods_of_a_node_or_of_the_cluster_with_their_uids() {
+        let server = fake_apiserver::FakeApiServer::start().await.expect("fake API server");
+        for (uid, name, node) in [("uid-a", "train-0", "worker-1"), ("uid-b", "web-0", "worker-2")] {
+            server.seed(serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "jobs", "uid": uid},
+                "spec": {"nodeName": node, "containers": []}, "status": {"phase": "Running"}}));
+        }
+        let timeout = Duration::from_secs(5);
+        let on_node = pod_views(server.client(), Some("worker-1"), timeout).await.expect("list");
+        assert_eq!(on_node.len(), 1);
+        assert_eq!(
+            (on_node[0].key(), on_node[0].uid.as_str(), on_node[0].phase.as_str()),
+            ("jobs/train-0".to_owned(), "uid-a", "Running")
+        );
+        let all = pod_views(server.client(), None, timeout).await.expect("list");
+        let mut uids: Vec<&str> = all.iter().map(|pod| pod.uid.as_str()).collect();
+        uids.sort_unstable();
+        assert_eq!(uids, ["uid-a", "uid-b"]);
+        assert!(pod_views(server.client(), Some("Bad/Name"), timeout).await.is_err());
+        let selectors: Vec<String> = server
+            .requests()
+            .into_iter()
+            .flat_map(|request| request.query)
+            .filter(|(key, _)| key == "fieldSelector")
+            .map(|(_, value)| value)
+            .collect();
+        assert_eq!(selectors, ["spec.nodeName=worker-1"]);
     }
 }

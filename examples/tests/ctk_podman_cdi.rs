@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use ctk_support::podman::Podman;
 use ctk_support::sim_host::SimHost;
-use ctk_support::{ctk, describe, run, Probe};
+use ctk_support::{atlas_950_shared_nodes, ctk, describe, expected_npu_nodes, run, Probe, V1_SHARED_NODES};
 
 const CDI_DIR: &str = "/var/run/cdi";
 
@@ -52,12 +52,6 @@ fn podman_runs_one_chip_and_all(sample: &str, one: u32, shared: &[String]) {
     for name in phys.iter().map(ToString::to_string).chain(["all".to_owned()]) {
         assert!(listed_text.lines().any(|l| l == format!("{kind}={name}")), "{kind}={name} not listed:\n{listed_text}");
     }
-    let expected = |phys: &[u32]| -> Vec<String> {
-        let mut nodes: Vec<String> =
-            phys.iter().map(|phy| format!("davinci{phy}")).chain(shared.iter().cloned()).collect();
-        nodes.sort();
-        nodes
-    };
 
     let podman = Podman::new();
     podman.import_busybox("localhost/ascend-ctk-busybox");
@@ -65,7 +59,7 @@ fn podman_runs_one_chip_and_all(sample: &str, one: u32, shared: &[String]) {
     let context = describe(&output);
     assert!(output.status.success(), "podman run failed\n{context}");
     let probe = Probe::parse(&output.stdout);
-    assert_eq!(probe.npu_devices, expected(&[one]), "{context}");
+    assert_eq!(probe.npu_devices, expected_npu_nodes(&[one], shared), "{context}");
     probe.assert_driver_mounted_read_only(&host, &context);
     probe.assert_devices_allowed(&context);
     assert_eq!(probe.ld_library_path, "/usr/local/Ascend/driver/lib64/common:/usr/local/Ascend/driver/lib64/driver");
@@ -74,24 +68,17 @@ fn podman_runs_one_chip_and_all(sample: &str, one: u32, shared: &[String]) {
     let all_context = describe(&all);
     assert!(all.status.success(), "podman run with all failed\n{all_context}");
     let all_probe = Probe::parse(&all.stdout);
-    assert_eq!(all_probe.npu_devices, expected(&phys), "{all_context}");
+    assert_eq!(all_probe.npu_devices, expected_npu_nodes(&phys, shared), "{all_context}");
     all_probe.assert_devices_allowed(&all_context);
 }
 
 #[test]
 fn podman_runs_a_container_with_one_chip_from_our_spec() {
-    let shared = ["davinci_manager", "devmm_svm", "hisi_hdc"].map(str::to_owned);
-    podman_runs_one_chip_and_all("atlas-300i-pro", 1, &shared);
+    podman_runs_one_chip_and_all("atlas-300i-pro", 1, &V1_SHARED_NODES.map(str::to_owned));
 }
 
 /// An Atlas 950 node (DCMI V2): no `devmm_svm`, and every unified-bus node goes with any NPU.
 #[test]
 fn podman_runs_a_container_with_one_npu_of_an_atlas_950_node() {
-    let unified_bus = ["uburma", "ummu"].map(|kind| (0..8).map(move |phy| format!("{kind}/{kind}{phy}")));
-    let shared: Vec<String> = ["davinci_manager", "hisi_hdc"]
-        .map(str::to_owned)
-        .into_iter()
-        .chain(unified_bus.into_iter().flatten())
-        .collect();
-    podman_runs_one_chip_and_all("atlas-950-8", 6, &shared);
+    podman_runs_one_chip_and_all("atlas-950-8", 6, &atlas_950_shared_nodes(8));
 }

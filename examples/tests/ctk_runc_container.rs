@@ -1,32 +1,49 @@
 //! Real containers with Debian's runc (and crun for the two delivery modes): `ascend-ctk runtime exec` (and the
 //! hook) prepare a busybox container on a `dcmi_sim` fake Ascend host, with the chips read from the simulated
-//! driver; the container itself reports what it sees. Needs root (mknod, runc, crun); CI runs as root.
+//! driver; the container itself reports what it sees. Spec delivery also runs on an Atlas 950 node, whose driver
+//! answers only the DCMI V2 API. Needs root (mknod, runc, crun); CI runs as root.
 
 mod ctk_support;
 
 use ctk_support::bundle::{Bundle, OciRuntime};
 use ctk_support::sim_host::SimHost;
-use ctk_support::{ctk, describe, run, Probe};
+use ctk_support::{atlas_950_shared_nodes, ctk, describe, expected_npu_nodes, run, Probe, V1_SHARED_NODES};
 
 #[test]
 fn runtime_exec_gives_exactly_the_requested_chips_and_read_only_driver() {
-    spec_delivery_gives_exactly_the_requested_chips(OciRuntime::Runc);
+    spec_delivery_gives_exactly_the_requested_chips(
+        OciRuntime::Runc,
+        "atlas-800t-a2",
+        &V1_SHARED_NODES.map(str::to_owned),
+    );
 }
 
 #[test]
 fn runtime_exec_under_crun_gives_exactly_the_requested_chips() {
-    spec_delivery_gives_exactly_the_requested_chips(OciRuntime::Crun);
+    spec_delivery_gives_exactly_the_requested_chips(
+        OciRuntime::Crun,
+        "atlas-800t-a2",
+        &V1_SHARED_NODES.map(str::to_owned),
+    );
 }
 
-fn spec_delivery_gives_exactly_the_requested_chips(runtime: OciRuntime) {
-    let host = SimHost::sample("atlas-800t-a2");
+/// DCMI V2: the chips come from the `dcmiv2_*` calls, the container gets no `devmm_svm` and every unified-bus node.
+#[test]
+fn runtime_exec_on_an_atlas_950_node_gives_exactly_the_requested_npus() {
+    spec_delivery_gives_exactly_the_requested_chips(OciRuntime::Runc, "atlas-950-8", &atlas_950_shared_nodes(8));
+}
+
+/// Chips 3 and 1 (by physical id, one given as `npu-1`) of the `sample` host, whose containers get the `shared`
+/// nodes besides their chips.
+fn spec_delivery_gives_exactly_the_requested_chips(runtime: OciRuntime, sample: &str, shared: &[String]) {
+    let host = SimHost::sample(sample);
     let bundle = Bundle::with_runtime(runtime, &["ASCEND_VISIBLE_DEVICES=3,npu-1"]);
     let output = bundle.run_through_ctk(&host, &[]);
     let context = describe(&output);
     assert!(output.status.success(), "container failed\n{context}");
     assert!(!context.contains("DCMI was not used"), "the chips must come from the driver\n{context}");
     let probe = Probe::parse(&output.stdout);
-    assert_eq!(probe.npu_devices, ["davinci1", "davinci3", "davinci_manager", "devmm_svm", "hisi_hdc"], "{context}");
+    assert_eq!(probe.npu_devices, expected_npu_nodes(&[1, 3], shared), "{context}");
     probe.assert_driver_mounted_read_only(&host, &context);
     probe.assert_devices_allowed(&context);
     assert_eq!(probe.ld_library_path, "/usr/local/Ascend/driver/lib64/common:/usr/local/Ascend/driver/lib64/driver");

@@ -84,7 +84,7 @@ fn a_group_writable_driver_directory_is_refused() {
 #[test]
 fn a_runtime_class_handler_that_differs_from_the_runtime_name_is_found() {
     let host = DoctorHost::healthy("atlas-800t-a2");
-    host.kubectl_answers("ascend-runtime", 8, 8, &[("uid-live", "default", "train-0", "Running")]);
+    host.cluster_answers("ascend-runtime", 8, 8, &[("uid-live", "default", "train-0", "Running")]);
     let report = run(&host.default_options());
     assert_check(
         &report,
@@ -97,9 +97,9 @@ fn a_runtime_class_handler_that_differs_from_the_runtime_name_is_found() {
 }
 
 #[test]
-fn a_missing_runtime_class_is_found_from_a_manifest_or_kubectl() {
+fn a_missing_runtime_class_is_found_from_a_manifest_or_the_api_server() {
     let host = DoctorHost::healthy("atlas-300i-pro");
-    host.kubectl_answers("", 2, 2, &[]);
+    host.cluster_answers("", 2, 2, &[]);
     let report = run(&host.default_options());
     assert_check(
         &report,
@@ -107,6 +107,11 @@ fn a_missing_runtime_class_is_found_from_a_manifest_or_kubectl() {
         Status::Fail,
         &["kind: RuntimeClass", "handler: ascend", "runtimeClassName: ascend"],
     );
+    let evidence = status_of(&report, "container_runtime.runtime_class").evidence.join("\n");
+    assert!(evidence.contains("RuntimeClasses from the API server: no RuntimeClass"), "{evidence}");
+    let listed =
+        host.cluster().requests().into_iter().any(|r| r.method == "GET" && r.path.ends_with("/runtimeclasses"));
+    assert!(listed, "the doctor listed node.k8s.io/v1 RuntimeClasses");
 
     let manifest = host.dir.path().join("classes.yaml");
     std::fs::write(
@@ -116,7 +121,7 @@ fn a_missing_runtime_class_is_found_from_a_manifest_or_kubectl() {
     .expect("manifest");
     let mut options = host.default_options();
     options.runtime_class_manifest = Some(manifest);
-    options.kubectl = None;
+    options.cluster_api = None;
     let report = run(&options);
     assert_check(&report, "container_runtime.runtime_class", Status::Fail, &["kind: RuntimeClass"]);
 }
@@ -190,23 +195,41 @@ fn a_stale_cdi_spec_and_an_unregistered_runtime_are_found() {
 }
 
 #[test]
-fn kubectl_checks_skip_with_the_reason_when_kubectl_is_absent() {
+fn cluster_checks_skip_without_an_api_client_and_warn_when_the_api_server_does_not_answer() {
+    const CLUSTER_CHECKS: [&str; 3] =
+        ["kubernetes.node_resources", "kubernetes.stale_allocations", "container_runtime.runtime_class"];
     let host = DoctorHost::healthy("atlas-800t-a2");
     let mut options = host.default_options();
-    options.kubectl = None;
+    options.cluster_api = None;
     let report = run(&options);
-    for id in ["kubernetes.node_resources", "kubernetes.stale_allocations", "container_runtime.runtime_class"] {
+    for id in CLUSTER_CHECKS {
         let check = status_of(&report, id);
         assert_eq!(check.status, Status::Skip, "{id}");
-        assert!(check.evidence.join(" ").contains("kubectl is not on PATH"), "{id}: {check:#?}");
+        let evidence = check.evidence.join(" ");
+        assert!(evidence.contains("API server not asked: no API client (cargo feature `kube`"), "{id}: {evidence}");
+        assert!(check.fix.as_deref().unwrap_or("").contains("KUBECONFIG"), "{id}: {check:#?}");
     }
     assert_eq!(status_of(&report, "kubernetes.device_plugin").status, Status::Ok, "file-based checks still run");
+
+    // A configured cluster that does not answer is a finding, as a failing kubectl was.
+    host.cluster().stop_listening();
+    let report = run(&host.default_options());
+    for (id, request, access) in [
+        ("kubernetes.node_resources", "get nodes/node-1", "get on nodes"),
+        ("kubernetes.stale_allocations", "list pods?fieldSelector=spec.nodeName=node-1", "list on pods"),
+        ("container_runtime.runtime_class", "list runtimeclasses", "list on runtimeclasses"),
+    ] {
+        let check = status_of(&report, id);
+        assert_eq!(check.status, Status::Warn, "{id}: {check:#?}");
+        assert!(check.evidence.join(" ").contains(request), "{id}: {check:#?}");
+        assert!(check.fix.as_deref().unwrap_or("").contains(access), "{id}: {check:#?}");
+    }
 }
 
 #[test]
 fn a_node_without_the_npu_resource_and_stale_allocations_are_found() {
     let host = DoctorHost::healthy("atlas-800t-a2");
-    host.kubectl_answers(
+    host.cluster_answers(
         "ascend",
         0,
         0,
@@ -226,9 +249,12 @@ fn a_node_without_the_npu_resource_and_stale_allocations_are_found() {
         "{evidence}"
     );
 
-    host.kubectl_answers("ascend", 8, 6, &[("uid-live", "default", "train-0", "Running")]);
+    host.cluster_answers("ascend", 8, 6, &[("uid-live", "default", "train-0", "Running")]);
     let report = run(&host.default_options());
     assert_check(&report, "kubernetes.node_resources", Status::Warn, &["unhealthy"]);
+    let evidence = status_of(&report, "kubernetes.node_resources").evidence.join("\n");
+    assert!(evidence.contains("node node-1: huawei.com/Ascend910 capacity 8, allocatable 6"), "{evidence}");
+    assert!(evidence.contains("huawei.com/Ascend910: 2 of 8 unhealthy"), "{evidence}");
     assert_eq!(status_of(&report, "kubernetes.stale_allocations").status, Status::Ok);
 }
 

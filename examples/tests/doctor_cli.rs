@@ -1,5 +1,5 @@
 //! `ascend-doctor` as a process on fake hosts whose `libdcmi.so` is the simulator: the real load, `dcmi_init` and
-//! chip health path, exit codes, `--json`, kubectl found (or not) on `PATH`, and the version floors of
+//! chip health path, exit codes, `--json`, the cluster from `KUBECONFIG` (or none), and the version floors of
 //! docs/compatibility.md (the kubelet's version from the fake API server's Node object or from the host's files).
 
 mod daemon_support;
@@ -96,19 +96,27 @@ fn an_unhealthy_simulated_chip_fails_the_run_with_the_reset_fix() {
 }
 
 #[test]
-fn kubectl_from_path_is_used_and_its_absence_skips() {
+fn the_kubeconfigs_cluster_is_asked_and_without_one_the_cluster_checks_skip() {
     let host = healthy("atlas-800t-a2");
-    let output = doctor(&host, &host.fake.topology, &host.kubectl_dir, &["--node", "node-1", "--json"]);
+    // Nothing on PATH: the doctor runs no kubectl.
+    let empty_path = host.dir.path().join("nothing-on-path");
+    std::fs::create_dir_all(&empty_path).expect("dir");
+    let kubeconfig = kubeconfig_for(&host.cluster(), host.dir.path());
+    let args = ["--node", "node-1", "--json"];
+    let output = doctor_with_kubeconfig(&host, &host.fake.topology, &empty_path, &kubeconfig, &args);
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON report");
-    let find = |report: &serde_json::Value, id: &str| {
-        report["checks"].as_array().expect("checks").iter().find(|c| c["id"] == id).cloned().expect(id)
-    };
-    assert_eq!(find(&report, "kubernetes.node_resources")["status"], "ok");
-    assert_eq!(find(&report, "container_runtime.runtime_class")["status"], "ok");
+    assert_eq!(check_of(&report, "kubernetes.node_resources")["status"], "ok");
+    assert_eq!(check_of(&report, "kubernetes.stale_allocations")["status"], "ok");
+    assert_eq!(check_of(&report, "container_runtime.runtime_class")["status"], "ok");
+    let paths: Vec<String> = host.cluster().requests().into_iter().map(|request| request.path).collect();
+    for wanted in ["/api/v1/nodes/node-1", "/api/v1/pods", "/apis/node.k8s.io/v1/runtimeclasses"] {
+        assert!(paths.iter().any(|path| path == wanted), "{wanted} not asked: {paths:?}");
+    }
 
-    host.kubectl_answers("ascend-runtime", 8, 8, &[]);
-    let output = doctor(&host, &host.fake.topology, &host.kubectl_dir, &["--node", "node-1"]);
+    host.cluster_answers("ascend-runtime", 8, 8, &[]);
+    let kubeconfig = kubeconfig_for(&host.cluster(), host.dir.path());
+    let output = doctor_with_kubeconfig(&host, &host.fake.topology, &empty_path, &kubeconfig, &["--node", "node-1"]);
     assert_eq!(
         output.status.code(),
         Some(1),
@@ -117,13 +125,16 @@ fn kubectl_from_path_is_used_and_its_absence_skips() {
     );
     assert!(String::from_utf8_lossy(&output.stdout).contains("[FAIL] RuntimeClass handler matches"));
 
-    let empty = host.dir.path().join("nothing-on-path");
-    std::fs::create_dir_all(&empty).expect("dir");
-    let output = doctor(&host, &host.fake.topology, &empty, &["--json"]);
+    // No kubeconfig and not in a pod: SKIP, naming what was looked for.
+    let output = doctor(&host, &host.fake.topology, &empty_path, &["--json"]);
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON report");
-    let node = find(&report, "kubernetes.node_resources");
-    assert_eq!(node["status"], "skip");
-    assert!(node["evidence"].to_string().contains("kubectl is not on PATH"), "{node}");
+    for id in ["kubernetes.node_resources", "kubernetes.stale_allocations", "container_runtime.runtime_class"] {
+        let check = check_of(&report, id);
+        assert_eq!(check["status"], "skip", "{check:#}");
+        let evidence = check["evidence"].to_string();
+        assert!(evidence.contains("API server not asked: connecting to the Kubernetes API"), "{evidence}");
+        assert!(evidence.contains("KUBECONFIG"), "{evidence}");
+    }
 }
 
 #[test]
@@ -221,8 +232,8 @@ fn an_old_kubelet_an_engine_without_cdi_and_a_cann_outside_the_drivers_range_are
         &["upgrade the driver and firmware", "or use a CANN the driver supports"],
         &["host CANN 8.2.RC1 is newer than driver", "source: CANN 8.0 release notes"],
     );
-    let get = server.requests().into_iter().find(|r| r.method == "GET").expect("the doctor read the Node");
-    assert!(get.path.ends_with("/api/v1/nodes/node-1"), "{}", get.path);
+    let read_node = server.requests().into_iter().any(|r| r.method == "GET" && r.path == "/api/v1/nodes/node-1");
+    assert!(read_node, "the doctor read the Node");
 
     // Without a cluster, the same verdict from the kubelet binary's build settings; the text shows all three.
     let output = doctor(&host, &host.fake.topology, &empty_path, &["--node", "node-1", "--json"]);

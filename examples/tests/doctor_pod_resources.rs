@@ -84,7 +84,7 @@ fn allocations_of_deleted_pods_are_found_through_pod_resources() {
             .add_service(PodResourcesListerServer::new(lister))
             .serve_with_incoming(UnixListenerStream::new(listener)),
     );
-    host.kubectl_answers("ascend", 8, 8, &[("uid-live", "default", "train-0", "Running")]);
+    host.cluster_answers("ascend", 8, 8, &[("uid-live", "default", "train-0", "Running")]);
 
     let report = run(&host.default_options());
     let check = report.check("kubernetes.stale_allocations").expect("check");
@@ -101,7 +101,7 @@ fn allocations_of_deleted_pods_are_found_through_pod_resources() {
     assert!(!evidence.contains("train-0 container"), "the live pod is not stale: {evidence}");
     assert!(check.fix.as_deref().unwrap_or("").contains("restart the device plugin"));
 
-    host.kubectl_answers(
+    host.cluster_answers(
         "ascend",
         8,
         8,

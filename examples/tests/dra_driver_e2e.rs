@@ -10,6 +10,10 @@
 //! - a kubelet that knows only `v1beta1` prepares and unprepares too;
 //! - a scripted fault taints the chip in the published slice within a second, and recovery removes the taint.
 //!
+//! All of it on a DCMI V1 host (Atlas 800T A2) and on an Atlas 950 node (DCMI V2: chips by logic id, no card/device
+//! pair, no `devmm_svm`, the unified-bus nodes in every container). The two cases take turns: each holds the
+//! machine's CPUs for its one-second fault-to-taint bound.
+//!
 //! Podman 4.3 reads CDI specs only from /var/run/cdi and /etc/cdi, so the driver writes there under a driver name
 //! unique to this run, and the test removes what is left. Needs root (device nodes, podman); CI runs as root.
 
@@ -21,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use ctk_support::podman::Podman;
 use ctk_support::sim_host::SimHost;
-use ctk_support::{describe, Probe};
+use ctk_support::{atlas_950_shared_nodes, describe, expected_npu_nodes, Probe, V1_SHARED_NODES};
 use daemon_support::{kubeconfig, Daemon};
 use dcmi_sim::{write_overlay, ChipOverlay, Overlay, OVERLAY_SETTLE};
 use dra_kubelet_plugin::fake_kubelet::FakeKubelet;
@@ -127,15 +131,30 @@ fn overlay_fault(path: &Path, logic_id: u32, faults: Vec<u32>, health: u32) {
     write_overlay(path, &Overlay { chips: vec![chip], injections: Vec::new() }).expect("overlay written");
 }
 
+/// One end-to-end case at a time (see the module docs).
+static ONE_CASE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_driver_prepares_claims_for_real_containers_survives_a_kill_and_taints_faults() {
-    let driver_name = format!("npu-e2e-{}.example.com", std::process::id());
+    end_to_end("atlas-800t-a2", "Ascend910B", &V1_SHARED_NODES.map(str::to_owned)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_driver_does_the_same_on_an_atlas_950_node() {
+    end_to_end("atlas-950-8", "Ascend950", &atlas_950_shared_nodes(8)).await;
+}
+
+/// The whole run on the `sample` host, whose chips are published with the type `chip_type` and whose containers
+/// get the `shared` nodes besides their chips.
+async fn end_to_end(sample: &str, chip_type: &str, shared: &[String]) {
+    let _turn = ONE_CASE_AT_A_TIME.lock().await;
+    let driver_name = format!("npu-e2e-{}-{sample}.example.com", std::process::id());
     let specs = RunSpecs(format!("k8s.{driver_name}-npu_"));
     let work = tempfile::tempdir().expect("work directory");
     let server = FakeApiServer::start().await.expect("fake API server");
     server.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));
     let kubeconfig = kubeconfig(work.path(), &server.url());
-    let host = SimHost::sample("atlas-800t-a2");
+    let host = SimHost::sample(sample);
     let overlay = work.path().join("overlay.toml");
     let registry = work.path().join("plugins_registry");
     let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port();
@@ -175,7 +194,7 @@ async fn the_driver_prepares_claims_for_real_containers_survives_a_kill_and_tain
     assert_eq!(int_attribute(published, "physicalId"), Some(i64::from(phy)));
     assert_eq!(int_attribute(published, "logicId"), Some(i64::from(logic)));
     let attributes = published.attributes.as_ref().expect("attributes");
-    assert_eq!(attributes["type"].string.as_deref(), Some("Ascend910B"), "{attributes:?}");
+    assert_eq!(attributes["type"].string.as_deref(), Some(chip_type), "{attributes:?}");
     assert!(published.capacity.as_ref().is_some_and(|c| c.contains_key("aiCores")), "{published:?}");
 
     // One chip for a real container, beside five bad claims: each bad one gets its own error.
@@ -215,9 +234,7 @@ async fn the_driver_prepares_claims_for_real_containers_survives_a_kill_and_tain
     let context = describe(&output);
     assert!(output.status.success(), "podman run failed\n{context}");
     let probe = Probe::parse(&output.stdout);
-    let chips_seen: Vec<&String> =
-        probe.npu_devices.iter().filter(|d| d.trim_start_matches("davinci").parse::<u32>().is_ok()).collect();
-    assert_eq!(chips_seen, [&format!("davinci{phy}")], "{context}");
+    assert_eq!(probe.npu_devices, expected_npu_nodes(&[phy], shared), "{context}");
     assert_eq!(probe.rt_visible, "0", "{context}");
     probe.assert_devices_allowed(&context);
 

@@ -70,6 +70,7 @@ impl Kinds {
             Kind::namespaced("", "v1", "configmaps", "ConfigMap"),
             Kind::namespaced("", "v1", "events", "Event"),
             Kind::namespaced("events.k8s.io", "v1", "events", "Event"),
+            Kind::cluster("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass"),
             Kind::cluster("resource.k8s.io", "v1", "resourceslices", "ResourceSlice"),
             Kind::namespaced("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim").with_status(),
             Kind::cluster("resource.k8s.io", "v1", "deviceclasses", "DeviceClass"),

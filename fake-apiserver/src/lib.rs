@@ -11,8 +11,8 @@
 //!
 //! It is generic over kinds: objects are JSON stored by group, resource, namespace and name, so a new kind is one
 //! row ([`Kind`], [`Builder::kind`]). The standard table ([`Kinds::standard`]) has Nodes, Pods, ConfigMaps,
-//! Namespaces, Events (core and events.k8s.io/v1) and resource.k8s.io/v1 ResourceSlices, ResourceClaims and
-//! DeviceClasses.
+//! Namespaces, Events (core and events.k8s.io/v1), node.k8s.io/v1 RuntimeClasses and resource.k8s.io/v1
+//! ResourceSlices, ResourceClaims and DeviceClasses.
 //!
 //! For the failure paths it can answer an error status or stop answering ([`FaultRule`]), and stop listening and
 //! come back on the same port ([`FakeApiServer::stop_listening`], [`FakeApiServer::resume_listening`]). Every

@@ -1,7 +1,7 @@
 //! Kubernetes RuntimeClass: the manifest whose `handler` matches what we registered, and a
 //! reader for the RuntimeClasses of a cluster (as YAML or JSON exported to a file).
 
-/// A RuntimeClass found in a file.
+/// A RuntimeClass: its name and handler (from a file, or from the API server).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuntimeClassRef {
     /// `metadata.name`.

@@ -66,6 +66,23 @@ pub const PROBE_SCRIPT: &str = "cd /dev; for d in $(ls /dev) uburma/* ummu/*; do
     echo SMI=$(cat /usr/local/bin/npu-smi); \
     echo LD=$LD_LIBRARY_PATH; echo RT=$ASCEND_RT_VISIBLE_DEVICES";
 
+/// The shared nodes a container with any chip of a DCMI V1 host of the 910 and 310P families gets.
+pub const V1_SHARED_NODES: [&str; 3] = ["davinci_manager", "devmm_svm", "hisi_hdc"];
+
+/// The shared nodes a container with any NPU of an Atlas 950 node (DCMI V2) of `npus` NPUs gets, named as the probe
+/// lists them: no `devmm_svm`, and every unified-bus node.
+pub fn atlas_950_shared_nodes(npus: u32) -> Vec<String> {
+    let unified_bus = ["uburma", "ummu"].map(|kind| (0..npus).map(move |phy| format!("{kind}/{kind}{phy}")));
+    ["davinci_manager", "hisi_hdc"].map(str::to_owned).into_iter().chain(unified_bus.into_iter().flatten()).collect()
+}
+
+/// The NPU nodes the probe of a container given the chips `phys` should list: `davinci<phy>` and `shared`, sorted.
+pub fn expected_npu_nodes(phys: &[u32], shared: &[String]) -> Vec<String> {
+    let mut nodes: Vec<String> = phys.iter().map(|phy| format!("davinci{phy}")).chain(shared.iter().cloned()).collect();
+    nodes.sort();
+    nodes
+}
+
 /// The `/dev` entries the probe counts as NPU nodes.
 const NPU_NODE_PREFIXES: [&str; 5] = ["davinci", "devmm", "hisi", "uburma/", "ummu/"];
 

@@ -1,7 +1,8 @@
 //! A fake Atlas host with everything a working NPU node has (driver, runtime, RuntimeClass, CDI spec, kubelet,
-//! device plugin), a fake `kubectl`, and the options to run the doctor on it; tests then break one thing each.
+//! device plugin), its cluster on a fake API server, and the options to run the doctor on it; tests then break one
+//! thing each.
 
-use std::os::unix::fs::PermissionsExt;
+use std::cell::{Ref, RefCell};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,11 +10,13 @@ use std::time::Duration;
 use ascend_dcmi::DeviceManager;
 use ascend_doctor::check::Section;
 use ascend_doctor::compatibility::CompatibilityTable;
-use ascend_doctor::context::{DoctorOptions, DriverConnector};
+use ascend_doctor::context::{ClusterApi, DoctorOptions, DriverConnector};
 use ascend_doctor::host::HostRoot;
-use ascend_doctor::kubectl::Kubectl;
 use ascend_doctor::kubernetes_checks::default_pod_resources_socket;
+use ascend_doctor::node_api::KubeClusterApi;
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
+use fake_apiserver::FakeApiServer;
+use serde_json::json;
 
 use super::mock_host::{healthy_910b, manager, MockChip};
 
@@ -38,6 +41,9 @@ impl DriverConnector for FailingConnector {
     }
 }
 
+/// The node's name in its cluster.
+pub const NODE: &str = "node-1";
+
 /// The fake host and its surroundings.
 pub struct DoctorHost {
     /// Holds everything.
@@ -46,8 +52,10 @@ pub struct DoctorHost {
     pub root: PathBuf,
     /// What the fake host laid out.
     pub fake: FakeHost,
-    /// The directory holding the fake kubectl and its canned answers.
-    pub kubectl_dir: PathBuf,
+    /// The node's cluster; [`DoctorHost::cluster_answers`] replaces it.
+    cluster: RefCell<FakeApiServer>,
+    /// Serves the fake API server; declared last, so the server is dropped first.
+    runtime: tokio::runtime::Runtime,
 }
 
 fn write(path: &Path, text: &str) {
@@ -63,6 +71,41 @@ fn bind_socket(path: &Path) {
     }
     // The socket file stays after the listener is dropped: enough for checks that look at the file.
     drop(std::os::unix::net::UnixListener::bind(path).expect("bind socket"));
+}
+
+/// A fake API server of the node's cluster that answers with a RuntimeClass `ascend` of this handler (none when
+/// empty), the node's `huawei.com/Ascend910` capacity and allocatable (no such entry when 0) and kubelet v1.31.4,
+/// and the pods bound to the node (uid, namespace, name, phase).
+pub fn start_cluster(
+    runtime: &tokio::runtime::Runtime,
+    handler: &str,
+    capacity: usize,
+    allocatable: usize,
+    pods: &[(&str, &str, &str, &str)],
+) -> FakeApiServer {
+    let server = runtime.block_on(FakeApiServer::start()).expect("fake API server");
+    let resources = |count: usize| {
+        let mut list = json!({"cpu": "96"});
+        if count > 0 {
+            list["huawei.com/Ascend910"] = json!(count.to_string());
+        }
+        list
+    };
+    server.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE},
+        "status": {"capacity": resources(capacity), "allocatable": resources(allocatable),
+            "nodeInfo": {"kubeletVersion": "v1.31.4", "architecture": "amd64", "bootID": "",
+                "containerRuntimeVersion": "containerd://1.7.20", "kernelVersion": KERNEL, "kubeProxyVersion": "",
+                "machineID": "", "operatingSystem": "linux", "osImage": "", "systemUUID": ""}}}));
+    if !handler.is_empty() {
+        server.seed(json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "ascend"},
+            "handler": handler}));
+    }
+    for (uid, namespace, name, phase) in pods {
+        server.seed(json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "uid": uid},
+            "spec": {"nodeName": NODE, "containers": []}, "status": {"phase": phase}}));
+    }
+    server
 }
 
 impl DoctorHost {
@@ -85,7 +128,15 @@ impl DoctorHost {
             ..FakeHostOptions::default()
         };
         let fake = FakeHost::build(&topology, &root, &options).expect("fake host");
-        let host = DoctorHost { kubectl_dir: dir.path().join("kubectl"), dir, root, fake };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime of the fake API server");
+        let devices: Vec<String> = fake.phy_ids.iter().map(|phy| format!("\"Ascend910-{phy}\"")).collect();
+        let pods = [("uid-live", "default", "train-0", "Running")];
+        let cluster = RefCell::new(start_cluster(&runtime, "ascend", devices.len(), devices.len(), &pods));
+        let host = DoctorHost { dir, root, fake, cluster, runtime };
         // Only the pretended kernel's headers, so evidence does not depend on the machine's kernel.
         std::fs::remove_dir_all(host.path("lib/modules")).expect("remove the real kernel's headers");
         host.write(&format!("lib/modules/{KERNEL}/build/Makefile"), "# headers\n");
@@ -102,7 +153,6 @@ impl DoctorHost {
         host.write_cdi_spec(&host.fake.phy_ids.clone());
         bind_socket(&host.path("var/lib/kubelet/device-plugins/kubelet.sock"));
         bind_socket(&host.path("var/lib/kubelet/device-plugins/ascend-Ascend910.sock"));
-        let devices: Vec<String> = host.fake.phy_ids.iter().map(|phy| format!("\"Ascend910-{phy}\"")).collect();
         host.write(
             "var/lib/kubelet/device-plugins/kubelet_internal_checkpoint",
             &format!(
@@ -112,7 +162,6 @@ impl DoctorHost {
                 devices.join(",")
             ),
         );
-        host.kubectl_answers("ascend", devices.len(), devices.len(), &[("uid-live", "default", "train-0", "Running")]);
         host
     }
 
@@ -138,60 +187,28 @@ impl DoctorHost {
         );
     }
 
-    /// Sets what the fake kubectl answers: the RuntimeClass handler, the node's capacity and allocatable, the pods
-    /// (uid, namespace, name, phase).
-    pub fn kubectl_answers(
+    /// Gives the node a fresh cluster: see [`start_cluster`].
+    pub fn cluster_answers(
         &self,
         handler: &str,
         capacity: usize,
         allocatable: usize,
         pods: &[(&str, &str, &str, &str)],
     ) {
-        let dir = &self.kubectl_dir;
-        let classes = if handler.is_empty() {
-            "{\"kind\":\"List\",\"items\":[]}".to_owned()
-        } else {
-            format!("{{\"kind\":\"List\",\"items\":[{{\"kind\":\"RuntimeClass\",\"metadata\":{{\"name\":\"ascend\"}},\"handler\":\"{handler}\"}}]}}")
-        };
-        write(&dir.join("runtimeclass.json"), &classes);
-        let resources = |n: usize| {
-            if n == 0 {
-                "{}".to_owned()
-            } else {
-                format!("{{\"cpu\":\"96\",\"huawei.com/Ascend910\":\"{n}\"}}")
-            }
-        };
-        write(
-            &dir.join("node.json"),
-            &format!(
-                "{{\"kind\":\"Node\",\"status\":{{\"capacity\":{},\"allocatable\":{}}}}}",
-                resources(capacity),
-                resources(allocatable)
-            ),
-        );
-        let items: Vec<String> = pods
-            .iter()
-            .map(|(uid, namespace, name, phase)| {
-                format!("{{\"metadata\":{{\"uid\":\"{uid}\",\"namespace\":\"{namespace}\",\"name\":\"{name}\"}},\"status\":{{\"phase\":\"{phase}\"}}}}")
-            })
-            .collect();
-        write(&dir.join("pods.json"), &format!("{{\"kind\":\"List\",\"items\":[{}]}}", items.join(",")));
-        let script = format!(
-            "#!/bin/sh\ncase \"$2\" in\n  runtimeclass) /bin/cat '{d}/runtimeclass.json' ;;\n  node) /bin/cat '{d}/node.json' ;;\n  \
-             pods) /bin/cat '{d}/pods.json' ;;\n  *) echo \"fake kubectl: unexpected $*\" >&2; exit 1 ;;\nesac\n",
-            d = dir.display()
-        );
-        let kubectl = dir.join("kubectl");
-        write(&kubectl, &script);
-        std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).expect("chmod kubectl");
+        *self.cluster.borrow_mut() = start_cluster(&self.runtime, handler, capacity, allocatable, pods);
     }
 
-    /// The fake kubectl.
-    pub fn kubectl(&self) -> Kubectl {
-        Kubectl { path: self.kubectl_dir.join("kubectl"), timeout: Duration::from_secs(10) }
+    /// The node's cluster.
+    pub fn cluster(&self) -> Ref<'_, FakeApiServer> {
+        self.cluster.borrow()
     }
 
-    /// Doctor options for this host with mocked chips and the fake kubectl.
+    /// The doctor's kube-rs client of the node's cluster.
+    pub fn cluster_api(&self) -> Box<dyn ClusterApi> {
+        Box::new(KubeClusterApi::with_config(self.cluster().config(), Duration::from_secs(10)))
+    }
+
+    /// Doctor options for this host with mocked chips and its cluster.
     pub fn options(&self, chips: Vec<MockChip>) -> DoctorOptions {
         DoctorOptions {
             host: HostRoot::new(&self.root),
@@ -199,13 +216,12 @@ impl DoctorHost {
             compatibility: CompatibilityTable::built_in().expect("built-in table"),
             image_toolkit: None,
             runtime_class_manifest: None,
-            kubectl: Some(self.kubectl()),
-            node_name: Some("node-1".to_owned()),
+            node_name: Some(NODE.to_owned()),
             connector: Box::new(MockConnector(manager(chips))),
             chip_deadline: Duration::from_secs(5),
             sections: Section::ALL.to_vec(),
             pod_resources_socket: default_pod_resources_socket(),
-            cluster_api: None,
+            cluster_api: Some(self.cluster_api()),
         }
     }
 
