@@ -27,6 +27,24 @@ use kubelet_socket::{connect, identity, FileIdentity};
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 const SCAN_INTERVAL: Duration = Duration::from_millis(20);
 
+/// Calls one method of the DRA service in the generated module `$version` (`dra_v1` or `dra_v1beta1`) with the
+/// claims of a request, and yields the per-claim answers. The two versions' messages have the same fields but are
+/// distinct types, so the call is written once here for both.
+macro_rules! dra_call {
+    ($version:ident, $channel:expr, $claims:expr, $method:ident, $request:ident, $failed:expr) => {{
+        let claims = $claims
+            .iter()
+            .map(|c| $version::Claim { namespace: c.namespace.clone(), uid: c.uid.clone(), name: c.name.clone() })
+            .collect();
+        $version::dra_plugin_client::DraPluginClient::new($channel)
+            .$method($version::$request { claims })
+            .await
+            .map_err($failed)?
+            .into_inner()
+            .claims
+    }};
+}
+
 /// What a prepare call answered for each claim UID: the devices, or the claim's error.
 pub type PrepareAnswers = BTreeMap<String, std::result::Result<Vec<PreparedDevice>, String>>;
 /// What an unprepare call answered for each claim UID.
@@ -188,29 +206,13 @@ impl FakeKubelet {
         let channel = connect(&plugin.endpoint, CALL_TIMEOUT).await?;
         let failed = |status: tonic::Status| Error::grpc("NodePrepareResources", &plugin.endpoint, status);
         let answers: PrepareAnswers = if plugin.service == DRA_V1 {
-            let claims = claims
-                .iter()
-                .map(|c| dra_v1::Claim { namespace: c.namespace.clone(), uid: c.uid.clone(), name: c.name.clone() })
-                .collect();
-            let response = dra_v1::dra_plugin_client::DraPluginClient::new(channel)
-                .node_prepare_resources(dra_v1::NodePrepareResourcesRequest { claims })
-                .await
-                .map_err(failed)?;
-            response.into_inner().claims.into_iter().map(|(uid, answer)| (uid, v1_answer(answer))).collect()
+            let answers =
+                dra_call!(dra_v1, channel, claims, node_prepare_resources, NodePrepareResourcesRequest, failed);
+            answers.into_iter().map(|(uid, answer)| (uid, v1_answer(answer))).collect()
         } else {
-            let claims = claims
-                .iter()
-                .map(|c| dra_v1beta1::Claim {
-                    namespace: c.namespace.clone(),
-                    uid: c.uid.clone(),
-                    name: c.name.clone(),
-                })
-                .collect();
-            let response = dra_v1beta1::dra_plugin_client::DraPluginClient::new(channel)
-                .node_prepare_resources(dra_v1beta1::NodePrepareResourcesRequest { claims })
-                .await
-                .map_err(failed)?;
-            response.into_inner().claims.into_iter().map(|(uid, answer)| (uid, v1beta1_answer(answer))).collect()
+            let answers =
+                dra_call!(dra_v1beta1, channel, claims, node_prepare_resources, NodePrepareResourcesRequest, failed);
+            answers.into_iter().map(|(uid, answer)| (uid, v1beta1_answer(answer))).collect()
         };
         every_claim_answered("NodePrepareResources", &plugin.endpoint, claims, &answers)?;
         Ok(answers)
@@ -226,31 +228,18 @@ impl FakeKubelet {
         let channel = connect(&plugin.endpoint, CALL_TIMEOUT).await?;
         let failed = |status: tonic::Status| Error::grpc("NodeUnprepareResources", &plugin.endpoint, status);
         let to_result = |error: String| if error.is_empty() { Ok(()) } else { Err(error) };
-        let answers: UnprepareAnswers = if plugin.service == DRA_V1 {
-            let claims = claims
-                .iter()
-                .map(|c| dra_v1::Claim { namespace: c.namespace.clone(), uid: c.uid.clone(), name: c.name.clone() })
-                .collect();
-            let response = dra_v1::dra_plugin_client::DraPluginClient::new(channel)
-                .node_unprepare_resources(dra_v1::NodeUnprepareResourcesRequest { claims })
-                .await
-                .map_err(failed)?;
-            response.into_inner().claims.into_iter().map(|(uid, answer)| (uid, to_result(answer.error))).collect()
+        let answers = if plugin.service == DRA_V1 {
+            dra_call!(dra_v1, channel, claims, node_unprepare_resources, NodeUnprepareResourcesRequest, failed)
+                .into_iter()
+                .map(|(uid, answer)| (uid, answer.error))
+                .collect::<Vec<_>>()
         } else {
-            let claims = claims
-                .iter()
-                .map(|c| dra_v1beta1::Claim {
-                    namespace: c.namespace.clone(),
-                    uid: c.uid.clone(),
-                    name: c.name.clone(),
-                })
-                .collect();
-            let response = dra_v1beta1::dra_plugin_client::DraPluginClient::new(channel)
-                .node_unprepare_resources(dra_v1beta1::NodeUnprepareResourcesRequest { claims })
-                .await
-                .map_err(failed)?;
-            response.into_inner().claims.into_iter().map(|(uid, answer)| (uid, to_result(answer.error))).collect()
+            dra_call!(dra_v1beta1, channel, claims, node_unprepare_resources, NodeUnprepareResourcesRequest, failed)
+                .into_iter()
+                .map(|(uid, answer)| (uid, answer.error))
+                .collect()
         };
+        let answers: UnprepareAnswers = answers.into_iter().map(|(uid, error)| (uid, to_result(error))).collect();
         every_claim_answered("NodeUnprepareResources", &plugin.endpoint, claims, &answers)?;
         Ok(answers)
     }
