@@ -14,7 +14,7 @@ use tokio_rustls::TlsAcceptor;
 use crate::basic_auth::BasicAuth;
 use crate::cli::ExporterArgs;
 use crate::error::{Error, Result};
-use crate::http_server::{router, serve, ServerState};
+use crate::http_server::{router, serve, serving_threads, ServerState};
 use crate::pod_attribution::SharedAttribution;
 use crate::pod_resources_watch::PodResourcesWatch;
 use crate::render::{Exposition, RenderPlan, SnapshotCollector};
@@ -144,9 +144,11 @@ impl Exporter {
                 let _ = watch_stopped.await;
             }));
         }
-        let served = serve(self.listener, self.router, self.tls, self.http2, self.header_read_timeout, shutdown)
-            .await
-            .map_err(Error::Serve);
+        let threads = serving_threads();
+        let served =
+            serve(self.listener, self.router, self.tls, self.http2, self.header_read_timeout, threads, shutdown)
+                .await
+                .map_err(Error::Serve);
         let _ = stop_watch.send(());
         served
     }

@@ -5,7 +5,7 @@
 use ascend_exporter::cli::ExporterArgs;
 use clap::Parser;
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let args = ExporterArgs::parse();
     args.log.init_logging()?;
