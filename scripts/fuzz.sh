@@ -40,7 +40,9 @@ if ((${#targets[@]} == 0)); then
 fi
 command -v cargo-fuzz >/dev/null || { echo "fuzz.sh: cargo-fuzz is missing: cargo install cargo-fuzz" >&2; exit 1; }
 
-fuzz() { cargo +nightly fuzz "$@" --fuzz-dir fuzz; }
+# `--fuzz-dir` goes right after the subcommand: after `--` it would reach libFuzzer, which took `fuzz` for its first
+# corpus directory (seeding every target from the whole fuzz/ tree, binaries included, and writing new inputs there).
+fuzz() { cargo +nightly fuzz "$1" --fuzz-dir fuzz "${@:2}"; }
 # One build for all targets (cargo-fuzz would otherwise check the build before each run).
 fuzz build
 

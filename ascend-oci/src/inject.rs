@@ -159,6 +159,15 @@ pub fn apply_plan_to_json(config: &mut Value, plan: &InjectionPlan, delivery: &M
     }
     let before = config.clone();
     let root = as_object(config, "the top level")?;
+    // `process` is optional in a spec, but a container without one cannot start (runc refuses it) and the chips'
+    // environment would have to invent a process without the user and cwd a spec requires: refuse before any edit.
+    if !plan.env.is_empty() && root.get("process").is_none_or(Value::is_null) {
+        return Err(Error::InvalidConfig {
+            path: PathBuf::from("config.json"),
+            reason: "has no `process`: the container cannot start, and its NPU environment has nowhere to go"
+                .to_owned(),
+        });
+    }
     {
         let linux = object_field(root, "linux")?;
         for node in &plan.device_nodes {
@@ -324,6 +333,16 @@ mod tests {
                 ("ASCEND_RT_VISIBLE_DEVICES".to_owned(), "0".to_owned()),
                 ("LD_LIBRARY_PATH".to_owned(), "/a:/b".to_owned()),
             ],
+        }
+    }
+
+    #[test]
+    fn a_spec_without_a_process_is_refused_untouched_when_the_plan_sets_the_environment() {
+        for original in [serde_json::json!({}), serde_json::json!({"ociVersion": "1.2.0", "process": null})] {
+            let mut config = original.clone();
+            let error = apply_plan_to_json(&mut config, &plan(), &MountDelivery::InSpec).unwrap_err();
+            assert!(error.to_string().contains("has no `process`"), "{error}");
+            assert_eq!(config, original, "edited before refusing");
         }
     }
 
