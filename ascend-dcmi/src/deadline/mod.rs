@@ -17,6 +17,7 @@
 
 pub(crate) mod call_state;
 mod driver_calls;
+mod job_queue;
 pub(crate) mod thread_warm_up;
 pub(crate) mod worker_pool;
 

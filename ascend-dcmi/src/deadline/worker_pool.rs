@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, TrySendError};
 use parking_lot::Mutex;
 
+use super::job_queue::JobQueue;
 use super::thread_warm_up::warm_up_thread;
 
 /// How a job ended, as its runner tells the worker.
@@ -46,14 +46,12 @@ pub(crate) struct PoolSize {
 /// Worker threads for driver calls. Dropping the pool closes its queue; workers end after their current job.
 pub(crate) struct WorkerPool<J: Send + 'static> {
     inner: Arc<PoolInner<J>>,
-    /// `None` once closed.
-    sender: Mutex<Option<Sender<J>>>,
 }
 
 struct PoolInner<J> {
     name: &'static str,
     size: PoolSize,
-    receiver: Receiver<J>,
+    queue: JobQueue<J>,
     make_runner: RunnerFactory<J>,
     /// Threads taking jobs (not stuck in an abandoned call).
     live: AtomicUsize,
@@ -69,12 +67,11 @@ struct PoolInner<J> {
 impl<J: Send + 'static> WorkerPool<J> {
     /// A pool whose threads are named `<name>-<serial>`; no thread starts before [`Self::top_up`].
     pub(crate) fn new(name: &'static str, size: PoolSize, make_runner: RunnerFactory<J>) -> Self {
-        let (sender, receiver) = crossbeam_channel::bounded(size.queue.max(1));
         let size = PoolSize { workers: size.workers.max(1), max_threads: size.max_threads.max(size.workers), ..size };
         let inner = PoolInner {
             name,
             size,
-            receiver,
+            queue: JobQueue::new(size.queue),
             make_runner,
             live: AtomicUsize::new(0),
             threads: AtomicUsize::new(0),
@@ -83,17 +80,12 @@ impl<J: Send + 'static> WorkerPool<J> {
             closed: AtomicBool::new(false),
             handles: Mutex::new(Vec::with_capacity(size.max_threads.min(64))),
         };
-        Self { inner: Arc::new(inner), sender: Mutex::new(Some(sender)) }
+        Self { inner: Arc::new(inner) }
     }
 
     /// Queues a job without waiting; gives it back when the queue is full or closed.
     pub(crate) fn submit(&self, job: J) -> Result<(), J> {
-        match self.sender.lock().as_ref() {
-            Some(sender) => sender.try_send(job).map_err(|error| match error {
-                TrySendError::Full(job) | TrySendError::Disconnected(job) => job,
-            }),
-            None => Err(job),
-        }
+        self.inner.queue.push(job)
     }
 
     /// Whether [`Self::close`] was called.
@@ -170,7 +162,7 @@ impl<J: Send + 'static> WorkerPool<J> {
     /// are still inside a driver call; they are detached and end when their call returns.
     pub(crate) fn close(&self, grace: Duration) -> usize {
         self.inner.closed.store(true, Ordering::Release);
-        drop(self.sender.lock().take());
+        self.inner.queue.close();
         let mut workers = std::mem::take(&mut *self.inner.handles.lock());
         let give_up_at = Instant::now() + grace;
         while workers.iter().any(|worker| !worker.is_finished()) && Instant::now() < give_up_at {
@@ -193,6 +185,7 @@ impl<J: Send + 'static> Drop for WorkerPool<J> {
     fn drop(&mut self) {
         // No join: the last owner may be dropped on one of the pool's own threads. Idle workers see the queue close.
         self.inner.closed.store(true, Ordering::Release);
+        self.inner.queue.close();
     }
 }
 
@@ -208,7 +201,7 @@ impl<J: Send + 'static> PoolInner<J> {
         let mut runner = (self.make_runner)();
         warm_up_thread();
         self.started.fetch_add(1, Ordering::AcqRel);
-        while let Ok(job) = self.receiver.recv() {
+        while let Some(job) = self.queue.pop() {
             // A worker whose job was abandoned was counted out; it rejoins only where no replacement took its place.
             if runner(job) == JobEnd::Abandoned && (self.closed.load(Ordering::Acquire) || !self.claim_live()) {
                 break;

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
 use parking_lot::Mutex;
 
 use super::metric::GroupSet;
@@ -48,7 +47,6 @@ pub(crate) struct Dispatcher {
 }
 
 struct RoundState {
-    round_done: Receiver<u64>,
     round: u64,
 }
 
@@ -60,12 +58,7 @@ impl Dispatcher {
     /// # Errors
     /// [`Error::Worker`] if not one worker thread can be started, or they do not start within
     /// [`WORKER_START_TIMEOUT`].
-    pub(crate) fn start(
-        shared: Arc<Shared>,
-        round_done: Receiver<u64>,
-        deadline: Duration,
-        pool_size: usize,
-    ) -> Result<Self> {
+    pub(crate) fn start(shared: Arc<Shared>, deadline: Duration, pool_size: usize) -> Result<Self> {
         let chips = shared.chips.len();
         let pool_size = if chips == 0 { 0 } else { pool_size.clamp(1, chips) };
         // A chip has at most one live job and at most one worker stuck in its call: two queue places per chip (a full
@@ -73,13 +66,8 @@ impl Dispatcher {
         let size = PoolSize { workers: pool_size, max_threads: pool_size + chips, queue: chips.max(1) * 2 };
         let pool_shared = Arc::clone(&shared);
         let pool = WorkerPool::new("dcmi-sampler", size, Box::new(move || runner(Arc::clone(&pool_shared))));
-        let dispatcher = Self {
-            shared,
-            deadline,
-            pool,
-            round: Mutex::new(RoundState { round_done, round: 0 }),
-            last_poll: Mutex::new(None),
-        };
+        let dispatcher =
+            Self { shared, deadline, pool, round: Mutex::new(RoundState { round: 0 }), last_poll: Mutex::new(None) };
         if pool_size > 0 {
             dispatcher.top_up()?;
             if !dispatcher.pool.wait_started(pool_size, WORKER_START_TIMEOUT) {
@@ -110,7 +98,6 @@ impl Dispatcher {
             self.top_up()?;
         }
         warm_up_thread();
-        while state.round_done.try_recv().is_ok() {}
         state.round += 1;
         let round = state.round;
         let started = Instant::now();
@@ -125,7 +112,7 @@ impl Dispatcher {
             elapsed: Duration::ZERO,
         };
         let attempted = self.queue_chains(round, groups, &mut summary);
-        self.wait_for_round(state, round, groups, &mut summary);
+        self.wait_for_round(round, groups, &mut summary);
         summary.completed = attempted - summary.timed_out - summary.not_started;
         summary.elapsed = started.elapsed();
         *self.last_poll.lock() = Some(summary);
@@ -163,16 +150,11 @@ impl Dispatcher {
 
     /// Sleeps until the round's last chain completes or the earliest running chain reaches its deadline; then gives
     /// up on overdue chains and sleeps again.
-    fn wait_for_round(&self, state: &mut RoundState, round: u64, groups: GroupSet, summary: &mut PollSummary) {
+    fn wait_for_round(&self, round: u64, groups: GroupSet, summary: &mut PollSummary) {
         // No chain can expire before a deadline after now: those running started after the round did.
         let mut next_check = Instant::now() + self.deadline;
-        while self.shared.pending() > 0 {
-            match state.round_done.recv_deadline(next_check) {
-                Ok(_) => {}
-                Err(RecvTimeoutError::Timeout) => next_check = self.give_up_overdue(round, groups, summary),
-                // The shared state holds a sender for as long as this receiver lives.
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
+        while !self.shared.wait_for_chains(next_check) {
+            next_check = self.give_up_overdue(round, groups, summary);
         }
     }
 

@@ -177,9 +177,8 @@ impl Sampler {
         chips.sort_by_key(|chip| chip.logic);
         chips.dedup_by_key(|chip| chip.logic);
         let slots: Box<[ChipSlot]> = chips.iter().map(|ids| ChipSlot::new(*ids)).collect();
-        let (round_done_sender, round_done) = bounded(4);
-        let shared = Arc::new(Shared::new(manager, slots, config.metrics(), round_done_sender));
-        let dispatcher = Dispatcher::start(shared, round_done, config.deadline(), config.concurrency())?;
+        let shared = Arc::new(Shared::new(manager, slots, config.metrics()));
+        let dispatcher = Dispatcher::start(shared, config.deadline(), config.concurrency())?;
         Ok(Self {
             dispatcher: Arc::new(dispatcher),
             config,

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Sender;
+use parking_lot::{Condvar, Mutex};
 
 use super::chip_slot::ChipSlot;
 use super::metric::MetricSet;
@@ -18,24 +18,25 @@ pub(crate) struct Shared {
     selection: AtomicU64,
     /// Chains of the current round not yet completed or given up (plus one while the dispatcher still queues).
     pending: AtomicUsize,
-    /// The worker that completes a round's last chain sends the round number here.
-    round_done: Sender<u64>,
+    /// The worker that completes a round's last chain wakes the dispatcher through this condition variable (under
+    /// `round_lock`). A channel did this before, but a channel's first blocking receive grows its list of waiters:
+    /// an allocation inside whichever poll first outlasted crossbeam's spinning, which a loaded machine reached (the
+    /// allocation-free poll test failed 8 times in 12 with four busy loops beside it). parking_lot parks the waiting
+    /// thread without allocating.
+    round_completed: Condvar,
+    round_lock: Mutex<()>,
     epoch: Instant,
 }
 
 impl Shared {
-    pub(crate) fn new(
-        manager: Arc<dyn DeviceManager>,
-        chips: Box<[ChipSlot]>,
-        selection: MetricSet,
-        round_done: Sender<u64>,
-    ) -> Self {
+    pub(crate) fn new(manager: Arc<dyn DeviceManager>, chips: Box<[ChipSlot]>, selection: MetricSet) -> Self {
         Self {
             manager,
             chips,
             selection: AtomicU64::new(selection.bits()),
             pending: AtomicUsize::new(0),
-            round_done,
+            round_completed: Condvar::new(),
+            round_lock: Mutex::new(()),
             epoch: Instant::now(),
         }
     }
@@ -76,12 +77,26 @@ impl Shared {
         self.pending.fetch_sub(1, Ordering::AcqRel);
     }
 
-    /// Worker: a chain of `round` completed. The last one wakes the dispatcher: one wake-up per round, not per chip.
-    pub(crate) fn chain_done(&self, round: u64) {
+    /// Worker: a chain completed. The last one wakes the dispatcher: one wake-up per round, not per chip.
+    pub(crate) fn chain_done(&self) {
         if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-            // Never blocks a worker: a full channel already holds a wake-up the dispatcher has not read.
-            let _ = self.round_done.try_send(round);
+            // Taking the lock orders this wake-up after the dispatcher's check of `pending`: either it saw zero, or it
+            // is already waiting and hears this.
+            let _checked = self.round_lock.lock();
+            self.round_completed.notify_one();
         }
+    }
+
+    /// Dispatcher: waits until every chain of the round is completed or given up (true), or until `deadline` (false
+    /// if chains are still pending then).
+    pub(crate) fn wait_for_chains(&self, deadline: Instant) -> bool {
+        let mut checked = self.round_lock.lock();
+        while self.pending() > 0 {
+            if self.round_completed.wait_until(&mut checked, deadline).timed_out() {
+                return self.pending() == 0;
+            }
+        }
+        true
     }
 
     pub(crate) fn pending(&self) -> usize {

@@ -66,7 +66,7 @@ fn run_job(shared: &Shared, job: Job, scratch: &mut ChipSample) -> JobEnd {
         slot.call.release_abandoned(job.round);
         return JobEnd::Abandoned;
     }
-    shared.chain_done(job.round);
+    shared.chain_done();
     JobEnd::Done
 }
 
