@@ -164,6 +164,14 @@ async fn a_failing_api_server_never_holds_up_health() {
         wait_snapshot(&monitor, "the recovery", |s| chip_healthy(s, &format!("Ascend910-{phy}")) == Some(true)).await;
         assert!(started.elapsed() < Duration::from_secs(1), "health took {:?} with the API hanging", started.elapsed());
     }
+    // The eight Events of the two faulty phases (four faults, four recoveries) are sent one at a time, each request
+    // hanging up to its timeout: wait until every one has failed (or was dropped) before releasing the server, whose
+    // `clear_faults` would let a request still hanging succeed.
+    let settled = Instant::now() + Duration::from_secs(10);
+    while events.stats().failed() + events.stats().suppressed() + events.stats().published() < 8 {
+        assert!(Instant::now() < settled, "Events still in flight: {:?}", events.stats());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     server.clear_faults();
     server.stop_listening();
     host.raise(7, FaultCode(0x80E1_8402), true);
