@@ -15,7 +15,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio_rustls::TlsAcceptor;
 
 use crate::basic_auth::BasicAuth;
@@ -168,12 +168,13 @@ pub async fn serve(
     let listener = listener.into_std()?;
     // Dropped (or set) when serving ends, which stops every thread's accept loop.
     let (stop, stopped) = watch::channel(false);
-    let mut serving = Vec::with_capacity(threads.get());
+    // Each thread sends how it ended and drops its sender; the channel closes when every thread has ended.
+    let (ended, mut endings) = mpsc::unbounded_channel::<std::io::Result<()>>();
     for index in 0..threads.get() {
         let listener = listener.try_clone()?;
         let connections = connections.clone();
         let mut stopped = stopped.clone();
-        let (finished, ended) = oneshot::channel();
+        let ended = ended.clone();
         std::thread::Builder::new().name(format!("http-{index}")).spawn(move || {
             let served = tokio::runtime::Builder::new_current_thread().enable_all().build().and_then(|runtime| {
                 runtime.block_on(async move {
@@ -185,28 +186,17 @@ pub async fn serve(
                     Ok(())
                 })
             });
-            let _ = finished.send(served);
+            let _ = ended.send(served);
         })?;
-        serving.push(ended);
     }
-    drop(listener);
-    // A thread ends before the shutdown only when its runtime could not start.
-    let failed = async {
-        for ended in &mut serving {
-            if let Ok(Err(error)) = ended.await {
-                return error;
-            }
-        }
-        std::future::pending().await
-    };
+    drop((listener, ended));
+    // A thread ends before the shutdown only when its runtime could not start (or its listener not be registered).
     let result = tokio::select! {
         () = shutdown => Ok(()),
-        error = failed => Err(error),
+        Some(Err(error)) = endings.recv() => Err(error),
     };
     let _ = stop.send(true);
-    for ended in serving {
-        let _ = ended.await;
-    }
+    while endings.recv().await.is_some() {}
     result
 }
 
