@@ -6,15 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::{Dcmi, DeviceManager, Sampler, SamplerConfig};
-use axum::http::{HeaderName, HeaderValue};
-use axum::Router;
+use hyper::header::{HeaderName, HeaderValue};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use crate::basic_auth::BasicAuth;
 use crate::cli::ExporterArgs;
 use crate::error::{Error, Result};
-use crate::http_server::{router, serve, serving_threads, ServerState};
+use crate::http_server::{serve, serving_threads, ServerState};
 use crate::pod_attribution::SharedAttribution;
 use crate::pod_resources_watch::PodResourcesWatch;
 use crate::render::{Exposition, RenderPlan, SnapshotCollector};
@@ -34,7 +33,7 @@ pub const EXPORTER_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// fail fast on configuration before anything is served.
 pub struct Exporter {
     listener: TcpListener,
-    router: Router,
+    state: Arc<ServerState>,
     tls: Option<TlsAcceptor>,
     http2: bool,
     header_read_timeout: Duration,
@@ -100,18 +99,18 @@ impl Exporter {
         let exposition = Exposition::new(collector);
         let scrape_cache =
             ScrapeCache::new(exposition, Arc::clone(&source), Arc::clone(&attribution), args.cache_max_age);
-        let state = ServerState {
+        let state = Arc::new(ServerState {
             scrape_cache: Arc::new(scrape_cache),
             source,
             max_snapshot_age: args.max_snapshot_age,
             auth,
-            extra_headers: Arc::new(extra_headers),
-        };
+            extra_headers,
+        });
         let address = args.listen_address;
         let listener = TcpListener::bind(address).await.map_err(|source| Error::Listen { address, source })?;
         Ok(Self {
             listener,
-            router: router(state),
+            state,
             tls,
             http2: web_config.http2,
             header_read_timeout: args.header_read_timeout,
@@ -146,7 +145,7 @@ impl Exporter {
         }
         let threads = serving_threads();
         let served =
-            serve(self.listener, self.router, self.tls, self.http2, self.header_read_timeout, threads, shutdown)
+            serve(self.listener, self.state, self.tls, self.http2, self.header_read_timeout, threads, shutdown)
                 .await
                 .map_err(Error::Serve);
         let _ = stop_watch.send(());

@@ -34,12 +34,10 @@ impl ExpositionFormat {
         let mut openmetrics_q: Option<f32> = None;
         let mut text_q: f32 = 0.0;
         for (media_type, quality) in weighted_elements(accept) {
-            match media_type.to_ascii_lowercase().as_str() {
-                "application/openmetrics-text" => {
-                    openmetrics_q = Some(openmetrics_q.map_or(quality, |q: f32| q.max(quality)));
-                }
-                "text/plain" | "text/*" | "*/*" => text_q = text_q.max(quality),
-                _ => {}
+            if media_type.eq_ignore_ascii_case("application/openmetrics-text") {
+                openmetrics_q = Some(openmetrics_q.map_or(quality, |q: f32| q.max(quality)));
+            } else if ["text/plain", "text/*", "*/*"].iter().any(|text| media_type.eq_ignore_ascii_case(text)) {
+                text_q = text_q.max(quality);
             }
         }
         match openmetrics_q {

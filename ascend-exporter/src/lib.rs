@@ -82,6 +82,7 @@ pub mod render;
 pub mod sample;
 pub mod sampler_source;
 pub mod scrape_cache;
+pub mod scrape_negotiation;
 pub mod selection;
 pub mod series_labels;
 pub mod snapshot;
