@@ -57,6 +57,11 @@ impl<J> JobQueue<J> {
         }
     }
 
+    /// Whether [`Self::close`] was called.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.state.lock().closed
+    }
+
     /// Refuses further jobs and wakes every waiting worker; the jobs already queued are still handed out.
     pub(crate) fn close(&self) {
         self.state.lock().closed = true;
@@ -78,7 +83,9 @@ mod tests {
         assert_eq!(queue.push(2), Ok(()));
         assert_eq!(queue.push(3), Err(3), "full");
         assert_eq!(queue.pop(), Some(1));
+        assert!(!queue.is_closed());
         queue.close();
+        assert!(queue.is_closed());
         assert_eq!(queue.push(4), Err(4), "closed");
         assert_eq!(queue.pop(), Some(2), "queued jobs outlive the close");
         assert_eq!(queue.pop(), None);

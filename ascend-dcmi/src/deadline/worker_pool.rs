@@ -6,7 +6,7 @@
 //! otherwise. Threads start only when the pool is short (at start and after a hang), never per job: a warm pool
 //! allocates nothing per job when its job type does not.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -60,7 +60,6 @@ struct PoolInner<J> {
     /// Threads that finished their start-up.
     started: AtomicUsize,
     serial: AtomicUsize,
-    closed: AtomicBool,
     handles: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -77,7 +76,6 @@ impl<J: Send + 'static> WorkerPool<J> {
             threads: AtomicUsize::new(0),
             started: AtomicUsize::new(0),
             serial: AtomicUsize::new(0),
-            closed: AtomicBool::new(false),
             handles: Mutex::new(Vec::with_capacity(size.max_threads.min(64))),
         };
         Self { inner: Arc::new(inner) }
@@ -90,7 +88,7 @@ impl<J: Send + 'static> WorkerPool<J> {
 
     /// Whether [`Self::close`] was called.
     pub(crate) fn is_closed(&self) -> bool {
-        self.inner.closed.load(Ordering::Acquire)
+        self.inner.queue.is_closed()
     }
 
     /// Starts threads until the pool has its live workers, within `max_threads`.
@@ -161,7 +159,6 @@ impl<J: Send + 'static> WorkerPool<J> {
     /// Closes the queue and joins the workers, waiting at most `grace` for those busy in a call. Returns how many
     /// are still inside a driver call; they are detached and end when their call returns.
     pub(crate) fn close(&self, grace: Duration) -> usize {
-        self.inner.closed.store(true, Ordering::Release);
         self.inner.queue.close();
         let mut workers = std::mem::take(&mut *self.inner.handles.lock());
         let give_up_at = Instant::now() + grace;
@@ -184,7 +181,6 @@ impl<J: Send + 'static> WorkerPool<J> {
 impl<J: Send + 'static> Drop for WorkerPool<J> {
     fn drop(&mut self) {
         // No join: the last owner may be dropped on one of the pool's own threads. Idle workers see the queue close.
-        self.inner.closed.store(true, Ordering::Release);
         self.inner.queue.close();
     }
 }
@@ -203,7 +199,7 @@ impl<J: Send + 'static> PoolInner<J> {
         self.started.fetch_add(1, Ordering::AcqRel);
         while let Some(job) = self.queue.pop() {
             // A worker whose job was abandoned was counted out; it rejoins only where no replacement took its place.
-            if runner(job) == JobEnd::Abandoned && (self.closed.load(Ordering::Acquire) || !self.claim_live()) {
+            if runner(job) == JobEnd::Abandoned && (self.queue.is_closed() || !self.claim_live()) {
                 break;
             }
         }
