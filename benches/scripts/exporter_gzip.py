@@ -110,16 +110,18 @@ def wire_bytes(args):
     return rows
 
 
+def measured_run(node, url, args, headers):
+    """One wrk run against the exporter: (wrk figures, the exporter's CPU milliseconds per request served)."""
+    before = cpu_seconds(node.exporter.pid)
+    run = wrk_run.run(url, args.seconds, args.connections, headers=headers)
+    spent = cpu_seconds(node.exporter.pid) - before
+    return run, 1000.0 * spent / max(1.0, run["requests_per_s"] * args.seconds)
+
+
 def cpu_per_scrape(node, url, args, headers):
     """(median wrk figures, CPU milliseconds per request) over --rounds runs."""
-    runs, cpu_ms = [], []
-    for _ in range(args.rounds):
-        before = cpu_seconds(node.exporter.pid)
-        run = wrk_run.run(url, args.seconds, args.connections, headers=headers)
-        spent = cpu_seconds(node.exporter.pid) - before
-        runs.append(run)
-        cpu_ms.append(1000.0 * spent / max(1.0, run["requests_per_s"] * args.seconds))
-    return wrk_run.median_of_runs(runs)["median"], round(common.median(cpu_ms), 4)
+    runs, cpu_ms = zip(*(measured_run(node, url, args, headers) for _ in range(args.rounds)))
+    return wrk_run.median_of_runs(list(runs))["median"], round(common.median(list(cpu_ms)), 4)
 
 
 def load(args):
@@ -138,10 +140,8 @@ def load(args):
             # the rounds' ratios.
             exporter_runs, nginx_runs, ratios, cpu_ms = [], [], [], []
             for _ in range(args.rounds):
-                before = cpu_seconds(node.exporter.pid)
-                exporter_run = wrk_run.run(url, args.seconds, args.connections, headers=headers_gzip)
-                spent = cpu_seconds(node.exporter.pid) - before
-                cpu_ms.append(1000.0 * spent / max(1.0, exporter_run["requests_per_s"] * args.seconds))
+                exporter_run, exporter_cpu_ms = measured_run(node, url, args, headers_gzip)
+                cpu_ms.append(exporter_cpu_ms)
                 nginx_run = wrk_run.run(f"http://127.0.0.1:{nginx_port}/metrics", args.seconds, args.connections,
                                         headers=headers_gzip)
                 exporter_runs.append(exporter_run)
