@@ -42,12 +42,9 @@ pub(crate) struct Dispatcher {
     pub(crate) shared: Arc<Shared>,
     deadline: Duration,
     pool: WorkerPool<Job>,
-    round: Mutex<RoundState>,
+    /// The number of the latest round; held for the whole of a round, so rounds run one at a time.
+    round: Mutex<u64>,
     last_poll: Mutex<Option<PollSummary>>,
-}
-
-struct RoundState {
-    round: u64,
 }
 
 impl Dispatcher {
@@ -66,8 +63,7 @@ impl Dispatcher {
         let size = PoolSize { workers: pool_size, max_threads: pool_size + chips, queue: chips.max(1) * 2 };
         let pool_shared = Arc::clone(&shared);
         let pool = WorkerPool::new("dcmi-sampler", size, Box::new(move || runner(Arc::clone(&pool_shared))));
-        let dispatcher =
-            Self { shared, deadline, pool, round: Mutex::new(RoundState { round: 0 }), last_poll: Mutex::new(None) };
+        let dispatcher = Self { shared, deadline, pool, round: Mutex::new(0), last_poll: Mutex::new(None) };
         if pool_size > 0 {
             dispatcher.top_up()?;
             if !dispatcher.pool.wait_started(pool_size, WORKER_START_TIMEOUT) {
@@ -89,8 +85,7 @@ impl Dispatcher {
     /// # Errors
     /// [`Error::Worker`] if the sampler was stopped or no worker thread can be started.
     pub(crate) fn run_round(&self, groups: GroupSet) -> Result<PollSummary> {
-        let mut guard = self.round.lock();
-        let state = &mut *guard;
+        let mut latest_round = self.round.lock();
         if self.pool.is_closed() {
             return Err(Error::Worker("the sampler has been stopped; no more polls".to_owned()));
         }
@@ -98,8 +93,8 @@ impl Dispatcher {
             self.top_up()?;
         }
         warm_up_thread();
-        state.round += 1;
-        let round = state.round;
+        *latest_round += 1;
+        let round = *latest_round;
         let started = Instant::now();
         let mut summary = PollSummary {
             groups,
