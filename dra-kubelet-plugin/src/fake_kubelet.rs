@@ -228,18 +228,17 @@ impl FakeKubelet {
         let channel = connect(&plugin.endpoint, CALL_TIMEOUT).await?;
         let failed = |status: tonic::Status| Error::grpc("NodeUnprepareResources", &plugin.endpoint, status);
         let to_result = |error: String| if error.is_empty() { Ok(()) } else { Err(error) };
-        let answers = if plugin.service == DRA_V1 {
+        let answers: UnprepareAnswers = if plugin.service == DRA_V1 {
             dra_call!(dra_v1, channel, claims, node_unprepare_resources, NodeUnprepareResourcesRequest, failed)
                 .into_iter()
-                .map(|(uid, answer)| (uid, answer.error))
-                .collect::<Vec<_>>()
+                .map(|(uid, answer)| (uid, to_result(answer.error)))
+                .collect()
         } else {
             dra_call!(dra_v1beta1, channel, claims, node_unprepare_resources, NodeUnprepareResourcesRequest, failed)
                 .into_iter()
-                .map(|(uid, answer)| (uid, answer.error))
+                .map(|(uid, answer)| (uid, to_result(answer.error)))
                 .collect()
         };
-        let answers: UnprepareAnswers = answers.into_iter().map(|(uid, error)| (uid, to_result(error))).collect();
         every_claim_answered("NodeUnprepareResources", &plugin.endpoint, claims, &answers)?;
         Ok(answers)
     }
