@@ -104,10 +104,8 @@ pub async fn respond<B>(state: Arc<ServerState>, request: Request<B>) -> HttpRes
 }
 
 fn metrics(state: &ServerState, headers: &HeaderMap) -> HttpResponse {
-    let Negotiated { format, coding } = Negotiated::from_headers(
-        headers.get(header::ACCEPT).map(HeaderValue::as_bytes),
-        headers.get(header::ACCEPT_ENCODING).map(HeaderValue::as_bytes),
-    );
+    let Negotiated { format, coding } =
+        Negotiated::from_headers(headers.get(header::ACCEPT), headers.get(header::ACCEPT_ENCODING));
     match state.scrape_cache.body(format, coding) {
         Ok(body) => {
             let mut response = Response::new(Full::new(body));

@@ -7,6 +7,8 @@
 
 use std::cell::RefCell;
 
+use hyper::header::HeaderValue;
+
 use crate::content_coding::ContentCoding;
 use crate::exposition_format::ExpositionFormat;
 
@@ -23,16 +25,16 @@ pub struct Negotiated {
 }
 
 impl Negotiated {
-    /// Negotiates both from the raw header values (`None` when a header is absent). A value that is not visible
-    /// ASCII counts as absent, as a header that cannot be read.
-    pub fn from_headers(accept: Option<&[u8]>, accept_encoding: Option<&[u8]>) -> Self {
+    /// Negotiates both from the header values (`None` when a header is absent). A value that is not visible ASCII
+    /// ([`HeaderValue::to_str`] fails) counts as absent, as a header that cannot be read.
+    pub fn from_headers(accept: Option<&HeaderValue>, accept_encoding: Option<&HeaderValue>) -> Self {
         LAST_SEEN.with(|last| {
             let mut last = last.borrow_mut();
             if let Some(remembered) = last.as_ref().filter(|seen| seen.matches(accept, accept_encoding)) {
                 return remembered.outcome;
             }
             let outcome = Self::read(accept, accept_encoding);
-            let short = |value: Option<&[u8]>| value.is_none_or(|bytes| bytes.len() <= LONGEST_REMEMBERED);
+            let short = |value: Option<&HeaderValue>| value.is_none_or(|value| value.len() <= LONGEST_REMEMBERED);
             if short(accept) && short(accept_encoding) {
                 let seen = last.get_or_insert_with(Seen::default);
                 seen.accept.set(accept);
@@ -44,18 +46,12 @@ impl Negotiated {
     }
 
     /// Reads both headers, without the memory of earlier scrapes.
-    pub fn read(accept: Option<&[u8]>, accept_encoding: Option<&[u8]>) -> Self {
+    pub fn read(accept: Option<&HeaderValue>, accept_encoding: Option<&HeaderValue>) -> Self {
         Self {
-            format: ExpositionFormat::negotiate(accept.and_then(visible_ascii)),
-            coding: ContentCoding::negotiate(accept_encoding.and_then(visible_ascii)),
+            format: ExpositionFormat::negotiate(accept.and_then(|value| value.to_str().ok())),
+            coding: ContentCoding::negotiate(accept_encoding.and_then(|value| value.to_str().ok())),
         }
     }
-}
-
-/// The header's text, if it is all visible ASCII (or tab and space), as `HeaderValue::to_str` requires.
-fn visible_ascii(value: &[u8]) -> Option<&str> {
-    let readable = value.iter().all(|&byte| byte == b'\t' || (b' '..=b'~').contains(&byte));
-    readable.then(|| std::str::from_utf8(value).ok()).flatten()
 }
 
 thread_local! {
@@ -71,7 +67,7 @@ struct Seen {
 }
 
 impl Seen {
-    fn matches(&self, accept: Option<&[u8]>, accept_encoding: Option<&[u8]>) -> bool {
+    fn matches(&self, accept: Option<&HeaderValue>, accept_encoding: Option<&HeaderValue>) -> bool {
         self.accept.is(accept) && self.accept_encoding.is(accept_encoding)
     }
 }
@@ -85,17 +81,17 @@ struct RememberedHeader {
 }
 
 impl RememberedHeader {
-    fn is(&self, value: Option<&[u8]>) -> bool {
+    fn is(&self, value: Option<&HeaderValue>) -> bool {
         match value {
             None => !self.present,
-            Some(bytes) => self.present && self.bytes == bytes,
+            Some(value) => self.present && self.bytes == value.as_bytes(),
         }
     }
 
-    fn set(&mut self, value: Option<&[u8]>) {
+    fn set(&mut self, value: Option<&HeaderValue>) {
         self.present = value.is_some();
         self.bytes.clear();
-        self.bytes.extend_from_slice(value.unwrap_or_default());
+        self.bytes.extend_from_slice(value.map_or(&[], HeaderValue::as_bytes));
     }
 }
 
@@ -113,6 +109,12 @@ mod tests {
 
     /// `Accept`, `Accept-Encoding`, and what they negotiate.
     type Case = (Option<&'static [u8]>, Option<&'static [u8]>, Negotiated);
+
+    /// [`Negotiated::from_headers`] over header values made from bytes.
+    fn negotiated(accept: Option<&[u8]>, accept_encoding: Option<&[u8]>) -> Negotiated {
+        let value = |bytes: &[u8]| HeaderValue::from_bytes(bytes).expect("a valid header value");
+        Negotiated::from_headers(accept.map(value).as_ref(), accept_encoding.map(value).as_ref())
+    }
 
     fn both(format: ExpositionFormat, coding: ContentCoding) -> Negotiated {
         Negotiated { format, coding }
@@ -132,9 +134,9 @@ mod tests {
         for _ in 0..2 {
             for (first_accept, first_encoding, first_expected) in cases {
                 for (accept, encoding, expected) in cases {
-                    assert_eq!(Negotiated::from_headers(first_accept, first_encoding), first_expected);
-                    assert_eq!(Negotiated::from_headers(accept, encoding), expected, "{accept:?} {encoding:?}");
-                    assert_eq!(Negotiated::from_headers(accept, encoding), expected, "{accept:?} {encoding:?}");
+                    assert_eq!(negotiated(first_accept, first_encoding), first_expected);
+                    assert_eq!(negotiated(accept, encoding), expected, "{accept:?} {encoding:?}");
+                    assert_eq!(negotiated(accept, encoding), expected, "{accept:?} {encoding:?}");
                 }
             }
         }
@@ -142,36 +144,28 @@ mod tests {
 
     #[test]
     fn a_header_that_changes_is_read_again() {
-        assert_eq!(Negotiated::from_headers(None, Some(b"gzip")).coding, ContentCoding::Gzip);
-        assert_eq!(Negotiated::from_headers(None, Some(b"gzip;q=0")).coding, ContentCoding::Identity);
-        assert_eq!(Negotiated::from_headers(None, None).coding, ContentCoding::Identity);
-        assert_eq!(Negotiated::from_headers(None, Some(b"identity;q=0, gzip")).coding, ContentCoding::Gzip);
-        assert_eq!(
-            Negotiated::from_headers(Some(b"application/openmetrics-text"), None).format,
-            ExpositionFormat::OpenMetrics
-        );
-        assert_eq!(
-            Negotiated::from_headers(Some(b"application/openmetrics-text;q=0"), None).format,
-            ExpositionFormat::ClassicText
-        );
+        assert_eq!(negotiated(None, Some(b"gzip")).coding, ContentCoding::Gzip);
+        assert_eq!(negotiated(None, Some(b"gzip;q=0")).coding, ContentCoding::Identity);
+        assert_eq!(negotiated(None, None).coding, ContentCoding::Identity);
+        assert_eq!(negotiated(None, Some(b"identity;q=0, gzip")).coding, ContentCoding::Gzip);
+        assert_eq!(negotiated(Some(b"application/openmetrics-text"), None).format, ExpositionFormat::OpenMetrics);
+        assert_eq!(negotiated(Some(b"application/openmetrics-text;q=0"), None).format, ExpositionFormat::ClassicText);
     }
 
     #[test]
     fn long_headers_are_negotiated_but_not_remembered() {
         let long = format!("{}, gzip", "x-unknown".repeat(LONGEST_REMEMBERED / 8));
-        assert_eq!(Negotiated::from_headers(None, Some(long.as_bytes())).coding, ContentCoding::Gzip);
+        assert_eq!(negotiated(None, Some(long.as_bytes())).coding, ContentCoding::Gzip);
         LAST_SEEN.with(|last| {
             let last = last.borrow();
-            assert!(last.as_ref().is_none_or(|seen| !seen.matches(None, Some(long.as_bytes()))));
+            let long = HeaderValue::from_str(&long).expect("a valid header value");
+            assert!(last.as_ref().is_none_or(|seen| !seen.matches(None, Some(&long))));
         });
     }
 
     #[test]
     fn unreadable_values_count_as_absent() {
-        assert_eq!(Negotiated::from_headers(None, Some(b"gz\xffip")).coding, ContentCoding::Identity);
-        assert_eq!(
-            Negotiated::from_headers(Some(b"application/openmetrics-text\x01"), None).format,
-            ExpositionFormat::ClassicText
-        );
+        assert_eq!(negotiated(None, Some(b"gz\xffip")).coding, ContentCoding::Identity);
+        assert_eq!(negotiated(Some(b"application/openmetrics-text\xe9"), None).format, ExpositionFormat::ClassicText);
     }
 }
