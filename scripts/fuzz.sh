@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of fuzz/ (cargo-fuzz, libFuzzer) for a bounded time, one after another, and prints the
-# executions of each. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
+# executions of each. Needs cargo-fuzz (`cargo install cargo-fuzz`) and nightly features: scripts/cargo-nightly.sh uses
+# a nightly toolchain when rustup has one, and otherwise stable with RUSTC_BOOTSTRAP=1.
 #
 #   scripts/fuzz.sh [--seconds N] [--runs N] [--jobs N] [--merge] [target ...]  (default: every target, 60 s, 1 job)
 #
@@ -9,7 +10,8 @@
 # Each run starts from the committed seeds in fuzz/corpus/<target>/ and writes what it finds to a scratch corpus, so
 # the committed corpus changes only with --merge (which adds the inputs that reach new coverage, minimised by
 # libFuzzer's -merge=1). A crash, a hang (one input over 10 s) or an allocation over 512 MiB fails the target: its
-# input lands in fuzz/artifacts/<target>/; replay it with `cargo +nightly fuzz run --fuzz-dir fuzz <target> <file>`,
+# input lands in fuzz/artifacts/<target>/; replay it with
+# `scripts/cargo-nightly.sh fuzz run --fuzz-dir fuzz <target> <file>`,
 # fix the parser, and copy the input into fuzz/corpus/<target>/ so that CI replays it for ever
 # (fuzz/entries/tests/corpus_replay.rs). The summary table is also written to fuzz/last-run.txt.
 set -euo pipefail
@@ -28,7 +30,7 @@ while (($#)); do
         --runs) runs=$2; shift 2 ;;
         --jobs) jobs=$2; shift 2 ;;
         --merge) merge=true; shift ;;
-        -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
         -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
         *) targets+=("$1"); shift ;;
     esac
@@ -42,7 +44,7 @@ command -v cargo-fuzz >/dev/null || { echo "fuzz.sh: cargo-fuzz is missing: carg
 
 # `--fuzz-dir` goes right after the subcommand: after `--` it would reach libFuzzer, which took `fuzz` for its first
 # corpus directory (seeding every target from the whole fuzz/ tree, binaries included, and writing new inputs there).
-fuzz() { cargo +nightly fuzz "$1" --fuzz-dir fuzz "${@:2}"; }
+fuzz() { "$repo/scripts/cargo-nightly.sh" fuzz "$1" --fuzz-dir fuzz "${@:2}"; }
 # One build for all targets (cargo-fuzz would otherwise check the build before each run).
 fuzz build
 

@@ -46,18 +46,28 @@ fn every_bad_fixture_matches_its_golden_message() {
 }
 
 /// `dcmi_sim_last_error`, the simulator's own extension (not part of `DcmiLib`).
-fn last_error() -> String {
+fn last_error_function() -> (libloading::Library, unsafe extern "C" fn(*mut c_char, c_int) -> c_int) {
     let path = dcmi_sim::library_path().expect("library");
     // SAFETY: loading the simulator runs no code beyond Rust's own initialisers.
     let library = unsafe { libloading::Library::new(&path) }.expect("load");
     // SAFETY: dcmi_sim_last_error has this signature (see dcmi-sim/src/abi/init.rs).
     let function =
-        unsafe { library.get::<unsafe extern "C" fn(*mut c_char, c_int) -> c_int>(b"dcmi_sim_last_error\0") }
+        *unsafe { library.get::<unsafe extern "C" fn(*mut c_char, c_int) -> c_int>(b"dcmi_sim_last_error\0") }
             .expect("symbol");
-    let mut buffer = [0 as c_char; 512];
-    // SAFETY: the buffer holds 512 bytes.
-    let length = unsafe { function(buffer.as_mut_ptr(), 512) };
-    assert!(length >= 0);
+    (library, function)
+}
+
+/// The whole message, however long: the message holds the fixture's absolute path, so its length depends on where
+/// the checkout is. A first call into a small buffer learns the full length, as a C caller of snprintf would.
+fn last_error() -> String {
+    let (_library, function) = last_error_function();
+    let mut buffer = vec![0 as c_char; 16];
+    // SAFETY: the buffer holds 16 bytes.
+    let length = unsafe { function(buffer.as_mut_ptr(), 16) };
+    assert!(length >= 0, "dcmi_sim_last_error returned {length}");
+    buffer = vec![0 as c_char; length as usize + 1];
+    // SAFETY: the buffer holds length + 1 bytes.
+    assert_eq!(unsafe { function(buffer.as_mut_ptr(), length + 1) }, length);
     common::text(&buffer)
 }
 
@@ -111,4 +121,34 @@ fn child_calls_dcmi_init() {
         return; // only meaningful as the child of dcmi_init_writes_one_line_to_stderr
     }
     assert_eq!(call!(common::lib(), dcmi_init()), -8005);
+}
+
+/// A buffer shorter than the message gets as much of it as fits, NUL-terminated and cut on a character boundary,
+/// and the return value is the full length, so the caller knows how much to ask for (snprintf's convention).
+#[test]
+fn last_error_truncates_to_the_buffer_and_returns_the_full_length() {
+    let _guard = common::start(dcmi_sim::samples::by_name("edge-310").expect("sample").toml);
+    let lib = common::lib();
+    std::env::set_var(dcmi_sim::CONFIG_ENV, "/nonexistent/topology-\u{e9}\u{e9}.toml");
+    assert_eq!(call!(lib, dcmi_init()), -8005);
+    let message = last_error();
+    let (_library, function) = last_error_function();
+    // "dcmi-sim: /nonexistent/topology-" is 32 bytes; each é takes two, so a 34-byte buffer (33 bytes of text) would
+    // end inside the first é: the copy stops before it.
+    let mut buffer = [0x7f as c_char; 34];
+    // SAFETY: the buffer holds 34 bytes.
+    let length = unsafe { function(buffer.as_mut_ptr(), 34) };
+    assert_eq!(length as usize, message.len());
+    assert_eq!(common::text(&buffer), "dcmi-sim: /nonexistent/topology-");
+    assert_eq!(buffer[32], 0, "NUL-terminated right after the last whole character");
+    let mut one = [0x7f as c_char; 1];
+    // SAFETY: the buffer holds 1 byte.
+    assert_eq!(unsafe { function(one.as_mut_ptr(), 1) } as usize, message.len());
+    assert_eq!(one[0], 0, "a one-byte buffer gets only the NUL");
+    // SAFETY: a null buffer is refused before anything is written.
+    assert_eq!(unsafe { function(std::ptr::null_mut(), 64) }, -8001);
+    // SAFETY: a zero length is refused before anything is written.
+    assert_eq!(unsafe { function(buffer.as_mut_ptr(), 0) }, -8001, "no room even for the NUL");
+    std::env::set_var(dcmi_sim::CONFIG_ENV, "sample:atlas-300i-pro");
+    assert_eq!(call!(lib, dcmi_init()), 0);
 }

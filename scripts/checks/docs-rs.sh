@@ -4,7 +4,8 @@
 # warnings are errors. scripts/crate_metadata.py check-manifest (in scripts/checks/package.sh) holds every crate's
 # `[package.metadata.docs.rs]` to exactly that (all features, `--cfg docsrs`), which is why one build stands for all.
 # Then the pages a downstream tester needs must be there: MockDeviceManager, with its `mock` badge.
-# Needs the nightly toolchain (rustup); docs.rs itself always builds with nightly.
+# docs.rs itself always builds with nightly; scripts/cargo-nightly.sh uses a nightly toolchain when rustup has one, and
+# otherwise stable with RUSTC_BOOTSTRAP=1 (never a skip).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -13,7 +14,6 @@ die() {
     exit 1
 }
 
-rustup toolchain list | grep -q '^nightly' || die "no nightly toolchain (rustup toolchain install nightly)"
 target=${CARGO_TARGET_DIR:-$PWD/target}
 # Its own target directory: the nightly pages must not overwrite the stable `cargo doc` output developers read.
 docs_target="$target/docs-rs"
@@ -23,8 +23,8 @@ while read -r crate _version _directory; do
     package_args+=(-p "$crate")
 done < <(cargo metadata --format-version 1 --no-deps | python3 scripts/crate_metadata.py publishable)
 
-printf -- '--- cargo +nightly doc %s\n' "${package_args[*]}"
-RUSTDOCFLAGS="--cfg docsrs -D warnings" cargo +nightly doc --locked --no-deps --all-features \
+printf -- '--- nightly cargo doc %s\n' "${package_args[*]}"
+RUSTDOCFLAGS="--cfg docsrs -D warnings" scripts/cargo-nightly.sh doc --locked --no-deps --all-features \
     --target-dir "$docs_target" "${package_args[@]}"
 
 mock_page="$docs_target/doc/ascend_dcmi/struct.MockDeviceManager.html"

@@ -6,7 +6,7 @@
 # hand; docs/robustness.md has its figures.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-shellcheck scripts/fuzz.sh scripts/checks/fuzz-replay.sh
+shellcheck scripts/fuzz.sh scripts/cargo-nightly.sh scripts/checks/fuzz-replay.sh
 cargo metadata --manifest-path fuzz/Cargo.toml --format-version 1 --no-deps >/dev/null
 if ! output=$(cargo test -p ascend-fuzz --test corpus_replay -- --nocapture 2>&1); then
     printf '%s\n' "$output" >&2
