@@ -49,7 +49,8 @@ step "clippy"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
 step "tests"
-cargo test --workspace --all-features --no-fail-fast
+# The cluster tier's tests need the real cluster: they run below, once it is up.
+cargo test --workspace --all-features --no-fail-fast --exclude ascend-cluster-tests
 
 step "docs"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
@@ -59,5 +60,17 @@ for check in scripts/checks/*.sh; do
     step "$(basename "$check" .sh)"
     bash "$check"
 done
+
+# The cluster tier (docs/testing.md): a real one-node Kubernetes built from its Go modules (cached by version outside
+# the repository), our daemons deployed on it from deploy/, and the tests of cluster-tests/ one at a time. Torn down
+# whatever happens.
+step "cluster tier: bring up a real Kubernetes (scripts/cluster/up.sh)"
+trap 'bash scripts/cluster/down.sh' EXIT
+bash scripts/cluster/up.sh
+step "cluster tier: tests"
+cargo test -p ascend-cluster-tests --no-fail-fast -- --test-threads=1 --nocapture
+step "cluster tier: tear down"
+bash scripts/cluster/down.sh
+trap - EXIT
 
 step "all checks passed"

@@ -14,6 +14,7 @@
 //! | `usr/local/Ascend/driver/lib64/common/`, `.../include/`, `usr/local/bin/npu-smi` | the other driver files mount lists name |
 //! | `usr/local/Ascend/ascend-toolkit/latest/version.cfg` | the CANN toolkit version |
 //! | `etc/dcmi-sim/topology.toml` | the topology, to point `DCMI_SIM_CONFIG` at |
+//! | `usr/local/Ascend/driver/lib64/driver/dcmi-sim.toml` | the same topology beside the library, read when `DCMI_SIM_CONFIG` is unset ([`crate::library_home`]) |
 //! | `sys/devices/system/node/node<N>/cpulist` | NUMA nodes and their CPUs, from the chips' affinity |
 //! | `sys/bus/pci/devices/<bdf>/{vendor,device,numa_node}` | the chips' PCIe functions |
 //! | `sys/module/drv_davinci_intf_host`, `sys/module/drv_devmng_host` | "driver loaded" |
@@ -54,6 +55,13 @@ pub const LIBRARY_PATH: &str = "usr/local/Ascend/driver/lib64/driver/libdcmi.so"
 
 /// Where the topology is copied, relative to the root.
 pub const TOPOLOGY_PATH: &str = "etc/dcmi-sim/topology.toml";
+
+/// A file in the directory of the installed library, relative to the root: the topology is copied there too, and
+/// there a test writes the overlay a daemon without `DCMI_SIM_OVERLAY` watches ([`crate::library_home`]).
+pub fn beside_library(file_name: &str) -> String {
+    let directory = LIBRARY_PATH.rsplit_once('/').map_or("", |(directory, _)| directory);
+    format!("{directory}/{file_name}")
+}
 
 /// The CANN toolkit version written unless the options say otherwise.
 pub const DEFAULT_CANN_VERSION: &str = "8.0.RC3";
@@ -151,6 +159,9 @@ impl FakeHost {
         writer.sys(topology)?;
         let topology_text = topology.to_toml_string().map_err(Error::TopologyNotSerialisable)?;
         writer.file(TOPOLOGY_PATH, &topology_text, 0o644)?;
+        // Also beside the library, where dcmi_init finds it without DCMI_SIM_CONFIG (crate::library_home): daemons
+        // deployed from the unchanged manifests, which mount only the driver directory, run on this host.
+        writer.file(&beside_library(crate::library_home::CONFIG_FILE_NAME), &topology_text, 0o644)?;
 
         Ok(FakeHost {
             root: root.to_path_buf(),

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::Error;
+use crate::library_home;
 use crate::overlay::OVERLAY_ENV;
 use crate::samples;
 use crate::state::Sim;
@@ -27,10 +28,37 @@ struct Source {
 }
 
 impl Source {
-    fn from_env(config: &str) -> Source {
+    fn new(config: &str, overlay: Option<std::ffi::OsString>) -> Source {
         let file =
             std::fs::metadata(config).ok().and_then(|metadata| Some((metadata.modified().ok()?, metadata.len())));
-        Source { config: config.to_owned(), overlay: std::env::var_os(OVERLAY_ENV), file }
+        Source { config: config.to_owned(), overlay, file }
+    }
+}
+
+/// The topology and overlay to load: the environment's, or else the files beside the library
+/// ([`crate::library_home`]), which is how a fake host laid out at `/` runs daemons that set no variable.
+fn configured_source() -> Result<(String, Option<std::ffi::OsString>), Error> {
+    if let Ok(config) = std::env::var(CONFIG_ENV) {
+        return Ok((config, std::env::var_os(OVERLAY_ENV)));
+    }
+    let directory = library_home::library_directory();
+    let beside = directory.as_ref().map(|directory| directory.join(library_home::CONFIG_FILE_NAME));
+    match beside {
+        Some(config) if config.is_file() => {
+            let overlay = std::env::var_os(OVERLAY_ENV).or_else(|| {
+                directory.map(|directory| directory.join(library_home::OVERLAY_FILE_NAME).into_os_string())
+            });
+            Ok((config.to_string_lossy().into_owned(), overlay))
+        }
+        _ => Err(Error::config(
+            &PathBuf::from("(environment)"),
+            CONFIG_ENV,
+            format!(
+                "is not set and there is no {} beside the library ({}); name a topology file or sample:<name>",
+                library_home::CONFIG_FILE_NAME,
+                directory.map_or_else(|| "unknown".to_owned(), |directory| directory.display().to_string())
+            ),
+        )),
     }
 }
 
@@ -56,7 +84,8 @@ pub fn load_config(value: &str) -> Result<(Topology, PathBuf), Error> {
     Ok((samples::load_file_or_sample(value)?, origin))
 }
 
-/// What `dcmi_init` does: read `DCMI_SIM_CONFIG` (and `DCMI_SIM_OVERLAY`), build a fresh instance
+/// What `dcmi_init` does: read `DCMI_SIM_CONFIG` (and `DCMI_SIM_OVERLAY`), or without it the files beside the
+/// library ([`crate::library_home`]), build a fresh instance
 /// and make it current, replacing any previous one. When both variables and the topology file are
 /// unchanged since the running instance was built, that instance stays (a consumer that calls
 /// `dcmi_init` again, as the Go stack's retry loop does, keeps the timeline and injected state). On
@@ -67,16 +96,15 @@ pub fn load_config(value: &str) -> Result<(Topology, PathBuf), Error> {
 /// [`Error`] naming the file, field and problem.
 pub fn init_from_env() -> Result<(), Error> {
     let mut current_source = CURRENT_SOURCE.lock();
-    let config = std::env::var(CONFIG_ENV).map_err(|_| {
-        Error::config(&PathBuf::from("(environment)"), CONFIG_ENV, "is not set; name a topology file or sample:<name>")
-    });
-    let source = config.as_deref().ok().map(Source::from_env);
+    let configured = configured_source();
+    let source = configured.as_ref().ok().map(|(config, overlay)| Source::new(config, overlay.clone()));
     if source.is_some() && *current_source == source && CURRENT.read().is_some() {
         return Ok(());
     }
-    let result = config
-        .and_then(|value| load_config(&value))
-        .and_then(|(topology, origin)| Sim::start(topology, origin, std::env::var_os(OVERLAY_ENV).map(PathBuf::from)));
+    let result = configured.and_then(|(config, overlay)| {
+        let (topology, origin) = load_config(&config)?;
+        Sim::start(topology, origin, overlay.map(PathBuf::from))
+    });
     match result {
         Ok(sim) => {
             *CURRENT.write() = Some(sim);

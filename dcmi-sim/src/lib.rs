@@ -26,6 +26,7 @@ pub mod function;
 pub mod generator;
 pub mod injection;
 pub mod instance;
+pub mod library_home;
 pub mod locate;
 pub mod overlay;
 pub mod samples;

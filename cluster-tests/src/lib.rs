@@ -1,0 +1,19 @@
+//! Test support for the cluster tier: the real one-node Kubernetes that `scripts/cluster/up.sh` starts (a real
+//! kube-apiserver, scheduler, controller manager, kubelet and containerd on a host simulated by `dcmi-sim`), and the
+//! steps the tests take on it as an operator would: apply our manifests with kubectl, label the node, start pods,
+//! raise a chip fault in the simulator, restart a component.
+//!
+//! The tests in `tests/` run only in the cluster tier of `scripts/test.sh` (`cargo test -p ascend-cluster-tests`,
+//! one test at a time), after `up.sh`; without a cluster they fail, naming what is missing. docs/testing.md
+//! describes the tiers.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod cluster;
+mod port_forward;
+mod wait;
+
+pub use cluster::{Cluster, PodCommand, NODE_NAME};
+pub use port_forward::PortForward;
+pub use wait::{wait_until, Timer};

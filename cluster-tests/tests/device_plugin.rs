@@ -1,0 +1,133 @@
+//! The device plugin on the real cluster, deployed from deploy/kubernetes/overlays/training-910b as an operator
+//! would: the real kubelet registers it, the Node shows the chips, the real scheduler places pods on them, and
+//! containerd starts containers with the chips, from our CDI spec (allocate mode cdi) or from the plugin's device
+//! specs (allocate mode device-specs). A chip fault in the simulator lowers the Node's allocatable.
+//!
+//! The reference for these scenarios; examples/tests/device_plugin_daemon.rs covers the same plugin against the
+//! in-repo kubelet peer, faster and with more corner cases.
+
+use std::time::Duration;
+
+use ascend_cluster_tests::{Cluster, Timer};
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, PostParams};
+
+mod support;
+
+use support::{
+    chip_fault, delete_pod, deploy_910b_pool, npu_pod, start_pod, test_namespace, NAMESPACE, RESOURCE, SYSTEM,
+};
+
+/// The shared nodes of a 910-family chip that every container with a chip gets (deploy/README.md, CDI).
+const SHARED_NODES: [&str; 3] = ["davinci_manager", "devmm_svm", "hisi_hdc"];
+
+/// What a container with chips sees: its davinci nodes, the shared nodes present, and ASCEND_RT_VISIBLE_DEVICES.
+fn container_view(cluster: &Cluster, pod: &str) -> (Vec<String>, Vec<String>, String) {
+    let listing = cluster.exec(NAMESPACE, pod, &["ls", "/dev"]).stdout;
+    let nodes: Vec<String> = listing.split_whitespace().map(str::to_owned).collect();
+    let chips: Vec<String> = nodes
+        .iter()
+        .filter(|node| node.strip_prefix("davinci").is_some_and(|id| id.parse::<u32>().is_ok()))
+        .cloned()
+        .collect();
+    let shared = SHARED_NODES.iter().filter(|node| nodes.iter().any(|n| n == *node)).map(|n| n.to_string()).collect();
+    let env = cluster.exec(NAMESPACE, pod, &["env"]).stdout;
+    let visible =
+        env.lines().find_map(|line| line.strip_prefix("ASCEND_RT_VISIBLE_DEVICES=")).unwrap_or_default().to_owned();
+    (chips, shared, visible)
+}
+
+fn assert_container_has(cluster: &Cluster, pod: &str, count: usize) {
+    let (chips, shared, visible) = container_view(cluster, pod);
+    assert_eq!(chips.len(), count, "{pod}: exactly its chips in /dev: {chips:?}");
+    assert_eq!(shared, SHARED_NODES, "{pod}: the shared nodes of the 910 family");
+    assert_eq!(
+        visible.split(',').filter(|id| !id.is_empty()).count(),
+        count,
+        "{pod}: ASCEND_RT_VISIBLE_DEVICES={visible}"
+    );
+}
+
+#[tokio::test]
+async fn pods_get_chips_from_the_device_plugin_through_the_real_kubelet_scheduler_and_containerd() {
+    let cluster = Cluster::connect().await;
+    let mut timer = Timer::start("device plugin");
+    deploy_910b_pool(&cluster, &mut timer).await;
+    test_namespace(&cluster).await;
+
+    // CDI mode (the overlay's default): containerd injects the chips from /var/run/cdi.
+    start_pod(&cluster, "two-chips", 2).await;
+    timer.mark("pod with 2 chips running (CDI)");
+    assert_container_has(&cluster, "two-chips", 2);
+
+    // Six chips are left: a pod asking for seven stays Pending with the scheduler's reason.
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
+    pods.create(&PostParams::default(), &npu_pod("seven-chips", 7)).await.expect("create pod");
+    let reason = ascend_cluster_tests::wait_until("seven-chips unschedulable", Duration::from_secs(30), || async {
+        let pod = pods.get("seven-chips").await.map_err(|error| error.to_string())?;
+        let status = pod.status.unwrap_or_default();
+        status
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+            .and_then(|c| c.message.clone())
+            .ok_or_else(|| format!("{:?}", status.conditions))
+    })
+    .await;
+    assert!(reason.contains(&format!("Insufficient {RESOURCE}")), "scheduler's reason: {reason}");
+    assert_eq!(
+        pods.get("seven-chips").await.expect("pod").status.unwrap_or_default().phase.as_deref(),
+        Some("Pending")
+    );
+    delete_pod(&cluster, "seven-chips").await;
+    timer.mark("seven chips refused by the scheduler");
+
+    // A fault on a chip takes it out of the Node's allocatable, its recovery brings it back.
+    cluster.wait_allocatable(RESOURCE, "8", Duration::from_secs(10)).await;
+    cluster.set_overlay(vec![chip_fault(7, true)]);
+    let lowered = cluster.wait_allocatable(RESOURCE, "7", Duration::from_secs(10)).await;
+    timer.mark("fault: allocatable 7");
+    cluster.set_overlay(vec![chip_fault(7, false)]);
+    let restored = cluster.wait_allocatable(RESOURCE, "8", Duration::from_secs(10)).await;
+    timer.mark("recovery: allocatable 8");
+    println!("fault to Node allocatable: {lowered:?}; recovery: {restored:?}");
+    assert!(lowered <= Duration::from_secs(2), "a fault reaches the Node within 2 s, took {lowered:?}");
+    assert!(restored <= Duration::from_secs(2), "a recovery reaches the Node within 2 s, took {restored:?}");
+
+    delete_pod(&cluster, "two-chips").await;
+
+    // Device-spec mode: the plugin hands the kubelet the device nodes itself, no CDI.
+    let daemon_sets: Api<DaemonSet> = Api::namespaced(cluster.client(), SYSTEM);
+    let daemon_set = daemon_sets.get("ascend-device-plugin").await.expect("daemon set");
+    let args = daemon_set.spec.as_ref().and_then(|s| s.template.spec.as_ref()).map(|s| s.containers[0].args.clone());
+    let args: Vec<String> = args
+        .flatten()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|arg| if arg == "--allocate-mode=cdi" { "--allocate-mode=device-specs".to_owned() } else { arg })
+        .collect();
+    assert!(args.iter().any(|arg| arg == "--allocate-mode=device-specs"), "the overlay's args: {args:?}");
+    let patch = serde_json::json!([{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}]);
+    cluster.kubectl(&[
+        "-n",
+        SYSTEM,
+        "patch",
+        "daemonset",
+        "ascend-device-plugin",
+        "--type=json",
+        "-p",
+        &patch.to_string(),
+    ]);
+    cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=120s"]);
+    cluster.wait_allocatable(RESOURCE, "8", Duration::from_secs(60)).await;
+    timer.mark("device plugin in device-specs mode");
+    start_pod(&cluster, "one-chip-device-specs", 1).await;
+    timer.mark("pod with 1 chip running (device specs)");
+    assert_container_has(&cluster, "one-chip-device-specs", 1);
+    delete_pod(&cluster, "one-chip-device-specs").await;
+
+    cluster.apply("-k", "deploy/kubernetes/overlays/training-910b");
+    cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=120s"]);
+}

@@ -1,0 +1,92 @@
+//! The device plugin in Volcano mode on the real cluster (deploy/kubernetes/overlays/volcano-910b): the real API
+//! server accepts its device-info ConfigMap, the ConfigMap follows a chip fault, and the fault is a Node Event that
+//! `kubectl events` shows. The reference for these scenarios; examples/tests/device_plugin_volcano.rs and
+//! ascend-kube/tests/device_info_contract.rs cover the contract's details against the fake API server.
+
+mod support;
+
+use std::time::Duration;
+
+use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::Api;
+use support::{chip_fault, RESOURCE, SYSTEM};
+
+/// The chip names under one key of the device list (`huawei.com/Ascend910-Unhealthy` ...).
+fn device_list(config_map: &ConfigMap, key: &str) -> Result<Vec<String>, String> {
+    let data = config_map.data.as_ref().ok_or("no data")?;
+    let info: serde_json::Value =
+        serde_json::from_str(data.get("DeviceInfoCfg").ok_or("no DeviceInfoCfg")?).map_err(|e| e.to_string())?;
+    let list = info["DeviceInfo"]["DeviceList"][key].as_str().unwrap_or_default();
+    Ok(list.split(',').filter(|name| !name.is_empty()).map(str::to_owned).collect())
+}
+
+#[tokio::test]
+async fn the_volcano_device_info_and_node_events_follow_a_fault() {
+    let cluster = Cluster::connect().await;
+    let mut timer = Timer::start("volcano");
+    cluster.label_node("ascend.huawei.com/chip-type", Some("910B"));
+    cluster.apply("-k", "deploy/kubernetes/overlays/volcano-910b");
+    cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=180s"]);
+    cluster.wait_allocatable(RESOURCE, "8", Duration::from_secs(60)).await;
+    timer.mark("device plugin in Volcano mode running");
+
+    let config_maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "kube-system");
+    let name = format!("mindx-dl-deviceinfo-{NODE_NAME}");
+    let healthy = wait_until("the device-info ConfigMap with 8 free chips", Duration::from_secs(60), || async {
+        let config_map = config_maps.get_opt(&name).await.map_err(|e| e.to_string())?.ok_or("absent")?;
+        let chips = device_list(&config_map, RESOURCE)?;
+        if chips.len() == 8 {
+            Ok(config_map)
+        } else {
+            Err(format!("{chips:?}"))
+        }
+    })
+    .await;
+    let labels = healthy.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(labels.get("mx-consumer-cim").map(String::as_str), Some("true"), "Volcano's informer label");
+    timer.mark("device-info ConfigMap accepted with 8 chips");
+
+    cluster.set_overlay(vec![chip_fault(2, true)]);
+    let unhealthy_key = format!("{RESOURCE}-Unhealthy");
+    let unhealthy = wait_until("the faulty chip listed unhealthy", Duration::from_secs(30), || async {
+        let config_map = config_maps.get(&name).await.map_err(|e| e.to_string())?;
+        let unhealthy = device_list(&config_map, &unhealthy_key)?;
+        if unhealthy.len() == 1 && device_list(&config_map, RESOURCE)?.len() == 7 {
+            Ok(unhealthy)
+        } else {
+            Err(format!("unhealthy {unhealthy:?}"))
+        }
+    })
+    .await;
+    timer.mark("fault in the device-info ConfigMap");
+
+    let events = wait_until("a fault Event for the node", Duration::from_secs(30), || async {
+        let events = cluster.try_kubectl(&["events", "-A", "--for", &format!("node/{NODE_NAME}")])?;
+        if events.lines().any(|line| line.contains(&unhealthy[0]) || line.contains("0x80E01801")) {
+            Ok(events)
+        } else {
+            Err(events)
+        }
+    })
+    .await;
+    println!("{events}");
+    timer.mark("fault Event shown by kubectl events");
+
+    cluster.set_overlay(vec![chip_fault(2, false)]);
+    wait_until("the chip healthy again", Duration::from_secs(30), || async {
+        let config_map = config_maps.get(&name).await.map_err(|e| e.to_string())?;
+        let free = device_list(&config_map, RESOURCE)?;
+        if free.len() == 8 && device_list(&config_map, &unhealthy_key)?.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("free {free:?}"))
+        }
+    })
+    .await;
+    timer.mark("recovery in the device-info ConfigMap");
+
+    // Back to the plain 910B pool for the tests after this one.
+    cluster.apply("-k", "deploy/kubernetes/overlays/training-910b");
+    cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=180s"]);
+}

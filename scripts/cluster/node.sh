@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Starts (or restarts) the test node's container runtime and kubelet.
+# Usage: scripts/cluster/node.sh install-containerd-config|start-containerd|start-kubelet|restart-containerd|
+#        restart-kubelet
+# Called by up.sh; the fault tests call the restarts.
+set -euo pipefail
+# shellcheck source=scripts/cluster/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+# containerd's configuration sits where containerd, ascend-ctk runtime configure and ascend-doctor look for it on
+# a real node. The first line marks it as the test bed's, so that down.sh removes only its own.
+CONTAINERD_CONFIG=/etc/containerd/config.toml
+CONFIG_MARKER="# ascend-rs test cluster (scripts/cluster/config/containerd.toml)"
+
+install_containerd_config() {
+    if [[ -e $CONTAINERD_CONFIG ]] && ! head -n 1 "$CONTAINERD_CONFIG" | grep -qF "$CONFIG_MARKER"; then
+        die "$CONTAINERD_CONFIG exists and is not the test cluster's: not replacing it"
+    fi
+    mkdir -p /etc/containerd
+    { echo "$CONFIG_MARKER"; sed "s|@RUNC@|$RUNC_BIN/runc|g" "$CLUSTER_SCRIPTS/config/containerd.toml"; } >"$CONTAINERD_CONFIG"
+}
+
+# The cluster runs no kube-proxy, but pods reach the API server the in-cluster way, at the `kubernetes` Service's
+# address (KUBERNETES_SERVICE_HOST=10.0.0.1, port 443), as every kube-rs and client-go client does. This one rule does
+# for that one Service what kube-proxy's iptables mode would: it sends it to the API server on 127.0.0.1:6443 (whose
+# certificate names 10.0.0.1), which the kernel allows for traffic from the pods' bridge with route_localnet.
+SERVICE_CHAIN=ASCEND-TEST-SERVICES
+route_kubernetes_service() {
+    sysctl -qw net.ipv4.conf.all.route_localnet=1
+    iptables -t nat -N "$SERVICE_CHAIN" 2>/dev/null || iptables -t nat -F "$SERVICE_CHAIN"
+    iptables -t nat -A "$SERVICE_CHAIN" -d 10.0.0.1/32 -p tcp --dport 443 -j DNAT --to-destination 127.0.0.1:6443
+    iptables -t nat -C PREROUTING -j "$SERVICE_CHAIN" 2>/dev/null || iptables -t nat -I PREROUTING -j "$SERVICE_CHAIN"
+}
+
+start_containerd() {
+    route_kubernetes_service
+    mkdir -p /etc/cni/net.d /etc/cdi /var/run/cdi
+    cp "$CLUSTER_SCRIPTS/config/cni.conflist" /etc/cni/net.d/10-ascend-test.conflist
+    # The kind and local-up-cluster default of 128 inotify instances is too few for a kubelet, containerd and pods.
+    sysctl -qw fs.inotify.max_user_instances=8192 fs.inotify.max_user_watches=524288
+    # containerd finds containerd-shim-runc-v2 on its PATH.
+    PATH=$CONTAINERD_BIN:$PATH start containerd "$CONTAINERD_BIN/containerd" \
+        --config "$CONTAINERD_CONFIG"
+    WAIT_LOG=containerd wait_for 30 containerd "$CONTAINERD_BIN/ctr" --address "$CONTAINERD_SOCKET" version
+}
+
+start_kubelet() {
+    mkdir -p /var/lib/kubelet
+    sed "s|@PKI@|$CLUSTER_PKI|g" "$CLUSTER_SCRIPTS/config/kubelet.yaml" >"$CLUSTER_STATE/kubelet.yaml"
+    PATH=$CONTAINERD_BIN:$PATH start kubelet "$KUBE_BIN/kubelet" --config="$CLUSTER_STATE/kubelet.yaml" \
+        --kubeconfig="$CLUSTER_STATE/kubelet.kubeconfig" --hostname-override="$NODE_NAME" --v=1
+    WAIT_LOG=kubelet wait_for 60 kubelet curl -sf http://127.0.0.1:10248/healthz
+}
+
+case ${1:-} in
+    install-containerd-config) install_containerd_config ;;
+    start-containerd) start_containerd ;;
+    start-kubelet) start_kubelet ;;
+    restart-containerd) stop_pid containerd && start_containerd ;;
+    restart-kubelet) stop_pid kubelet && start_kubelet ;;
+    *) die "usage: node.sh install-containerd-config|start-containerd|start-kubelet|restart-containerd|restart-kubelet" ;;
+esac
