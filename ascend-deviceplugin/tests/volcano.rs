@@ -267,3 +267,59 @@ async fn a_pod_naming_an_unhealthy_or_foreign_chip_is_refused() {
     assert!(none.message().contains("no pending pod"), "{}", none.message());
     harness.stop().await;
 }
+
+fn running_pod(name: &str, chip: &str) -> serde_json::Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "jobs", "annotations": {
+            PREDICATE_TIME_ANNOTATION: CONSUMED_PREDICATE_TIME, REAL_DEVICES_ANNOTATION: chip}},
+        "spec": {"nodeName": NODE, "containers": [{"name": "train", "image": "x",
+            "resources": {"limits": {ASCEND910: "1"}}}]},
+        "status": {"phase": "Running"},
+    })
+}
+
+/// The plugin's requests (its own user agent) by `verb resource`.
+fn plugin_requests(server: &FakeApiServer) -> BTreeMap<String, usize> {
+    server
+        .request_counts()
+        .into_iter()
+        .filter(|(key, _)| key.user_agent == "ascend-device-plugin/test")
+        .map(|(key, count)| (format!("{} {}", key.verb, key.resource), count))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_node_costs_nothing_but_its_watches_and_each_change_one_write() {
+    let server = FakeApiServer::start().await.expect("fake API server");
+    let client = ascend_kube::client::client_for(server.config(), "ascend-device-plugin", "test").expect("client");
+    // The chips are read every 200 ms and the old resync ran every 200 ms in these tests: polling would show
+    // dozens of LISTs and GETs in the idle window.
+    let mut harness = Harness::start_volcano(FakeHost::eight_910b(), client, |_, _| {}).await;
+    let all = "Ascend910-0,Ascend910-1,Ascend910-2,Ascend910-3,Ascend910-4,Ascend910-5,Ascend910-6,Ascend910-7";
+    wait_for_map(&server, "eight free chips", Duration::from_secs(10), |info| key(info, "") == all).await;
+    let started = plugin_requests(&server);
+    assert_eq!(started.get("watch pods"), Some(&1), "{started:?}");
+    assert_eq!(started.get("watch configmaps"), Some(&1), "{started:?}");
+    assert!(!started.contains_key("get configmaps"), "ManuallySeparateNPU comes from the watch: {started:?}");
+
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    server.clear_requests();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(plugin_requests(&server), BTreeMap::new(), "no request at all while nothing changes");
+
+    // Churn: a pod takes chip 6 and goes, twice. Each change is one PATCH of the map; the pods arrive by the watch.
+    let pods: Api<Pod> = Api::namespaced(server.client(), "jobs");
+    let without_6 = all.replace("Ascend910-6,", "");
+    for _ in 0..2 {
+        server.seed(running_pod("holder", "Ascend910-6"));
+        wait_for_map(&server, "chip 6 in use", Duration::from_secs(5), |info| key(info, "") == without_6).await;
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        pods.delete("holder", &Default::default()).await.expect("pod deleted");
+        wait_for_map(&server, "chip 6 free", Duration::from_secs(5), |info| key(info, "") == all).await;
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+    }
+    let expected: BTreeMap<String, usize> = [("patch configmaps".to_owned(), 4)].into();
+    assert_eq!(plugin_requests(&server), expected);
+    harness.stop().await;
+}

@@ -14,8 +14,9 @@
 //! `PodRealAlloc`), `pkg/device/ascendcommon.go` (`AddPodAnnotation`, `getRealUsedDevices`: running pods' chips from
 //! `huawei.com/AscendReal`).
 //!
-//! [`pod_views`] is the one way this crate lists a node's pods: the allocation flow reads them through it, and so do
-//! tools that compare the kubelet's allocations with the pods that still exist (the doctor's stale-allocation check).
+//! A daemon keeps the node's pods with a watch ([`PodAssignments`], over [`crate::watched`]): one LIST when it starts
+//! and an event per change of a pod on the node, instead of a LIST per Allocate and per resync. [`pod_views`] is the
+//! one-shot read for tools that look once (the doctor's stale-allocation check).
 //!
 //! The mark is a JSON merge patch that carries the pod's `resourceVersion`: when two Allocate calls (or two plugin
 //! instances) pick the same pod, the second patch gets 409 Conflict instead of serving the pod twice.
@@ -26,9 +27,11 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use serde_json::json;
+use tokio::sync::watch;
 
 use crate::client::{check_node_name, request, DEVICE_PLUGIN_FIELD_MANAGER};
 use crate::error::Result;
+use crate::watched::Watched;
 
 /// When Volcano chose the chips (nanoseconds); [`CONSUMED_PREDICATE_TIME`] once a device plugin served the pod.
 pub const PREDICATE_TIME_ANNOTATION: &str = "predicate-time";
@@ -176,12 +179,13 @@ pub async fn pod_views(client: kube::Client, node: Option<&str>, timeout: Durati
     Ok(listed.items.iter().map(PodView::of).collect())
 }
 
-/// Reads and marks the pods of one node.
+/// Watches and marks the pods of one node.
 #[derive(Clone)]
 pub struct PodAssignments {
     pods: Api<Pod>,
     node: String,
     timeout: Duration,
+    watched: Watched<Pod>,
 }
 
 impl std::fmt::Debug for PodAssignments {
@@ -191,22 +195,35 @@ impl std::fmt::Debug for PodAssignments {
 }
 
 impl PodAssignments {
-    /// The pods of `node`, every request bounded by `timeout`.
+    /// The pods of `node`, kept by a watch (`spec.nodeName=<node>`) started now on the current Tokio runtime; every
+    /// request bounded by `timeout`.
     ///
     /// # Errors
     /// [`crate::Error::InvalidNodeName`].
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime.
     pub fn new(client: kube::Client, node: &str, timeout: Duration) -> Result<Self> {
         check_node_name(node)?;
-        Ok(PodAssignments { pods: Api::all(client), node: node.to_owned(), timeout })
+        let pods: Api<Pod> = Api::all(client);
+        let watched = Watched::start(pods.clone(), &format!("spec.nodeName={node}"), format!("pods on {node}"));
+        Ok(PodAssignments { pods, node: node.to_owned(), timeout, watched })
     }
 
-    /// Every pod bound to the node, read from the API server (not a cache: Volcano writes its annotations just
-    /// before binding, and Allocate must see them).
+    /// Every pod bound to the node, as the watch has them. Volcano writes its annotations before it binds the pod,
+    /// so the pod arrives with them; a pod the kubelet asks about before its event arrived is waited for
+    /// ([`PodAssignments::changes`]).
     ///
     /// # Errors
-    /// [`crate::Error::Api`], [`crate::Error::Transport`] or [`crate::Error::Timeout`].
+    /// [`crate::Error::Timeout`] when the watch's first list does not arrive within the timeout.
     pub async fn list(&self) -> Result<Vec<PodView>> {
-        pod_views(self.pods.clone().into_client(), Some(&self.node), self.timeout).await
+        self.watched.ready(self.timeout).await?;
+        Ok(self.watched.objects().iter().map(|pod| PodView::of(pod)).collect())
+    }
+
+    /// A counter bumped after every change to the node's pods the watch saw.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.watched.changes()
     }
 
     /// Marks `pod` served: `predicate-time` to [`CONSUMED_PREDICATE_TIME`], the kubelet's ids and the real chips.
@@ -229,7 +246,13 @@ impl PodAssignments {
         let params = PatchParams { field_manager: Some(DEVICE_PLUGIN_FIELD_MANAGER.into()), ..PatchParams::default() };
         let pods: Api<Pod> = Api::namespaced(self.pods.clone().into_client(), &pod.namespace);
         let object = format!("pods/{}", pod.key());
-        request("patch", object, self.timeout, pods.patch(&pod.name, &params, &Patch::Merge(&patch))).await.map(drop)
+        let marked =
+            request("patch", object, self.timeout, pods.patch(&pod.name, &params, &Patch::Merge(&patch))).await?;
+        // The next Allocate reads the watch: let it see the mark first, or it would pick this pod again and lose a
+        // round to the resourceVersion conflict.
+        let written = marked.metadata.resource_version.as_deref();
+        self.watched.caught_up(Some(&pod.namespace), &pod.name, written, self.timeout).await;
+        Ok(())
     }
 }
 

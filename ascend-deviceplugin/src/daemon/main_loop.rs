@@ -39,7 +39,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let observer: Arc<dyn crate::PluginObserver> = metrics.clone();
     let monitor = HealthMonitor::start(dcmi, config.monitor.clone(), Arc::clone(&observer))?;
     let client = match volcano.is_some() || events_node.is_some() {
-        true => Some(ascend_kube::connect().await.context("--volcano and --node-events need the Kubernetes API")?),
+        true => Some(ascend_kube::connect_as("ascend-device-plugin", env!("CARGO_PKG_VERSION")).await.context("--volcano and --node-events need the Kubernetes API")?),
         false => None,
     };
     if let (Some(node), Some(client)) = (events_node, &client) {

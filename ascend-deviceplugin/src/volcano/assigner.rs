@@ -11,12 +11,14 @@ use crate::assigner::DeviceAssigner;
 use crate::error::{Error, Result};
 use crate::inventory::Resource;
 
-/// How the pod of an Allocate call is looked for.
+/// How the pod of an Allocate call is looked for in the watch of the node's pods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LookupConfig {
-    /// Lookups before giving up: the scheduler's annotations may reach the API server just after the binding.
+    /// With `retry_interval`, how long to wait for the pod: `(attempts - 1) * retry_interval` (the kubelet may call
+    /// Allocate before the pod's event reached this plugin's watch). Within that time the lookup runs again after
+    /// every change of the node's pods.
     pub attempts: u32,
-    /// Pause between lookups.
+    /// See `attempts`.
     pub retry_interval: Duration,
 }
 
@@ -110,12 +112,17 @@ fn check_chips(resource: &Resource, pod: &PodView, chips: &[String], pods: &[Pod
 impl DeviceAssigner for VolcanoAssigner {
     async fn assign(&self, resource: &Resource, kubelet_ids: &[String]) -> Result<Vec<String>> {
         let _serial = self.serial.lock().await;
-        for attempt in 1..=self.lookup.attempts.max(1) {
+        let mut changes = self.pods.changes();
+        // As long as `attempts` lookups a `retry_interval` apart would take; the pod (or the change behind a
+        // conflict) arrives by the watch, and the lookup runs again as soon as the node's pods change.
+        let deadline = tokio::time::Instant::now() + self.lookup.retry_interval * self.lookup.attempts.saturating_sub(1);
+        loop {
+            changes.borrow_and_update();
             if let Some(chips) = self.try_assign(resource, kubelet_ids).await? {
                 return Ok(chips);
             }
-            if attempt < self.lookup.attempts {
-                tokio::time::sleep(self.lookup.retry_interval).await;
+            if !matches!(tokio::time::timeout_at(deadline, changes.changed()).await, Ok(Ok(()))) {
+                break;
             }
         }
         Err(Self::refuse(
