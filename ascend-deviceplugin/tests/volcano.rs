@@ -279,14 +279,17 @@ fn running_pod(name: &str, chip: &str) -> serde_json::Value {
     })
 }
 
-/// The plugin's requests (its own user agent) by `verb resource`.
+/// The plugin's requests (its own user agent) by `verb resource` (printed with `--nocapture`: the figures of
+/// docs/scale.md).
 fn plugin_requests(server: &FakeApiServer) -> BTreeMap<String, usize> {
-    server
+    let counts: BTreeMap<String, usize> = server
         .request_counts()
         .into_iter()
         .filter(|(key, _)| key.user_agent == "ascend-device-plugin/test")
         .map(|(key, count)| (format!("{} {}", key.verb, key.resource), count))
-        .collect()
+        .collect();
+    eprintln!("requests of the device plugin: {counts:?}");
+    counts
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

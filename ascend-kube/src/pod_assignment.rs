@@ -14,9 +14,11 @@
 //! `PodRealAlloc`), `pkg/device/ascendcommon.go` (`AddPodAnnotation`, `getRealUsedDevices`: running pods' chips from
 //! `huawei.com/AscendReal`).
 //!
-//! A daemon keeps the node's pods with a watch ([`PodAssignments`], over [`crate::watched`]): one LIST when it starts
-//! and an event per change of a pod on the node, instead of a LIST per Allocate and per resync. [`pod_views`] is the
-//! one-shot read for tools that look once (the doctor's stale-allocation check).
+//! [`PodAssignments`] keeps the node's pods with a watch ([`crate::watched`]): one LIST when it starts and an event
+//! per change of a pod on the node, which is what the device-info publisher reads instead of a LIST per round, and
+//! what wakes an Allocate waiting for its pod. Allocate itself decides on one consistent LIST
+//! ([`PodAssignments::list`]), a request per container start. [`pod_views`] is that LIST, also for tools that look
+//! once (the doctor's stale-allocation check).
 //!
 //! The mark is a JSON merge patch that carries the pod's `resourceVersion`: when two Allocate calls (or two plugin
 //! instances) pick the same pod, the second patch gets 409 Conflict instead of serving the pod twice.
@@ -210,13 +212,22 @@ impl PodAssignments {
         Ok(PodAssignments { pods, node: node.to_owned(), timeout, watched })
     }
 
-    /// Every pod bound to the node, as the watch has them. Volcano writes its annotations before it binds the pod,
-    /// so the pod arrives with them; a pod the kubelet asks about before its event arrived is waited for
-    /// ([`PodAssignments::changes`]).
+    /// Every pod bound to the node, read from the API server in one consistent LIST: what Allocate decides on. A
+    /// watch's copy may lag behind the server by an event, and Allocate must not give a younger pod the chips
+    /// Volcano chose for an older one whose event has not arrived yet. One LIST per Allocate is a request per
+    /// container start, not per unit of time; everything periodic reads [`PodAssignments::watched_list`].
+    ///
+    /// # Errors
+    /// [`crate::Error::Api`], [`crate::Error::Transport`] or [`crate::Error::Timeout`].
+    pub async fn list(&self) -> Result<Vec<PodView>> {
+        pod_views(self.pods.clone().into_client(), Some(&self.node), self.timeout).await
+    }
+
+    /// Every pod bound to the node, as the watch has them (no request once the watch has listed).
     ///
     /// # Errors
     /// [`crate::Error::Timeout`] when the watch's first list does not arrive within the timeout.
-    pub async fn list(&self) -> Result<Vec<PodView>> {
+    pub async fn watched_list(&self) -> Result<Vec<PodView>> {
         self.watched.ready(self.timeout).await?;
         Ok(self.watched.objects().iter().map(|pod| PodView::of(pod)).collect())
     }
@@ -246,13 +257,7 @@ impl PodAssignments {
         let params = PatchParams { field_manager: Some(DEVICE_PLUGIN_FIELD_MANAGER.into()), ..PatchParams::default() };
         let pods: Api<Pod> = Api::namespaced(self.pods.clone().into_client(), &pod.namespace);
         let object = format!("pods/{}", pod.key());
-        let marked =
-            request("patch", object, self.timeout, pods.patch(&pod.name, &params, &Patch::Merge(&patch))).await?;
-        // The next Allocate reads the watch: let it see the mark first, or it would pick this pod again and lose a
-        // round to the resourceVersion conflict.
-        let written = marked.metadata.resource_version.as_deref();
-        self.watched.caught_up(Some(&pod.namespace), &pod.name, written, self.timeout).await;
-        Ok(())
+        request("patch", object, self.timeout, pods.patch(&pod.name, &params, &Patch::Merge(&patch))).await.map(drop)
     }
 }
 

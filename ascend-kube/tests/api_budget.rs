@@ -27,14 +27,16 @@ fn client(server: &FakeApiServer) -> kube::Client {
     client_for(server.config(), "ascend-budget-test", "1.0").expect("client")
 }
 
-/// This test's daemon's requests by `verb resource`.
+/// This test's daemon's requests by `verb resource` (printed with `--nocapture`: the figures of docs/scale.md).
 fn counts(server: &FakeApiServer) -> BTreeMap<String, usize> {
-    server
+    let counts: BTreeMap<String, usize> = server
         .request_counts()
         .into_iter()
         .filter(|(key, _)| key.user_agent == AGENT)
         .map(|(key, count)| (format!("{} {}", key.verb, key.resource), count))
-        .collect()
+        .collect();
+    eprintln!("requests of {AGENT}: {counts:?}");
+    counts
 }
 
 fn expected(pairs: &[(&str, usize)]) -> BTreeMap<String, usize> {
@@ -61,7 +63,7 @@ async fn the_node_pods_come_from_one_watch_however_often_they_are_read() {
     server.seed(pod("elsewhere", "worker-2"));
     let pods = PodAssignments::new(client(&server), NODE, Duration::from_secs(5)).expect("node");
     for _ in 0..20 {
-        assert_eq!(pods.list().await.expect("pods").len(), 1);
+        assert_eq!(pods.watched_list().await.expect("pods").len(), 1);
     }
     wait_for("the watch", || counts(&server).contains_key("watch pods")).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -77,7 +79,7 @@ async fn the_node_pods_come_from_one_watch_however_often_they_are_read() {
     }
     server.seed(pod("other", "worker-2"));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while pods.list().await.expect("pods").len() != 11 {
+    while pods.watched_list().await.expect("pods").len() != 11 {
         assert!(tokio::time::Instant::now() < deadline, "timed out waiting for eleven pods on the node");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -170,6 +172,7 @@ async fn throttling_is_honoured_and_failures_back_off() {
     task.abort();
     let times: Vec<_> = server.requests().iter().filter(|r| r.method == "PATCH").map(|r| r.received).collect();
     let gaps: Vec<Duration> = times.windows(2).map(|pair| pair[1] - pair[0]).collect();
+    eprintln!("waits between PATCH attempts (429 with Retry-After: 2, then four 500s): {gaps:?}");
     assert!(gaps[0] >= Duration::from_secs(2), "Retry-After: 2 is honoured: {gaps:?}");
     // After the 500s: 200 ms, 400 ms, 800 ms, 1.6 s (the 429 took the first step, 100 ms, and waited 2 s instead),
     // each spread over [d, 2d) by jitter.

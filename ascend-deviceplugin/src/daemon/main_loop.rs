@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::{plugin, DeviceAssigner, HealthMonitor};
 use anyhow::Context;
 use ascend_dcmi::Dcmi;
+use ascend_kube::backoff::BackoffPolicy;
 use ascend_kube::node_condition::NodeConditionWriter;
 use tokio::sync::watch;
 
@@ -16,8 +17,6 @@ use super::metrics::PluginMetrics;
 
 /// How long one API request of the node condition may take.
 const API_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// When a failed node-condition write is tried again (if no health change comes first).
-const API_RETRY: Duration = Duration::from_secs(10);
 
 /// Runs the daemon until a termination signal.
 ///
@@ -50,7 +49,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             let writer = NodeConditionWriter::new(client.clone(), &node)?.with_timeout(API_REQUEST_TIMEOUT);
             tracing::info!(%node, "keeping the node condition AscendNPUUnhealthy current");
             let snapshots = monitor.subscribe();
-            tokio::spawn(crate::node_condition::report(snapshots, writer, API_RETRY, stopped(stop.clone())));
+            tokio::spawn(crate::node_condition::report(snapshots, writer, BackoffPolicy::default(), stopped(stop.clone())));
         }
     }
     let assigner = match (volcano, client) {

@@ -11,12 +11,13 @@ use crate::assigner::DeviceAssigner;
 use crate::error::{Error, Result};
 use crate::inventory::Resource;
 
-/// How the pod of an Allocate call is looked for in the watch of the node's pods.
+/// How the pod of an Allocate call is looked for: a LIST of the node's pods, again whenever the watch of them sees a
+/// change, until the pod is there or the time is up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LookupConfig {
-    /// With `retry_interval`, how long to wait for the pod: `(attempts - 1) * retry_interval` (the kubelet may call
-    /// Allocate before the pod's event reached this plugin's watch). Within that time the lookup runs again after
-    /// every change of the node's pods.
+    /// With `retry_interval`, how long to wait for the pod: `(attempts - 1) * retry_interval` (the scheduler's
+    /// annotations may reach the API server just after the binding). Within that time the lookup runs again after
+    /// every change of the node's pods the watch sees, not on a timer.
     pub attempts: u32,
     /// See `attempts`.
     pub retry_interval: Duration,
@@ -113,8 +114,8 @@ impl DeviceAssigner for VolcanoAssigner {
     async fn assign(&self, resource: &Resource, kubelet_ids: &[String]) -> Result<Vec<String>> {
         let _serial = self.serial.lock().await;
         let mut changes = self.pods.changes();
-        // As long as `attempts` lookups a `retry_interval` apart would take; the pod (or the change behind a
-        // conflict) arrives by the watch, and the lookup runs again as soon as the node's pods change.
+        // As long as `attempts` lookups a `retry_interval` apart would take; the lookup runs again as soon as the
+        // watch sees the node's pods change (the pod arriving, or the change behind a conflict).
         let deadline = tokio::time::Instant::now() + self.lookup.retry_interval * self.lookup.attempts.saturating_sub(1);
         loop {
             changes.borrow_and_update();

@@ -82,7 +82,7 @@ impl PublisherLoop {
         let separated = self.publisher.manually_separated().await?;
         let snapshot = self.snapshot.borrow_and_update().clone();
         self.separations.set(separated_phys(&snapshot, &separated));
-        let pods = self.pods.list().await?;
+        let pods = self.pods.watched_list().await?;
         let in_use: BTreeSet<String> = chips_in_use(&pods, None).into_keys().collect();
         let list = device_list(&snapshot, &in_use);
         let published = self.publisher.publish(&list).await?;
