@@ -48,16 +48,28 @@ impl PublisherLoop {
         let mut map_changes = self.publisher.changes();
         let mut backoff = Backoff::new(self.backoff);
         let mut wait = Duration::ZERO;
+        let mut failing = false;
         loop {
-            tokio::select! {
-                () = &mut shutdown => return,
-                () = tokio::time::sleep(wait) => {}
-                changed = self.snapshot.changed() => if changed.is_err() { return },
-                () = self.assigned.notified() => {}
-                changed = pod_changes.changed() => if changed.is_err() { return },
-                changed = map_changes.changed() => if changed.is_err() { return },
+            if failing {
+                // The backoff's wait (and the server's Retry-After) holds whatever changes meanwhile; the next round
+                // reads the latest of everything.
+                tokio::select! {
+                    () = &mut shutdown => return,
+                    () = tokio::time::sleep(wait) => {}
+                }
+            } else {
+                tokio::select! {
+                    () = &mut shutdown => return,
+                    () = tokio::time::sleep(wait) => {}
+                    changed = self.snapshot.changed() => if changed.is_err() { return },
+                    () = self.assigned.notified() => {}
+                    changed = pod_changes.changed() => if changed.is_err() { return },
+                    changed = map_changes.changed() => if changed.is_err() { return },
+                }
             }
-            wait = match self.cycle().await {
+            let outcome = self.cycle().await;
+            failing = outcome.is_err();
+            wait = match outcome {
                 Ok(published) => {
                     backoff.reset();
                     match published {
