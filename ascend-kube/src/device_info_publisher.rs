@@ -125,13 +125,7 @@ impl DeviceInfoPublisher {
             &format!("metadata.name={name}"),
             format!("configmaps/{DEVICE_INFO_NAMESPACE}/{name}"),
         );
-        Ok(DeviceInfoPublisher {
-            config_maps,
-            watched,
-            name,
-            config,
-            last: None,
-        })
+        Ok(DeviceInfoPublisher { config_maps, watched, name, config, last: None })
     }
 
     /// The ConfigMap's name.

@@ -102,7 +102,10 @@ async fn an_idle_labeller_makes_no_request_beyond_its_watch() {
     let running = Arc::clone(&labeller);
     let task = tokio::spawn(async move { running.run(std::future::pending()).await });
     let labelled = || {
-        server.get::<Node>(None, NODE).and_then(|node| node.metadata.labels).unwrap_or_default()
+        server
+            .get::<Node>(None, NODE)
+            .and_then(|node| node.metadata.labels)
+            .unwrap_or_default()
             .get("ascend.huawei.com/chip-count")
             .cloned()
     };

@@ -85,7 +85,9 @@ impl RecordedRequest {
             [] => None,
             [resource] => Some(Target { resource: (*resource).to_owned(), name: false }),
             [resource, _name] => Some(Target { resource: (*resource).to_owned(), name: true }),
-            [resource, _name, subresource, ..] => Some(Target { resource: format!("{resource}/{subresource}"), name: true }),
+            [resource, _name, subresource, ..] => {
+                Some(Target { resource: format!("{resource}/{subresource}"), name: true })
+            }
         }
     }
 }

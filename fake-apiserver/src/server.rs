@@ -443,11 +443,12 @@ fn json_response(status: StatusCode, document: &Value) -> Response<Body> {
 /// answers, plain text; `Retry-After` in the header either way.
 fn injected_response(error: &ApiError, retry_after: Option<u32>, text_body: bool) -> Response<Body> {
     let mut response = if text_body {
-        let mut response = Response::new(BodyExt::boxed(Full::new(Bytes::from(
-            "Too many requests, please try again later.\n",
-        ))));
+        let mut response =
+            Response::new(BodyExt::boxed(Full::new(Bytes::from("Too many requests, please try again later.\n"))));
         *response.status_mut() = StatusCode::from_u16(error.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        response.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain; charset=utf-8"));
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain; charset=utf-8"));
         response
     } else {
         let mut status = error.to_status();

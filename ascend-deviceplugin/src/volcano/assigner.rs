@@ -116,7 +116,8 @@ impl DeviceAssigner for VolcanoAssigner {
         let mut changes = self.pods.changes();
         // As long as `attempts` lookups a `retry_interval` apart would take; the lookup runs again as soon as the
         // watch sees the node's pods change (the pod arriving, or the change behind a conflict).
-        let deadline = tokio::time::Instant::now() + self.lookup.retry_interval * self.lookup.attempts.saturating_sub(1);
+        let deadline =
+            tokio::time::Instant::now() + self.lookup.retry_interval * self.lookup.attempts.saturating_sub(1);
         loop {
             changes.borrow_and_update();
             if let Some(chips) = self.try_assign(resource, kubelet_ids).await? {

@@ -74,7 +74,9 @@ impl PublisherLoop {
                     backoff.reset();
                     match published {
                         Published::TooSoon(after) => after,
-                        Published::Written(_) | Published::Unchanged => self.publisher.heartbeat_due_in().unwrap_or(IDLE),
+                        Published::Written(_) | Published::Unchanged => {
+                            self.publisher.heartbeat_due_in().unwrap_or(IDLE)
+                        }
                     }
                 }
                 Err(error) => {
