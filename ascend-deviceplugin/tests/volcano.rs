@@ -326,3 +326,30 @@ async fn an_idle_node_costs_nothing_but_its_watches_and_each_change_one_write() 
     assert_eq!(plugin_requests(&server), expected);
     harness.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_throttled_write_waits_for_retry_after_and_a_failing_one_backs_off() {
+    let server = FakeApiServer::start().await.expect("fake API server");
+    // API Priority and Fairness rejects the first write (plain text, Retry-After: 2), then the server fails twice.
+    server.inject(fake_apiserver::FaultRule::rejected_by_flow_control(2).method("PATCH").times(1));
+    server.inject(fake_apiserver::FaultRule::status(503).method("PATCH").times(2));
+    let client = ascend_kube::client::client_for(server.config(), "ascend-device-plugin", "test").expect("client");
+    let mut harness = Harness::start_volcano(FakeHost::eight_910b(), client, |_, volcano| {
+        volcano.backoff.first = Duration::from_millis(300);
+    })
+    .await;
+    wait_for_map(&server, "written at last", Duration::from_secs(15), |info| key(info, "").len() > 10).await;
+    let attempts: Vec<Instant> = server
+        .requests()
+        .iter()
+        .filter(|request| request.method == "PATCH" && request.path.contains("/configmaps"))
+        .map(|request| request.received)
+        .collect();
+    let waits: Vec<Duration> = attempts.windows(2).map(|pair| pair[1] - pair[0]).collect();
+    eprintln!("waits between the device-info writes: {waits:?}");
+    assert_eq!(attempts.len(), 4, "a 429, two 503s, then the write that went through: {waits:?}");
+    assert!(waits[0] >= Duration::from_secs(2), "Retry-After: 2 is honoured: {waits:?}");
+    // The 429 took the first step (300 ms); the 503s wait at least 600 ms, then 1.2 s.
+    assert!(waits[1] >= Duration::from_millis(600) && waits[2] >= Duration::from_millis(1200), "{waits:?}");
+    harness.stop().await;
+}
