@@ -185,3 +185,61 @@ async fn throttling_is_honoured_and_failures_back_off() {
     }
     assert!(gaps[4] > gaps[1] * 2, "the waits grow: {gaps:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_an_api_server_restart_each_watch_reopens_once_and_the_state_catches_up() {
+    let server = FakeApiServer::start().await.expect("server");
+    let mut node = Node::default();
+    node.metadata.name = Some(NODE.into());
+    server.seed(&node);
+    server.seed(pod("train-0", NODE));
+    let chips = Arc::new(Mutex::new(vec![chip(0, "310P3", Some("Atlas 300I Duo"), None)]));
+    let manager = Arc::new(shared_driver(chips, "24.1.rc2"));
+    let config = LabellerConfig { interval: Duration::from_millis(100), ..LabellerConfig::new(NODE) };
+    let labeller = Arc::new(NodeLabeller::new(manager, client(&server), config).expect("labeller"));
+    let running = Arc::clone(&labeller);
+    let task = tokio::spawn(async move { running.run(std::future::pending()).await });
+    let pods = PodAssignments::new(client(&server), NODE, Duration::from_secs(5)).expect("node");
+    let label = || {
+        server
+            .get::<Node>(None, NODE)
+            .and_then(|node| node.metadata.labels)
+            .unwrap_or_default()
+            .get("ascend.huawei.com/chip-count")
+            .cloned()
+    };
+    wait_for("the labels", || label().as_deref() == Some("1")).await;
+    assert_eq!(pods.watched_list().await.expect("pods").len(), 1);
+    wait_for("both watches", || {
+        let counts = counts(&server);
+        counts.contains_key("watch pods") && counts.contains_key("watch nodes")
+    })
+    .await;
+
+    // The API server goes away for 3 s; meanwhile a pod arrives and someone removes a label (written to the store
+    // directly, as another API server instance would).
+    server.stop_listening();
+    server.clear_requests();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    server.seed(pod("train-1", NODE));
+    let mut unlabelled: Node = server.get(None, NODE).expect("node");
+    unlabelled.metadata.labels.as_mut().expect("labels").remove("ascend.huawei.com/chip-count");
+    unlabelled.metadata.resource_version = None;
+    server.seed(&unlabelled);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let back = tokio::time::Instant::now();
+    server.resume_listening().await.expect("listen again");
+
+    wait_for("the label back", || label().as_deref() == Some("1")).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while pods.watched_list().await.expect("pods").len() != 2 {
+        assert!(tokio::time::Instant::now() < deadline, "the pod that arrived meanwhile");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    eprintln!("state current {:?} after the API server came back", back.elapsed());
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // One WATCH per watch from its last resourceVersion (the history is kept: no LIST), and the one PATCH the change
+    // needs: no storm.
+    assert_eq!(counts(&server), expected(&[("patch nodes", 1), ("watch nodes", 1), ("watch pods", 1)]));
+    task.abort();
+}
