@@ -4,12 +4,15 @@
 //! the status flips).
 //!
 //! Nothing is written until every chip has had its first health check, so a starting plugin does not flip the
-//! condition to `True` for chips it has not looked at yet. A failed write is logged and retried after
-//! `retry_interval` or at the next change; it never touches health or Allocate (this runs in its own task).
+//! condition to `True` for chips it has not looked at yet. A failed write is logged and retried after the wait of
+//! `ascend_kube::backoff` (exponential with jitter, the server's `Retry-After` honoured) or at the next change; it
+//! never touches health or Allocate (this runs in its own task).
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
+
+use ascend_kube::backoff::{Backoff, BackoffPolicy};
 
 use ascend_kube::node_condition::{
     ConditionWrite, NodeConditionWriter, NpuCondition, ALL_HEALTHY_REASON, UNHEALTHY_REASON,
@@ -52,21 +55,25 @@ pub fn condition_of(snapshot: &Snapshot) -> Option<NpuCondition> {
 pub async fn report(
     mut snapshots: watch::Receiver<Arc<Snapshot>>,
     mut writer: NodeConditionWriter,
-    retry_interval: Duration,
+    backoff: BackoffPolicy,
     shutdown: impl Future<Output = ()>,
 ) {
     tokio::pin!(shutdown);
+    let mut backoff = Backoff::new(backoff);
+    let mut retry_in = Duration::ZERO;
     loop {
         let snapshot = snapshots.borrow_and_update().clone();
         let mut failed = false;
         if let Some(condition) = condition_of(&snapshot) {
             match writer.write(&condition).await {
                 Ok(ConditionWrite::Written { transition }) => {
+                    backoff.reset();
                     tracing::info!(status = condition.status(), transition, message = %condition.message, "node condition AscendNPUUnhealthy written");
                 }
-                Ok(ConditionWrite::Unchanged) => {}
+                Ok(ConditionWrite::Unchanged) => backoff.reset(),
                 Err(error) => {
-                    tracing::warn!(%error, retry_in = ?retry_interval, "node condition AscendNPUUnhealthy not written");
+                    retry_in = backoff.next_delay(&error);
+                    tracing::warn!(%error, ?retry_in, "node condition AscendNPUUnhealthy not written");
                     failed = true;
                 }
             }
@@ -74,7 +81,7 @@ pub async fn report(
         tokio::select! {
             () = &mut shutdown => return,
             changed = snapshots.changed() => if changed.is_err() { return },
-            () = tokio::time::sleep(retry_interval), if failed => {}
+            () = tokio::time::sleep(retry_in), if failed => {}
         }
     }
 }

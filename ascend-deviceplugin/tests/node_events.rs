@@ -242,7 +242,7 @@ async fn the_node_condition_follows_the_chips_and_keeps_the_others() {
     let monitor = monitor(&host);
     wait_snapshot(&monitor, "chip 3 unhealthy", |s| chip_healthy(s, "Ascend910-3") == Some(false)).await;
     let writer = NodeConditionWriter::new(server.client(), NODE).expect("valid node");
-    let retry = Duration::from_millis(200);
+    let retry = ascend_kube::backoff::BackoffPolicy { first: Duration::from_millis(200), max: Duration::from_secs(1) };
     tokio::spawn(node_condition::report(monitor.subscribe(), writer, retry, std::future::pending()));
 
     // Still True after a restart of the plugin: the message is new, the transition time is the old one.
@@ -276,7 +276,7 @@ async fn the_node_condition_follows_the_chips_and_keeps_the_others() {
     host.raise(5, FaultCode(0x80E1_8402), true);
     wait_snapshot(&monitor, "chip 5 unhealthy", |s| chip_healthy(s, "Ascend910-5") == Some(false)).await;
     assert!(started.elapsed() < Duration::from_secs(1), "health took {:?}", started.elapsed());
-    tokio::time::sleep(retry * 2).await;
+    tokio::time::sleep(retry.first * 2).await;
     assert_eq!(wait_condition(&server, "still False", |_| true).await.status, "False");
     server.clear_faults();
     let flipped = wait_condition(&server, "True after the API came back", |c| c.status == "True").await;

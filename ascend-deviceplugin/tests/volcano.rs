@@ -267,3 +267,89 @@ async fn a_pod_naming_an_unhealthy_or_foreign_chip_is_refused() {
     assert!(none.message().contains("no pending pod"), "{}", none.message());
     harness.stop().await;
 }
+
+fn running_pod(name: &str, chip: &str) -> serde_json::Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "jobs", "annotations": {
+            PREDICATE_TIME_ANNOTATION: CONSUMED_PREDICATE_TIME, REAL_DEVICES_ANNOTATION: chip}},
+        "spec": {"nodeName": NODE, "containers": [{"name": "train", "image": "x",
+            "resources": {"limits": {ASCEND910: "1"}}}]},
+        "status": {"phase": "Running"},
+    })
+}
+
+/// The plugin's requests (its own user agent) by `verb resource` (printed with `--nocapture`: the figures of
+/// docs/scale.md).
+fn plugin_requests(server: &FakeApiServer) -> BTreeMap<String, usize> {
+    let counts: BTreeMap<String, usize> = server
+        .request_counts()
+        .into_iter()
+        .filter(|(key, _)| key.user_agent == "ascend-device-plugin/test")
+        .map(|(key, count)| (format!("{} {}", key.verb, key.resource), count))
+        .collect();
+    eprintln!("requests of the device plugin: {counts:?}");
+    counts
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_node_costs_nothing_but_its_watches_and_each_change_one_write() {
+    let server = FakeApiServer::start().await.expect("fake API server");
+    let client = ascend_kube::client::client_for(server.config(), "ascend-device-plugin", "test").expect("client");
+    // The chips are read every 200 ms and the old resync ran every 200 ms in these tests: polling would show
+    // dozens of LISTs and GETs in the idle window.
+    let mut harness = Harness::start_volcano(FakeHost::eight_910b(), client, |_, _| {}).await;
+    let all = "Ascend910-0,Ascend910-1,Ascend910-2,Ascend910-3,Ascend910-4,Ascend910-5,Ascend910-6,Ascend910-7";
+    wait_for_map(&server, "eight free chips", Duration::from_secs(10), |info| key(info, "") == all).await;
+    let started = plugin_requests(&server);
+    assert_eq!(started.get("watch pods"), Some(&1), "{started:?}");
+    assert_eq!(started.get("watch configmaps"), Some(&1), "{started:?}");
+    assert!(!started.contains_key("get configmaps"), "ManuallySeparateNPU comes from the watch: {started:?}");
+
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    server.clear_requests();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(plugin_requests(&server), BTreeMap::new(), "no request at all while nothing changes");
+
+    // Churn: a pod takes chip 6 and goes, twice. Each change is one PATCH of the map; the pods arrive by the watch.
+    let pods: Api<Pod> = Api::namespaced(server.client(), "jobs");
+    let without_6 = all.replace("Ascend910-6,", "");
+    for _ in 0..2 {
+        server.seed(running_pod("holder", "Ascend910-6"));
+        wait_for_map(&server, "chip 6 in use", Duration::from_secs(5), |info| key(info, "") == without_6).await;
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        pods.delete("holder", &Default::default()).await.expect("pod deleted");
+        wait_for_map(&server, "chip 6 free", Duration::from_secs(5), |info| key(info, "") == all).await;
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+    }
+    let expected: BTreeMap<String, usize> = [("patch configmaps".to_owned(), 4)].into();
+    assert_eq!(plugin_requests(&server), expected);
+    harness.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_throttled_write_waits_for_retry_after_and_a_failing_one_backs_off() {
+    let server = FakeApiServer::start().await.expect("fake API server");
+    // API Priority and Fairness rejects the first write (plain text, Retry-After: 2), then the server fails twice.
+    server.inject(fake_apiserver::FaultRule::rejected_by_flow_control(2).method("PATCH").times(1));
+    server.inject(fake_apiserver::FaultRule::status(503).method("PATCH").times(2));
+    let client = ascend_kube::client::client_for(server.config(), "ascend-device-plugin", "test").expect("client");
+    let mut harness = Harness::start_volcano(FakeHost::eight_910b(), client, |_, volcano| {
+        volcano.backoff.first = Duration::from_millis(300);
+    })
+    .await;
+    wait_for_map(&server, "written at last", Duration::from_secs(15), |info| key(info, "").len() > 10).await;
+    let attempts: Vec<Instant> = server
+        .requests()
+        .iter()
+        .filter(|request| request.method == "PATCH" && request.path.contains("/configmaps"))
+        .map(|request| request.received)
+        .collect();
+    let waits: Vec<Duration> = attempts.windows(2).map(|pair| pair[1] - pair[0]).collect();
+    eprintln!("waits between the device-info writes: {waits:?}");
+    assert_eq!(attempts.len(), 4, "a 429, two 503s, then the write that went through: {waits:?}");
+    assert!(waits[0] >= Duration::from_secs(2), "Retry-After: 2 is honoured: {waits:?}");
+    // The 429 took the first step (300 ms); the 503s wait at least 600 ms, then 1.2 s.
+    assert!(waits[1] >= Duration::from_millis(600) && waits[2] >= Duration::from_millis(1200), "{waits:?}");
+    harness.stop().await;
+}

@@ -69,7 +69,8 @@ impl KubeClusterApi {
     {
         let config = self.config()?.clone();
         self.block_on(async {
-            let client = kube::Client::try_from(config).map_err(|error| error.to_string())?;
+            let client = ascend_kube::client::client_for(config, "ascend-doctor", env!("CARGO_PKG_VERSION"))
+                .map_err(|error| error.to_string())?;
             request(client).await.map_err(|error| error.to_string())
         })
     }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use ascend_dcmi::{DeviceManager, LogicId};
 use ascend_deviceplugin::inventory::{Health, InventoryOptions};
 use ascend_deviceplugin::{HealthMonitor, MonitorConfig, NoopObserver};
+use ascend_kube::backoff::{Backoff, BackoffPolicy};
 use ascend_kube::resource_slices::PoolPublisher;
 use dra_kubelet_plugin::{DeviceHealth, HealthStatus, KubeletPlugin, PluginConfig};
 use tokio::sync::{watch, Mutex};
@@ -24,9 +25,6 @@ use crate::slices::{chip_groups, pack};
 
 /// The driver name Huawei's own DRA driver uses too, so DeviceClasses carry over.
 pub const DEFAULT_DRIVER_NAME: &str = "npu.huawei.com";
-
-/// How long to wait before retrying a publication that failed.
-const PUBLISH_RETRY: Duration = Duration::from_secs(5);
 
 /// Everything the driver is configured with.
 #[derive(Debug, Clone)]
@@ -127,6 +125,10 @@ pub async fn run(
     let mut snapshots = monitor.subscribe();
     let mut registration = plugin.registration();
     let mut publish_due = true;
+    // A failed publication is retried with the daemons' one backoff (exponential, jitter, Retry-After), so that a
+    // fleet's drivers do not come back at the same moment after an API server outage.
+    let mut backoff = Backoff::new(BackoffPolicy::default());
+    let mut retry_in = Duration::ZERO;
     tokio::pin!(shutdown);
     loop {
         if publish_due {
@@ -134,14 +136,18 @@ pub async fn run(
             match publisher.publish(pack(&groups)).await {
                 Ok(slices) => {
                     publish_due = false;
+                    backoff.reset();
                     tracing::info!(slices = slices.len(), generation = ?publisher.generation(), "published");
                 }
-                Err(error) => tracing::error!(%error, retry_in = ?PUBLISH_RETRY, "cannot publish ResourceSlices"),
+                Err(error) => {
+                    retry_in = backoff.next_delay(&error);
+                    tracing::error!(%error, ?retry_in, "cannot publish ResourceSlices");
+                }
             }
         }
         let retry = async {
             if publish_due {
-                tokio::time::sleep(PUBLISH_RETRY).await;
+                tokio::time::sleep(retry_in).await;
             } else {
                 std::future::pending::<()>().await;
             }

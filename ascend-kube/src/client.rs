@@ -8,9 +8,21 @@
 //! the caller for ever. Every request of this crate therefore goes through [`request`], which bounds it by a
 //! deadline (watches excepted: they are meant to stay open) and turns kube-rs's error into an [`Error`] that names
 //! the verb and the object.
+//!
+//! A daemon connects with [`connect_as`] (or builds its client with [`client_for`]), which makes every request say
+//! who sent it: the `User-Agent` is the component and its version (`ascend-device-plugin/0.1.0`), which the API
+//! server's metrics (`apiserver_request_total` by client), its audit log and API Priority and Fairness flow schemas
+//! see. Such a client also leaves retrying to the caller's [`crate::backoff::Backoff`], the one retry policy of every
+//! daemon: kube-rs's own retry layer (up to 15 quick retries of 429, 503 and 504 inside one call) is turned off, and
+//! the server's `Retry-After` header reaches the caller in [`Error::retry_after`] even when the body is not a
+//! Status (API Priority and Fairness answers 429 in plain text).
 
 use std::future::Future;
 use std::time::Duration;
+
+use http_body_util::BodyExt;
+use kube::client::{ClientBuilder, DynBody};
+use tower::BoxError;
 
 use crate::error::{Error, Result};
 
@@ -40,6 +52,74 @@ pub async fn connect() -> Result<kube::Client> {
 /// [`Error::Config`] when neither an in-cluster environment nor a kubeconfig is found.
 pub async fn configuration() -> Result<kube::Config> {
     kube::Config::infer().await.map_err(|source| Error::Config { source: Box::new(kube::Error::InferConfig(source)) })
+}
+
+/// The `User-Agent` of a component: `<name>/<version>`, for example `ascend-device-plugin/0.1.0`.
+pub fn user_agent(name: &str, version: &str) -> String {
+    format!("{name}/{version}")
+}
+
+/// A client of the cluster this process runs in (or the one the kubeconfig names) for the component `name` at
+/// `version` (pass `env!("CARGO_PKG_VERSION")`): see [`client_for`].
+///
+/// # Errors
+/// [`Error::Config`] when neither an in-cluster environment nor a kubeconfig is found, or `name`/`version` cannot
+/// be a header value.
+pub async fn connect_as(name: &str, version: &str) -> Result<kube::Client> {
+    client_for(configuration().await?, name, version)
+}
+
+/// A client of `config` whose requests carry the `User-Agent` [`user_agent`]`(name, version)`, that does not retry
+/// by itself, and whose API errors carry the server's `Retry-After` ([`Error::retry_after`]).
+///
+/// # Errors
+/// [`Error::Config`] when `name`/`version` cannot be a header value or kube-rs cannot build the client.
+pub fn client_for(mut config: kube::Config, name: &str, version: &str) -> Result<kube::Client> {
+    let config_error = |source: kube::Error| Error::Config { source: Box::new(source) };
+    let agent = http::HeaderValue::from_str(&user_agent(name, version)).map_err(|error| {
+        config_error(kube::Error::BuildRequest(kube::core::request::Error::Validation(format!(
+            "user agent {name}/{version}: {error}"
+        ))))
+    })?;
+    config.headers.retain(|(header, _)| header != http::header::USER_AGENT);
+    config.headers.push((http::header::USER_AGENT, agent));
+    config.default_retry = false;
+    let builder = ClientBuilder::try_from(config).map_err(config_error)?;
+    let layer = tower::util::MapFutureLayer::new(|response| async move { carry_retry_after(response.await?).await });
+    Ok(builder.with_layer(&layer).build())
+}
+
+/// Puts the `Retry-After` header of an error answer into its Status (`details.retryAfterSeconds`), where kube-rs's
+/// error keeps it: kube-rs drops the headers of an error answer.
+async fn carry_retry_after(
+    response: http::Response<Box<DynBody>>,
+) -> std::result::Result<http::Response<Box<DynBody>>, BoxError> {
+    let failed = response.status().is_client_error() || response.status().is_server_error();
+    let seconds = response
+        .headers()
+        .get(http::header::RETRY_AFTER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|text| text.trim().parse::<u32>().ok());
+    let Some(seconds) = seconds.filter(|_| failed) else { return Ok(response) };
+    let (mut parts, body) = response.into_parts();
+    let bytes = body.collect().await?.to_bytes();
+    let mut status = serde_json::from_slice::<kube::core::Status>(&bytes).unwrap_or_else(|_| {
+        let text = String::from_utf8_lossy(&bytes);
+        let reason = if parts.status == http::StatusCode::TOO_MANY_REQUESTS { "TooManyRequests" } else { "" };
+        kube::core::Status::failure(text.trim(), reason).with_code(parts.status.as_u16())
+    });
+    match status.details.as_mut() {
+        Some(details) if details.retry_after_seconds > 0 => {}
+        Some(details) => details.retry_after_seconds = seconds,
+        None => {
+            status.details = serde_json::from_value(serde_json::json!({"retryAfterSeconds": seconds})).ok();
+        }
+    }
+    let document = serde_json::to_vec(&status)?;
+    parts.headers.remove(http::header::CONTENT_LENGTH);
+    parts.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    let body = kube::client::Body::from(document).map_err(BoxError::from);
+    Ok(http::Response::from_parts(parts, Box::new(body) as Box<DynBody>))
 }
 
 /// Whether this process runs in a pod (the kubelet set `KUBERNETES_SERVICE_HOST`).

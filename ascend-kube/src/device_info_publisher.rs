@@ -1,12 +1,27 @@
 //! Writes a node's device-info ConfigMap ([`crate::device_info`]) at the pace Volcano expects, and reads back the
 //! chips an operator separated by hand.
 //!
-//! Cadence (Huawei's `MinCMReportInterval` and five-minute refresh, `pkg/common/constants.go`): a write at most
-//! every [`PublisherConfig::min_interval`] (1 s); an unchanged list is written again only after
-//! [`PublisherConfig::refresh_interval`] (5 min), which tells Volcano the node's plugin is alive (its informer is
-//! restarted when device info grows stale). `UpdateTime` strictly increases from write to write, even when two
-//! writes fall in one second or the clock steps back: Volcano ignores a map whose `UpdateTime` is not greater than
-//! the last one it saw (`ascend-for-volcano/plugin/node.go`).
+//! Cadence: a write at most every [`PublisherConfig::min_interval`] (1 s, Huawei's `MinCMReportInterval`,
+//! `pkg/common/constants.go`), and otherwise only when the list changes, plus one heartbeat: an unchanged list is
+//! written again after [`PublisherConfig::refresh_interval`] ([`DEFAULT_REFRESH_INTERVAL`], 9 min).
+//!
+//! The heartbeat is what Volcano's scheduler needs, no more. Its mind-cluster code (volcano-sh/volcano,
+//! `third_party/mindcluster/common/k8s/cmmgr.go`, `setNeedRestartInformer`, with `deviceInfoRefreshTime = 600` in
+//! `third_party/mindcluster/common/k8s/const.go`) never reads `UpdateTime` for age: it remembers when its informer
+//! last delivered each node's map (`CacheUpdateTime`), and when that is more than 600 s ago it restarts its
+//! ConfigMap informer, a new LIST of every node's map (at most once per `minRestartInterval`, also 600 s). Stale
+//! device info is not dropped and the node stays schedulable. So a node's map must change at least every 600 s;
+//! [`DEFAULT_REFRESH_INTERVAL`] is that less a minute for the write to land (a request timeout and a retry).
+//! Huawei's own plugin writes every 5 minutes; 9 is enough. (The same function also flags a restart at 60 s,
+//! `clusterInfoRefreshTime`, in every mode as it is written; a heartbeat under a minute on every node would cost the
+//! API server far more than the one LIST per 10 minutes it avoids, see docs/scale.md.)
+//!
+//! `UpdateTime` strictly increases from write to write, even when two writes fall in one second or the clock steps
+//! back: Volcano ignores a map whose `UpdateTime` is not greater than the last one it saw (`updateNPUNodeDeviceInfos`,
+//! volcano-sh/volcano `pkg/scheduler/plugins/deviceshare/devices/ascend/310p/vnpu/init_policy.go`).
+//!
+//! The operator's `ManuallySeparateNPU` is read from a watch of this one ConfigMap ([`crate::watched`]), not by a
+//! GET per round.
 //!
 //! Only the keys this writer owns are sent, as a JSON merge patch: the label, `DeviceInfoCfg`, and
 //! `ManuallySeparateNPU` only when the ConfigMap is created (empty). An operator's edit of `ManuallySeparateNPU`
@@ -19,12 +34,22 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 
+use tokio::sync::watch;
+
 use crate::client::{check_node_name, request, DEFAULT_REQUEST_TIMEOUT, DEVICE_PLUGIN_FIELD_MANAGER};
 use crate::device_info::{
     config_map_name, device_info_cfg, parse_manually_separated, DeviceList, Placement, CONSUMER_LABEL,
     CONSUMER_LABEL_VALUE, DEVICE_INFO_KEY, DEVICE_INFO_NAMESPACE, MANUALLY_SEPARATE_NPU_KEY,
 };
 use crate::error::Result;
+use crate::watched::Watched;
+
+/// How long Volcano's scheduler lets a node's device info go without an update before it restarts its ConfigMap
+/// informer (`deviceInfoRefreshTime`, volcano-sh/volcano `third_party/mindcluster/common/k8s/const.go`).
+pub const VOLCANO_DEVICE_INFO_REFRESH_TIME: Duration = Duration::from_secs(600);
+
+/// The heartbeat of an unchanged list: [`VOLCANO_DEVICE_INFO_REFRESH_TIME`] less a minute for the write to land.
+pub const DEFAULT_REFRESH_INTERVAL: Duration = Duration::from_secs(540);
 
 /// How often the ConfigMap may be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +68,7 @@ impl Default for PublisherConfig {
     fn default() -> Self {
         PublisherConfig {
             min_interval: Duration::from_secs(1),
-            refresh_interval: Duration::from_secs(300),
+            refresh_interval: DEFAULT_REFRESH_INTERVAL,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             placement: Placement::default(),
         }
@@ -70,6 +95,7 @@ struct LastWrite {
 /// The writer of one node's device-info ConfigMap.
 pub struct DeviceInfoPublisher {
     config_maps: Api<ConfigMap>,
+    watched: Watched<ConfigMap>,
     name: String,
     config: PublisherConfig,
     last: Option<LastWrite>,
@@ -82,23 +108,40 @@ impl std::fmt::Debug for DeviceInfoPublisher {
 }
 
 impl DeviceInfoPublisher {
-    /// A writer of `kube-system/mindx-dl-deviceinfo-<node>`.
+    /// A writer of `kube-system/mindx-dl-deviceinfo-<node>`; starts the watch of that ConfigMap on the current
+    /// Tokio runtime.
     ///
     /// # Errors
     /// [`crate::Error::InvalidNodeName`].
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime.
     pub fn new(client: kube::Client, node: &str, config: PublisherConfig) -> Result<Self> {
         check_node_name(node)?;
-        Ok(DeviceInfoPublisher {
-            config_maps: Api::namespaced(client, DEVICE_INFO_NAMESPACE),
-            name: config_map_name(node),
-            config,
-            last: None,
-        })
+        let name = config_map_name(node);
+        let config_maps: Api<ConfigMap> = Api::namespaced(client, DEVICE_INFO_NAMESPACE);
+        let watched = Watched::start(
+            config_maps.clone(),
+            &format!("metadata.name={name}"),
+            format!("configmaps/{DEVICE_INFO_NAMESPACE}/{name}"),
+        );
+        Ok(DeviceInfoPublisher { config_maps, watched, name, config, last: None })
     }
 
     /// The ConfigMap's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// How long until an unchanged list is due for its heartbeat write; `None` before the first write.
+    pub fn heartbeat_due_in(&self) -> Option<Duration> {
+        self.last.as_ref().map(|last| self.config.refresh_interval.saturating_sub(last.at.elapsed()))
+    }
+
+    /// A counter bumped after every change of the ConfigMap the watch saw (the operator's edits, and this writer's
+    /// own writes).
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.watched.changes()
     }
 
     /// Writes `list` unless the cadence says not to (see the module docs).
@@ -156,17 +199,16 @@ impl DeviceInfoPublisher {
         }
     }
 
-    /// The chips listed in `ManuallySeparateNPU` (empty when the ConfigMap does not exist yet). Entries that are
-    /// not chip names are logged and ignored.
+    /// The chips listed in `ManuallySeparateNPU` (empty when the ConfigMap does not exist yet), as the watch has
+    /// the ConfigMap. Entries that are not chip names are logged and ignored.
     ///
     /// # Errors
-    /// [`crate::Error::Api`] (other than 404), [`crate::Error::Transport`] or [`crate::Error::Timeout`].
+    /// [`crate::Error::Timeout`] when the watch's first list does not arrive within the request timeout.
     pub async fn manually_separated(&self) -> Result<BTreeSet<String>> {
-        let object = format!("configmaps/{DEVICE_INFO_NAMESPACE}/{}", self.name);
-        let found = request("get", object, self.config.request_timeout, self.config_maps.get_opt(&self.name)).await?;
+        self.watched.ready(self.config.request_timeout).await?;
+        let found = self.watched.get(Some(DEVICE_INFO_NAMESPACE), &self.name);
         let text = found
-            .and_then(|map| map.data)
-            .and_then(|mut data| data.remove(MANUALLY_SEPARATE_NPU_KEY))
+            .and_then(|map| map.data.as_ref().and_then(|data| data.get(MANUALLY_SEPARATE_NPU_KEY).cloned()))
             .unwrap_or_default();
         let (chips, invalid) = parse_manually_separated(&text);
         if !invalid.is_empty() {

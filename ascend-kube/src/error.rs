@@ -29,6 +29,9 @@ pub enum Error {
         reason: String,
         /// The `message` of the API's Status object.
         message: String,
+        /// How long the server asked the client to wait before trying again (`Retry-After`, carried in the
+        /// Status's `details.retryAfterSeconds`): with 429 when it throttles, with some 5xx answers.
+        retry_after: Option<Duration>,
     },
     /// The API server could not be reached, or its answer could not be read.
     #[error("{verb} {object}: {source}")]
@@ -90,6 +93,14 @@ impl Error {
         }
     }
 
+    /// How long the API server asked to wait before the next attempt, when it said so (429 with `Retry-After`).
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Error::Api { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
     /// Whether the API server said the object does not exist.
     pub fn is_not_found(&self) -> bool {
         self.status_code() == Some(404)
@@ -109,6 +120,12 @@ impl Error {
                 code: status.code,
                 reason: if status.reason.is_empty() { "Unknown".into() } else { status.reason.clone() },
                 message: status.message.clone(),
+                retry_after: status
+                    .details
+                    .as_ref()
+                    .map(|details| details.retry_after_seconds)
+                    .filter(|seconds| *seconds > 0)
+                    .map(|seconds| Duration::from_secs(u64::from(seconds))),
             },
             other => Error::Transport { verb, object, source: Box::new(other) },
         }

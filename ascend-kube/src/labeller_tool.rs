@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use ascend_dcmi::{Dcmi, DeviceManager};
 
-use crate::client::{connect, in_cluster};
+use crate::client::{connect_as, in_cluster, NODE_LABELLER_FIELD_MANAGER};
 use crate::error::{Error, Result};
 use crate::node_labeller::{LabellerConfig, NodeLabeller, ReconcileTrigger, Reconciled};
 use crate::node_labels::{LabelPatch, NodeLabels};
@@ -82,6 +82,11 @@ pub struct Preview {
     pub against_live_node: bool,
 }
 
+/// The labeller's client: its requests say `ascend-node-labeller/<version>`.
+async fn labeller_client() -> Result<kube::Client> {
+    connect_as(NODE_LABELLER_FIELD_MANAGER, env!("CARGO_PKG_VERSION")).await
+}
+
 /// The patch a reconcile would send, sending nothing: against the live node when running in a pod, else against a
 /// node without any of the labels.
 ///
@@ -89,7 +94,7 @@ pub struct Preview {
 /// As [`NodeLabeller::plan`], or [`Error::Config`] in a pod without API access.
 pub async fn preview(manager: Arc<dyn DeviceManager>, config: LabellerConfig) -> Result<Preview> {
     if in_cluster() {
-        let labeller = NodeLabeller::new(manager, connect().await?, config)?;
+        let labeller = NodeLabeller::new(manager, labeller_client().await?, config)?;
         return Ok(Preview { patch: labeller.plan().await?, against_live_node: true });
     }
     let desired = tokio::task::spawn_blocking(move || NodeLabels::read(manager.as_ref()))
@@ -103,7 +108,7 @@ pub async fn preview(manager: Arc<dyn DeviceManager>, config: LabellerConfig) ->
 /// # Errors
 /// [`Error::Config`] without API access, the driver's error, or the reconcile's.
 pub async fn reconcile_once(driver: &DriverOptions, config: LabellerConfig) -> Result<Reconciled> {
-    let client = connect().await?;
+    let client = labeller_client().await?;
     let manager = load_driver(driver).await?;
     let node = config.node_name.clone();
     let outcome = NodeLabeller::new(manager, client, config)?.reconcile().await?;
@@ -124,7 +129,7 @@ pub async fn run_daemon(
     config: LabellerConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
-    let client = connect().await?;
+    let client = labeller_client().await?;
     // Two phases wait for the same shutdown: it is spawned once and observed through a watch channel.
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let signal = tokio::spawn(async move {

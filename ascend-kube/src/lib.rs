@@ -16,8 +16,12 @@
 //! - [`api_discovery`]: which versions of an API group the server serves (is `resource.k8s.io/v1` there?).
 //! - [`node_info`]: what a Node object reports of its node (the kubelet's version, the resources it advertises).
 //! - [`runtime_classes`]: the cluster's RuntimeClasses and their runtime handlers.
-//! - [`client`]: the connection ([`connect`]) and the one request path ([`client::request`]): a deadline on every
-//!   call and errors that name the verb, the object and what to check ([`Error`]).
+//! - [`client`]: the connection ([`connect_as`]: a `User-Agent` naming the component and its version) and the one
+//!   request path ([`client::request`]): a deadline on every call and errors that name the verb, the object and what
+//!   to check ([`Error`]).
+//! - [`watched`]: what a daemon reads, kept current by a node-scoped watch (kube-runtime's watcher and reflector),
+//!   never by polling; [`backoff`]: the one retry policy of the daemons' writes (exponential, jitter,
+//!   `Retry-After`). docs/scale.md has each daemon's request budget.
 //!
 //! # Kubernetes versions
 //!
@@ -49,6 +53,7 @@
 #![forbid(unsafe_code)]
 
 pub mod api_discovery;
+pub mod backoff;
 pub mod client;
 pub mod device_info;
 pub mod device_info_publisher;
@@ -63,8 +68,9 @@ pub mod pod_assignment;
 pub mod resource_claims;
 pub mod resource_slices;
 pub mod runtime_classes;
+pub mod watched;
 
-pub use client::connect;
+pub use client::{connect, connect_as};
 pub use error::{Error, Result};
 pub use node_labeller::{LabellerConfig, NodeLabeller, Reconciled};
 pub use node_labels::NodeLabels;

@@ -6,10 +6,12 @@
 //! apply would also work, but it would take ownership of the managed keys from whoever set them by hand, and a later
 //! `kubectl label` would conflict; the merge patch keeps the behaviour operators had.)
 //!
-//! A reconcile runs every [`LabellerConfig::interval`] (default [`DEFAULT_RECONCILE_INTERVAL`]) and whenever a
-//! [`ReconcileTrigger`] asks. It is idempotent: when the node already carries the right labels nothing is sent but
-//! the GET. Failures (driver not ready, API server unreachable, missing RBAC) are logged and retried at the next
-//! tick; they never remove labels.
+//! [`NodeLabeller::run`] keeps the Node with a watch (`metadata.name=<node>`, [`crate::watched`]) and reads the chips
+//! every [`LabellerConfig::interval`] (default [`DEFAULT_RECONCILE_INTERVAL`]), whenever a [`ReconcileTrigger`]
+//! asks, and whenever the Node changes (someone edited a label): the API server sees a request only when a label
+//! differs, and the watch. While nothing changes, it costs the API server nothing but the watch. Failures (driver
+//! not ready, API server unreachable, missing RBAC) are logged and retried after [`crate::backoff::Backoff`]'s wait;
+//! they never remove labels. [`NodeLabeller::reconcile`] is the one-shot form: it GETs the Node.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -32,11 +34,13 @@ use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, Patch, PatchParams};
 use tokio::sync::Notify;
 
+use crate::backoff::{Backoff, BackoffPolicy};
 use crate::client::{check_node_name, request, DEFAULT_REQUEST_TIMEOUT, NODE_LABELLER_FIELD_MANAGER};
 use crate::error::{Error, Result};
 use crate::node_labels::{LabelPatch, NodeLabels};
+use crate::watched::Watched;
 
-/// How often labels are reconciled by default.
+/// How often the chips are read by default (a local driver read; the API server is asked only on a difference).
 pub const DEFAULT_RECONCILE_INTERVAL: Duration = Duration::from_secs(60);
 /// How long reading the chips may take by default before a reconcile gives up.
 pub const DEFAULT_DRIVER_DEADLINE: Duration = Duration::from_secs(30);
@@ -46,12 +50,14 @@ pub const DEFAULT_DRIVER_DEADLINE: Duration = Duration::from_secs(30);
 pub struct LabellerConfig {
     /// The node to label (the downward API's `spec.nodeName`).
     pub node_name: String,
-    /// Time between reconciles.
+    /// Time between reads of the chips.
     pub interval: Duration,
     /// How long reading the chips may take.
     pub driver_deadline: Duration,
     /// How long one API request may take.
     pub request_timeout: Duration,
+    /// The waits after a failed reconcile.
+    pub backoff: BackoffPolicy,
 }
 
 impl LabellerConfig {
@@ -62,6 +68,7 @@ impl LabellerConfig {
             interval: DEFAULT_RECONCILE_INTERVAL,
             driver_deadline: DEFAULT_DRIVER_DEADLINE,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            backoff: BackoffPolicy::default(),
         }
     }
 }
@@ -152,36 +159,96 @@ impl NodeLabeller {
     /// As [`NodeLabeller::plan`], and [`Error::Api`] when the PATCH is refused. The labels are then as they were.
     pub async fn reconcile(&self) -> Result<Reconciled> {
         let patch = self.plan().await?;
+        Ok(self.apply(patch).await?.0)
+    }
+
+    /// Patches `patch` unless it is empty; returns the patched Node's resourceVersion.
+    async fn apply(&self, patch: LabelPatch) -> Result<(Reconciled, Option<String>)> {
         if patch.is_empty() {
-            return Ok(Reconciled::Unchanged);
+            return Ok((Reconciled::Unchanged, None));
         }
         let node = &self.config.node_name;
         let params = PatchParams { field_manager: Some(NODE_LABELLER_FIELD_MANAGER.into()), ..PatchParams::default() };
         let merge = Patch::Merge(patch.to_merge_patch());
-        request("patch", format!("nodes/{node}"), self.config.request_timeout, self.nodes.patch(node, &params, &merge))
-            .await?;
-        Ok(Reconciled::Patched(patch))
+        let patched = request(
+            "patch",
+            format!("nodes/{node}"),
+            self.config.request_timeout,
+            self.nodes.patch(node, &params, &merge),
+        )
+        .await?;
+        Ok((Reconciled::Patched(patch), patched.metadata.resource_version))
     }
 
-    /// Reconciles at once, then every interval and on every trigger, until `shutdown` completes. Errors are logged
-    /// (with the API's message) and retried at the next tick.
+    /// The desired labels against the Node as the watch has it.
+    async fn reconcile_watched(&self, watched: &Watched<Node>) -> Result<Reconciled> {
+        let desired = self.desired_labels().await?;
+        watched.ready(self.config.request_timeout).await?;
+        let node = &self.config.node_name;
+        let Some(current) = watched.get(None, node) else {
+            return Err(Error::Api {
+                verb: "watch",
+                object: format!("nodes/{node}"),
+                code: 404,
+                reason: "NotFound".into(),
+                message: format!("nodes \"{node}\" not found"),
+                retry_after: None,
+            });
+        };
+        let patch = desired.patch_against(current.metadata.labels.as_ref().unwrap_or(&Default::default()));
+        let (reconciled, written) = self.apply(patch).await?;
+        if written.is_some() {
+            // Until the watch delivers the patched Node, its copy is older than the patch: comparing with it would
+            // send the same patch again.
+            watched.caught_up(None, node, written.as_deref(), self.config.request_timeout).await;
+        }
+        Ok(reconciled)
+    }
+
+    /// Watches the Node and reconciles at once, then after every interval, trigger and change of the Node, until
+    /// `shutdown` completes. Errors are logged (with the API's message) and retried after the backoff's wait.
     pub async fn run(&self, shutdown: impl Future<Output = ()>) {
-        let mut ticker = tokio::time::interval(self.config.interval);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let node = self.config.node_name.as_str();
+        let nodes: Api<Node> = self.nodes.clone();
+        let watched = Watched::start(nodes, &format!("metadata.name={node}"), format!("nodes/{node}"));
+        let mut node_changes = watched.changes();
+        let mut backoff = Backoff::new(self.config.backoff);
+        let mut wait = Duration::ZERO;
+        let mut failing = false;
         tokio::pin!(shutdown);
         loop {
-            tokio::select! {
-                () = &mut shutdown => return,
-                _ = ticker.tick() => {}
-                () = self.trigger.notified() => {}
+            if failing {
+                // The backoff's wait (and the server's Retry-After) holds even if the Node changes meanwhile.
+                tokio::select! {
+                    () = &mut shutdown => return,
+                    () = tokio::time::sleep(wait) => {}
+                }
+            } else {
+                tokio::select! {
+                    () = &mut shutdown => return,
+                    () = tokio::time::sleep(wait) => {}
+                    () = self.trigger.notified() => {}
+                    changed = node_changes.changed() => if changed.is_err() { return },
+                }
             }
-            let node = self.config.node_name.as_str();
+            node_changes.borrow_and_update();
             tokio::select! {
                 () = &mut shutdown => return,
-                result = self.reconcile() => match result {
-                    Ok(Reconciled::Unchanged) => tracing::debug!(node, "node labels are current"),
-                    Ok(Reconciled::Patched(patch)) => tracing::info!(node, changes = %patch, "node labels updated"),
-                    Err(error) => tracing::warn!(node, %error, retry_in = ?self.config.interval, "node labels not reconciled"),
+                result = self.reconcile_watched(&watched) => match result {
+                    Ok(reconciled) => {
+                        backoff.reset();
+                        failing = false;
+                        wait = self.config.interval;
+                        match reconciled {
+                            Reconciled::Unchanged => tracing::debug!(node, "node labels are current"),
+                            Reconciled::Patched(patch) => tracing::info!(node, changes = %patch, "node labels updated"),
+                        }
+                    }
+                    Err(error) => {
+                        failing = true;
+                        wait = backoff.next_delay(&error);
+                        tracing::warn!(node, %error, retry_in = ?wait, "node labels not reconciled");
+                    }
                 },
             }
         }

@@ -14,8 +14,11 @@
 //! `PodRealAlloc`), `pkg/device/ascendcommon.go` (`AddPodAnnotation`, `getRealUsedDevices`: running pods' chips from
 //! `huawei.com/AscendReal`).
 //!
-//! [`pod_views`] is the one way this crate lists a node's pods: the allocation flow reads them through it, and so do
-//! tools that compare the kubelet's allocations with the pods that still exist (the doctor's stale-allocation check).
+//! [`PodAssignments`] keeps the node's pods with a watch ([`crate::watched`]): one LIST when it starts and an event
+//! per change of a pod on the node, which is what the device-info publisher reads instead of a LIST per round, and
+//! what wakes an Allocate waiting for its pod. Allocate itself decides on one consistent LIST
+//! ([`PodAssignments::list`]), a request per container start. [`pod_views`] is that LIST, also for tools that look
+//! once (the doctor's stale-allocation check).
 //!
 //! The mark is a JSON merge patch that carries the pod's `resourceVersion`: when two Allocate calls (or two plugin
 //! instances) pick the same pod, the second patch gets 409 Conflict instead of serving the pod twice.
@@ -26,9 +29,11 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use serde_json::json;
+use tokio::sync::watch;
 
 use crate::client::{check_node_name, request, DEVICE_PLUGIN_FIELD_MANAGER};
 use crate::error::Result;
+use crate::watched::Watched;
 
 /// When Volcano chose the chips (nanoseconds); [`CONSUMED_PREDICATE_TIME`] once a device plugin served the pod.
 pub const PREDICATE_TIME_ANNOTATION: &str = "predicate-time";
@@ -176,12 +181,13 @@ pub async fn pod_views(client: kube::Client, node: Option<&str>, timeout: Durati
     Ok(listed.items.iter().map(PodView::of).collect())
 }
 
-/// Reads and marks the pods of one node.
+/// Watches and marks the pods of one node.
 #[derive(Clone)]
 pub struct PodAssignments {
     pods: Api<Pod>,
     node: String,
     timeout: Duration,
+    watched: Watched<Pod>,
 }
 
 impl std::fmt::Debug for PodAssignments {
@@ -191,22 +197,44 @@ impl std::fmt::Debug for PodAssignments {
 }
 
 impl PodAssignments {
-    /// The pods of `node`, every request bounded by `timeout`.
+    /// The pods of `node`, kept by a watch (`spec.nodeName=<node>`) started now on the current Tokio runtime; every
+    /// request bounded by `timeout`.
     ///
     /// # Errors
     /// [`crate::Error::InvalidNodeName`].
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime.
     pub fn new(client: kube::Client, node: &str, timeout: Duration) -> Result<Self> {
         check_node_name(node)?;
-        Ok(PodAssignments { pods: Api::all(client), node: node.to_owned(), timeout })
+        let pods: Api<Pod> = Api::all(client);
+        let watched = Watched::start(pods.clone(), &format!("spec.nodeName={node}"), format!("pods on {node}"));
+        Ok(PodAssignments { pods, node: node.to_owned(), timeout, watched })
     }
 
-    /// Every pod bound to the node, read from the API server (not a cache: Volcano writes its annotations just
-    /// before binding, and Allocate must see them).
+    /// Every pod bound to the node, read from the API server in one consistent LIST: what Allocate decides on. A
+    /// watch's copy may lag behind the server by an event, and Allocate must not give a younger pod the chips
+    /// Volcano chose for an older one whose event has not arrived yet. One LIST per Allocate is a request per
+    /// container start, not per unit of time; everything periodic reads [`PodAssignments::watched_list`].
     ///
     /// # Errors
     /// [`crate::Error::Api`], [`crate::Error::Transport`] or [`crate::Error::Timeout`].
     pub async fn list(&self) -> Result<Vec<PodView>> {
         pod_views(self.pods.clone().into_client(), Some(&self.node), self.timeout).await
+    }
+
+    /// Every pod bound to the node, as the watch has them (no request once the watch has listed).
+    ///
+    /// # Errors
+    /// [`crate::Error::Timeout`] when the watch's first list does not arrive within the timeout.
+    pub async fn watched_list(&self) -> Result<Vec<PodView>> {
+        self.watched.ready(self.timeout).await?;
+        Ok(self.watched.objects().iter().map(|pod| PodView::of(pod)).collect())
+    }
+
+    /// A counter bumped after every change to the node's pods the watch saw.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.watched.changes()
     }
 
     /// Marks `pod` served: `predicate-time` to [`CONSUMED_PREDICATE_TIME`], the kubelet's ids and the real chips.

@@ -176,7 +176,8 @@ async fn a_publisher_that_cannot_write_says_so_and_writes_next_time() {
     let server = FakeApiServer::start().await.expect("fake API server");
     let mut publisher =
         DeviceInfoPublisher::new(server.client(), "worker-1", PublisherConfig::default()).expect("node");
-    server.inject(fake_apiserver::FaultRule::status(500).path_contains("/configmaps").times(1));
+    // The write fails (the watch of the map, which lists configmaps too, is not the subject here).
+    server.inject(fake_apiserver::FaultRule::status(500).method("PATCH").path_contains("/configmaps").times(1));
     let error = publisher.publish(&golden_list()).await.expect_err("500");
     assert!(error.to_string().contains("configmaps/kube-system/mindx-dl-deviceinfo-worker-1"), "{error}");
     assert!(matches!(publisher.publish(&golden_list()).await, Ok(Published::Written(_))));

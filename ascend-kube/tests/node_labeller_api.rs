@@ -217,7 +217,10 @@ async fn run_reconciles_at_start_on_demand_and_stops_on_shutdown() {
             && now.get("ascend.huawei.com/chip-type").map(String::as_str) == Some("310P")
     })
     .await;
-    assert_eq!(patches(&server).len(), 3, "two reconciles and the hand-made change");
+    // The hand-made change also reaches the labeller by its watch of the Node, which may re-add chip-type in a
+    // patch of its own before the trigger's reconcile patches the count.
+    let count = patches(&server).len();
+    assert!((3..=4).contains(&count), "two or three reconciles and the hand-made change: {count}");
 
     stop.send(()).expect("labeller still running");
     tokio::time::timeout(Duration::from_secs(5), task).await.expect("run returns on shutdown").expect("no panic");

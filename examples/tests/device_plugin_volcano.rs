@@ -213,6 +213,10 @@ async fn volcano_mode_through_a_fault_timeline() {
     // While the timeline runs, Volcano binds a pod to chips 2 and 3; the kubelet picks 0 and 1 for it.
     server.seed(volcano_pod("train-a", &[3, 2]));
     let served = allocate(&kubelet, &["Ascend910-0", "Ascend910-1"]).await.expect("the annotated chips are served");
+    // Every request the daemon sent so far (watches, the device info, Allocate's LIST and PATCH) says who it is.
+    let agents: BTreeSet<String> = server.requests().iter().filter_map(|r| r.user_agent.clone()).collect();
+    let agent = format!("ascend-device-plugin/{}", env!("CARGO_PKG_VERSION"));
+    assert_eq!(agents, BTreeSet::from([agent]));
     assert_eq!(cdi_names(&served), ["huawei.com/npu=2", "huawei.com/npu=3"]);
     assert_eq!(served.envs.get("ASCEND_RT_VISIBLE_DEVICES").map(String::as_str), Some("0,1"));
     let marked = pod_annotations(&server, "train-a");

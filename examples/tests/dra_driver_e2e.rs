@@ -184,6 +184,15 @@ async fn end_to_end(sample: &str, chip_type: &str, shared: &[String]) {
         kubelet.wait_registered(&driver_name, WAIT).await.unwrap_or_else(|e| panic!("{e}\n{}", driver.log()));
     assert_eq!(registered.service, DRA_V1);
     wait_for("eight published chips", &driver, || our_devices(&server, &driver_name).len() == 8).await;
+    // Its requests say who sends them; while nothing changes it sends none (the chips are read every POLL).
+    let agent = format!("ascend-dra-driver/{}", env!("CARGO_PKG_VERSION"));
+    let agents: std::collections::BTreeSet<Option<String>> =
+        server.requests().into_iter().map(|request| request.user_agent).collect();
+    assert_eq!(agents, std::collections::BTreeSet::from([Some(agent)]));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.clear_requests();
+    tokio::time::sleep(POLL * 20).await;
+    assert!(server.requests().is_empty(), "an idle driver asks: {:?}\n{}", server.request_counts(), driver.log());
     let devices = our_devices(&server, &driver_name);
     let (phy, logic) = {
         let chip = host.topology.chips().find(|found| found.chip.phy_id != found.chip.logic_id).expect("phy != logic");

@@ -86,6 +86,8 @@ fn once_labels_the_node_of_the_cluster_its_kubeconfig_names() {
     assert_eq!(labels["kubernetes.io/hostname"], "worker-1", "foreign labels stay");
     let patch = server.requests().into_iter().find(|r| r.method == "PATCH").expect("one PATCH");
     assert_eq!(patch.query_value("fieldManager"), Some("ascend-node-labeller"));
+    let agent = format!("ascend-node-labeller/{}", env!("CARGO_PKG_VERSION"));
+    assert!(server.requests().iter().all(|r| r.user_agent.as_deref() == Some(agent.as_str())), "all say {agent}");
 }
 
 #[test]

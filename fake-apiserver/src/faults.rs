@@ -18,12 +18,48 @@ pub struct FaultRule {
     path_contains: Option<String>,
     remaining: Option<usize>,
     action: FaultAction,
+    retry_after: Option<u32>,
+    text_body: bool,
+}
+
+/// What a matched request gets, with the rule's throttling details.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fault {
+    pub(crate) action: FaultAction,
+    /// Seconds for the `Retry-After` header (and the Status's `details.retryAfterSeconds`).
+    pub(crate) retry_after: Option<u32>,
+    /// A plain-text body instead of a `Status`, as API Priority and Fairness rejects a request.
+    pub(crate) text_body: bool,
 }
 
 impl FaultRule {
     /// Every request gets this status (until narrowed by the other methods).
     pub fn status(code: u16) -> FaultRule {
-        FaultRule { method: None, path_contains: None, remaining: None, action: FaultAction::Status(code, None) }
+        FaultRule {
+            method: None,
+            path_contains: None,
+            remaining: None,
+            action: FaultAction::Status(code, None),
+            retry_after: None,
+            text_body: false,
+        }
+    }
+
+    /// A throttled request as kube-apiserver answers it: 429 with a `Retry-After` header of `seconds`, and
+    /// `details.retryAfterSeconds` in the Status (`apierrors.NewTooManyRequests`).
+    pub fn too_many_requests(seconds: u32) -> FaultRule {
+        FaultRule::status(429).retry_after(seconds)
+    }
+
+    /// A request API Priority and Fairness rejects: 429, a `Retry-After` header of `seconds` and a plain-text body
+    /// (no Status object: apiserver's `tooManyRequests` writes `http.Error`), so only the header says when to retry.
+    pub fn rejected_by_flow_control(seconds: u32) -> FaultRule {
+        FaultRule { text_body: true, ..FaultRule::status(429).retry_after(seconds) }
+    }
+
+    /// Adds a `Retry-After` header of `seconds` (and `details.retryAfterSeconds` in a Status body).
+    pub fn retry_after(self, seconds: u32) -> FaultRule {
+        FaultRule { retry_after: Some(seconds), ..self }
     }
 
     /// Every request is held without an answer.
@@ -74,12 +110,12 @@ impl Faults {
         self.0.clear();
     }
 
-    /// The action for a request, counting it against the rule that matched.
-    pub(crate) fn take(&mut self, method: &str, path: &str) -> Option<FaultAction> {
+    /// The fault for a request, counting it against the rule that matched.
+    pub(crate) fn take(&mut self, method: &str, path: &str) -> Option<Fault> {
         let rule = self.0.iter_mut().find(|rule| rule.matches(method, path))?;
         if let Some(remaining) = rule.remaining.as_mut() {
             *remaining -= 1;
         }
-        Some(rule.action)
+        Some(Fault { action: rule.action, retry_after: rule.retry_after, text_body: rule.text_body })
     }
 }

@@ -15,8 +15,11 @@
 //! ResourceSlices, ResourceClaims and DeviceClasses.
 //!
 //! For the failure paths it can answer an error status or stop answering ([`FaultRule`]), and stop listening and
-//! come back on the same port ([`FakeApiServer::stop_listening`], [`FakeApiServer::resume_listening`]). Every
-//! request is recorded ([`FakeApiServer::requests`]).
+//! come back on the same port ([`FakeApiServer::stop_listening`], [`FakeApiServer::resume_listening`]); it can
+//! throttle as kube-apiserver does (429 with `Retry-After`: [`FaultRule::too_many_requests`],
+//! [`FaultRule::rejected_by_flow_control`]). Every request is recorded ([`FakeApiServer::requests`]) and tallied by
+//! verb, resource and user agent ([`FakeApiServer::request_counts`]), as the API server's `apiserver_request_total`
+//! counts them: what tests of a daemon's cost to the API server assert on.
 //!
 //! Not modelled: authentication and RBAC (every request is allowed; the `Authorization` header is recorded),
 //! admission and validation beyond the API machinery's own rules, defaulting, the field ownership of non-apply
@@ -62,7 +65,7 @@ use tokio::task::AbortHandle;
 
 pub use faults::{FaultAction, FaultRule};
 pub use kinds::{Kind, Kinds};
-pub use record::RecordedRequest;
+pub use record::{RecordedRequest, RequestKey};
 pub use status::ApiError;
 
 use server::{lock, Shared};
@@ -240,6 +243,15 @@ impl FakeApiServer {
     /// Every request received so far, oldest first.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.shared.requests).clone()
+    }
+
+    /// The requests received so far, counted by verb, resource and user agent.
+    pub fn request_counts(&self) -> std::collections::BTreeMap<RequestKey, usize> {
+        let mut counts = std::collections::BTreeMap::new();
+        for request in lock(&self.shared.requests).iter() {
+            *counts.entry(request.key()).or_insert(0) += 1;
+        }
+        counts
     }
 
     /// Forgets the recorded requests.

@@ -15,7 +15,7 @@ use hyper::{header, Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch};
 
-use crate::faults::{FaultAction, Faults};
+use crate::faults::{Fault, FaultAction, Faults};
 use crate::kinds::Kind;
 use crate::record::RecordedRequest;
 use crate::selector::{FieldSelector, LabelSelector};
@@ -87,20 +87,21 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> R
         authorization: header_text(header::AUTHORIZATION),
         user_agent: header_text(header::USER_AGENT),
         body: serde_json::from_slice(&bytes).ok(),
+        received: std::time::Instant::now(),
     };
     tracing::debug!(method = %recorded.method, path = %recorded.path, "fake API server request");
     lock(&shared.requests).push(recorded.clone());
 
     let fault = lock(&shared.faults).take(&recorded.method, &recorded.path);
     match fault {
-        Some(FaultAction::Status(code, message)) => {
+        Some(Fault { action: FaultAction::Status(code, message), retry_after, text_body }) => {
             let mut error = ApiError::injected(code);
             if let Some(message) = message {
                 error.message = message.to_owned();
             }
-            return Ok(error_response(&error));
+            return Ok(injected_response(&error, retry_after, text_body));
         }
-        Some(FaultAction::Hang) => {
+        Some(Fault { action: FaultAction::Hang, .. }) => {
             let mut epoch = shared.fault_epoch.subscribe();
             // Held until the rules are cleared; a closed channel means the server is gone.
             if epoch.changed().await.is_err() {
@@ -435,6 +436,30 @@ fn json_response(status: StatusCode, document: &Value) -> Response<Body> {
     let mut response = Response::new(BodyExt::boxed(Full::new(Bytes::from(document.to_string()))));
     *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
+    response
+}
+
+/// An injected failure: a Status (with `details.retryAfterSeconds` when throttled) or, as API Priority and Fairness
+/// answers, plain text; `Retry-After` in the header either way.
+fn injected_response(error: &ApiError, retry_after: Option<u32>, text_body: bool) -> Response<Body> {
+    let mut response = if text_body {
+        let mut response =
+            Response::new(BodyExt::boxed(Full::new(Bytes::from("Too many requests, please try again later.\n"))));
+        *response.status_mut() = StatusCode::from_u16(error.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain; charset=utf-8"));
+        response
+    } else {
+        let mut status = error.to_status();
+        if let Some(seconds) = retry_after {
+            status["details"] = json!({"retryAfterSeconds": seconds});
+        }
+        json_response(StatusCode::from_u16(error.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), &status)
+    };
+    if let Some(seconds) = retry_after {
+        response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
+    }
     response
 }
 

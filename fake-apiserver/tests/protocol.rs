@@ -302,3 +302,86 @@ async fn more_kinds_and_discovery() {
     widgets.create(&PostParams::default(), &widget).await.expect("create a widget");
     assert_eq!(widgets.get("w").await.expect("get").data["spec"]["size"], 3);
 }
+
+/// A client that does not retry by itself, so that each throttled answer reaches the test.
+fn client_without_retries(server: &FakeApiServer, user_agent: &'static str) -> kube::Client {
+    let mut config = server.config();
+    config.default_retry = false;
+    config.headers.push((hyper::header::USER_AGENT, hyper::header::HeaderValue::from_static(user_agent)));
+    kube::Client::try_from(config).expect("client")
+}
+
+#[tokio::test]
+async fn requests_are_counted_by_verb_resource_and_user_agent() {
+    let server = FakeApiServer::start().await.expect("server");
+    let client = client_without_retries(&server, "counting-test/1.0");
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "kube-system");
+    maps.create(&PostParams::default(), &config_map("a", &[])).await.expect("create");
+    maps.get("a").await.expect("get");
+    maps.list(&ListParams::default()).await.expect("list");
+    maps.patch("a", &PatchParams::default(), &Patch::Merge(json!({"data": {"k": "v"}}))).await.expect("patch");
+    let nodes: Api<Node> = Api::all(client.clone());
+    let mut node = Node::default();
+    node.metadata.name = Some("worker-1".into());
+    nodes.create(&PostParams::default(), &node).await.expect("create node");
+    let status = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+    nodes.patch_status("worker-1", &PatchParams::default(), &Patch::Merge(&status)).await.expect("status");
+    maps.delete("a", &DeleteParams::default()).await.expect("delete");
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client);
+    assert!(namespaces.get_opt("jobs").await.expect("get namespace").is_none());
+
+    let counts: BTreeMap<String, usize> =
+        server.request_counts().into_iter().map(|(key, count)| (key.to_string(), count)).collect();
+    let expected: BTreeMap<String, usize> = [
+        ("create configmaps (counting-test/1.0)", 1),
+        ("get configmaps (counting-test/1.0)", 1),
+        ("list configmaps (counting-test/1.0)", 1),
+        ("patch configmaps (counting-test/1.0)", 1),
+        ("delete configmaps (counting-test/1.0)", 1),
+        ("create nodes (counting-test/1.0)", 1),
+        ("patch nodes/status (counting-test/1.0)", 1),
+        ("get namespaces (counting-test/1.0)", 1),
+    ]
+    .into_iter()
+    .map(|(key, count)| (key.to_owned(), count))
+    .collect();
+    assert_eq!(counts, expected);
+}
+
+#[tokio::test]
+async fn throttling_answers_429_with_retry_after() {
+    let server = FakeApiServer::start().await.expect("server");
+    let maps: Api<ConfigMap> = Api::namespaced(client_without_retries(&server, "t/1"), "kube-system");
+    server.inject(FaultRule::too_many_requests(7).times(1));
+    match maps.get_opt("x").await.expect_err("throttled") {
+        kube::Error::Api(status) => {
+            assert_eq!((status.code, status.reason.as_str()), (429, "TooManyRequests"));
+            assert_eq!(status.details.map(|details| details.retry_after_seconds), Some(7));
+        }
+        other => panic!("expected an API error, got {other:?}"),
+    }
+    // API Priority and Fairness answers plain text: the header is the only word on when to come back.
+    server.inject(FaultRule::rejected_by_flow_control(3).times(1));
+    let raw = reqwest_free_get(&server, "/api/v1/namespaces/kube-system/configmaps/x").await;
+    assert_eq!(raw.0, 429);
+    assert_eq!(raw.1.as_deref(), Some("3"));
+    assert!(raw.2.starts_with("Too many requests"), "{}", raw.2);
+    assert!(maps.get_opt("x").await.expect("served again").is_none());
+}
+
+/// One GET with a bare HTTP/1.1 client: status, `Retry-After`, body.
+async fn reqwest_free_get(server: &FakeApiServer, path: &str) -> (u16, Option<String>, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(server.address()).await.expect("connect");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: fake\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("send");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.expect("read");
+    let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
+    let code = head.split(' ').nth(1).and_then(|code| code.parse().ok()).expect("a status line");
+    let retry_after = head
+        .lines()
+        .find_map(|line| line.strip_prefix("retry-after: ").or_else(|| line.strip_prefix("Retry-After: ")))
+        .map(str::to_owned);
+    (code, retry_after, body.to_owned())
+}

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::{plugin, DeviceAssigner, HealthMonitor};
 use anyhow::Context;
 use ascend_dcmi::Dcmi;
+use ascend_kube::backoff::BackoffPolicy;
 use ascend_kube::node_condition::NodeConditionWriter;
 use tokio::sync::watch;
 
@@ -16,8 +17,6 @@ use super::metrics::PluginMetrics;
 
 /// How long one API request of the node condition may take.
 const API_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// When a failed node-condition write is tried again (if no health change comes first).
-const API_RETRY: Duration = Duration::from_secs(10);
 
 /// Runs the daemon until a termination signal.
 ///
@@ -39,7 +38,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let observer: Arc<dyn crate::PluginObserver> = metrics.clone();
     let monitor = HealthMonitor::start(dcmi, config.monitor.clone(), Arc::clone(&observer))?;
     let client = match volcano.is_some() || events_node.is_some() {
-        true => Some(ascend_kube::connect().await.context("--volcano and --node-events need the Kubernetes API")?),
+        true => Some(
+            ascend_kube::connect_as("ascend-device-plugin", env!("CARGO_PKG_VERSION"))
+                .await
+                .context("--volcano and --node-events need the Kubernetes API")?,
+        ),
         false => None,
     };
     if let (Some(node), Some(client)) = (events_node, &client) {
@@ -50,7 +53,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             let writer = NodeConditionWriter::new(client.clone(), &node)?.with_timeout(API_REQUEST_TIMEOUT);
             tracing::info!(%node, "keeping the node condition AscendNPUUnhealthy current");
             let snapshots = monitor.subscribe();
-            tokio::spawn(crate::node_condition::report(snapshots, writer, API_RETRY, stopped(stop.clone())));
+            tokio::spawn(crate::node_condition::report(
+                snapshots,
+                writer,
+                BackoffPolicy::default(),
+                stopped(stop.clone()),
+            ));
         }
     }
     let assigner = match (volcano, client) {

@@ -11,12 +11,15 @@ use crate::assigner::DeviceAssigner;
 use crate::error::{Error, Result};
 use crate::inventory::Resource;
 
-/// How the pod of an Allocate call is looked for.
+/// How the pod of an Allocate call is looked for: a LIST of the node's pods, again whenever the watch of them sees a
+/// change, until the pod is there or the time is up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LookupConfig {
-    /// Lookups before giving up: the scheduler's annotations may reach the API server just after the binding.
+    /// With `retry_interval`, how long to wait for the pod: `(attempts - 1) * retry_interval` (the scheduler's
+    /// annotations may reach the API server just after the binding). Within that time the lookup runs again after
+    /// every change of the node's pods the watch sees, not on a timer.
     pub attempts: u32,
-    /// Pause between lookups.
+    /// See `attempts`.
     pub retry_interval: Duration,
 }
 
@@ -110,12 +113,18 @@ fn check_chips(resource: &Resource, pod: &PodView, chips: &[String], pods: &[Pod
 impl DeviceAssigner for VolcanoAssigner {
     async fn assign(&self, resource: &Resource, kubelet_ids: &[String]) -> Result<Vec<String>> {
         let _serial = self.serial.lock().await;
-        for attempt in 1..=self.lookup.attempts.max(1) {
+        let mut changes = self.pods.changes();
+        // As long as `attempts` lookups a `retry_interval` apart would take; the lookup runs again as soon as the
+        // watch sees the node's pods change (the pod arriving, or the change behind a conflict).
+        let deadline =
+            tokio::time::Instant::now() + self.lookup.retry_interval * self.lookup.attempts.saturating_sub(1);
+        loop {
+            changes.borrow_and_update();
             if let Some(chips) = self.try_assign(resource, kubelet_ids).await? {
                 return Ok(chips);
             }
-            if attempt < self.lookup.attempts {
-                tokio::time::sleep(self.lookup.retry_interval).await;
+            if !matches!(tokio::time::timeout_at(deadline, changes.changed()).await, Ok(Ok(()))) {
+                break;
             }
         }
         Err(Self::refuse(

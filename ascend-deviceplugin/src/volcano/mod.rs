@@ -16,6 +16,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ascend_kube::backoff::BackoffPolicy;
 use ascend_kube::device_info_publisher::{DeviceInfoPublisher, PublisherConfig};
 use ascend_kube::pod_assignment::PodAssignments;
 use tokio::sync::Notify;
@@ -34,8 +35,8 @@ pub struct VolcanoConfig {
     pub publisher: PublisherConfig,
     /// Pod lookup of Allocate.
     pub lookup: LookupConfig,
-    /// Time between re-reads of pods and `ManuallySeparateNPU` when nothing else happens.
-    pub resync_interval: Duration,
+    /// The waits after a failed write (the pods and `ManuallySeparateNPU` are watched, never re-read).
+    pub backoff: BackoffPolicy,
     /// How long one API request may take.
     pub request_timeout: Duration,
 }
@@ -47,14 +48,15 @@ impl VolcanoConfig {
             node_name: node_name.into(),
             publisher: PublisherConfig::default(),
             lookup: LookupConfig::default(),
-            resync_interval: Duration::from_secs(5),
+            backoff: BackoffPolicy::default(),
             request_timeout: Duration::from_secs(10),
         }
     }
 }
 
 /// Starts the device-info publisher on the current Tokio runtime and returns the assigner for
-/// [`crate::plugin::serve`]. The publisher stops when `shutdown` completes.
+/// [`crate::plugin::serve`]. The publisher stops when `shutdown` completes; the watches of the node's pods and of the
+/// ConfigMap stop once the publisher has stopped and the assigner is dropped.
 ///
 /// # Errors
 /// [`Error::Config`] for a node name that cannot be an object name.
@@ -75,7 +77,7 @@ pub fn start(
         snapshot: monitor.subscribe(),
         separations: monitor.separations(),
         assigned: Arc::clone(&assigned),
-        resync_interval: config.resync_interval,
+        backoff: config.backoff,
     };
     tokio::spawn(publishing.run(shutdown));
     Ok(Arc::new(VolcanoAssigner::new(pods, config.lookup, assigned)))

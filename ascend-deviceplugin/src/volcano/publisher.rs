@@ -1,4 +1,9 @@
 //! Keeps the device-info ConfigMap current, and feeds `ManuallySeparateNPU` back into the health monitor.
+//!
+//! Nothing here polls the API server: a round runs when the chips' health changes, when Allocate served a pod, when
+//! the watch of the node's pods or of the ConfigMap saw a change, when the heartbeat is due, and after a failure
+//! (with `ascend_kube::backoff`'s wait). A round reads the watches' copies and writes only a changed list or the
+//! heartbeat (see `ascend_kube::device_info_publisher`).
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -6,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::PhyId;
+use ascend_kube::backoff::{Backoff, BackoffPolicy};
 use ascend_kube::device_info_publisher::{DeviceInfoPublisher, Published};
 use ascend_kube::pod_assignment::{chips_in_use, PodAssignments};
 use tokio::sync::{watch, Notify};
@@ -26,30 +32,57 @@ pub struct PublisherLoop {
     pub separations: Separations,
     /// Notified when Allocate served a pod.
     pub assigned: Arc<Notify>,
-    /// Time between re-reads of the pods and of `ManuallySeparateNPU` when nothing else happens.
-    pub resync_interval: Duration,
+    /// The waits after a failed round.
+    pub backoff: BackoffPolicy,
 }
 
+/// When nothing is due (no list written yet and no failure): the first round runs at once anyway.
+const IDLE: Duration = Duration::from_secs(24 * 3600);
+
 impl PublisherLoop {
-    /// Runs until `shutdown` completes. API errors are logged and retried at the next resync; they never touch the
-    /// plugin's health or Allocate.
+    /// Runs until `shutdown` completes. API errors are logged and retried after the backoff's wait; they never touch
+    /// the plugin's health or Allocate.
     pub async fn run(mut self, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
-        let mut retry_in = Duration::ZERO;
+        let mut pod_changes = self.pods.changes();
+        let mut map_changes = self.publisher.changes();
+        let mut backoff = Backoff::new(self.backoff);
+        let mut wait = Duration::ZERO;
+        let mut failing = false;
         loop {
-            let wait = if retry_in.is_zero() { self.resync_interval } else { retry_in };
-            tokio::select! {
-                () = &mut shutdown => return,
-                () = tokio::time::sleep(wait) => {}
-                changed = self.snapshot.changed() => if changed.is_err() { return },
-                () = self.assigned.notified() => {}
+            if failing {
+                // The backoff's wait (and the server's Retry-After) holds whatever changes meanwhile; the next round
+                // reads the latest of everything.
+                tokio::select! {
+                    () = &mut shutdown => return,
+                    () = tokio::time::sleep(wait) => {}
+                }
+            } else {
+                tokio::select! {
+                    () = &mut shutdown => return,
+                    () = tokio::time::sleep(wait) => {}
+                    changed = self.snapshot.changed() => if changed.is_err() { return },
+                    () = self.assigned.notified() => {}
+                    changed = pod_changes.changed() => if changed.is_err() { return },
+                    changed = map_changes.changed() => if changed.is_err() { return },
+                }
             }
-            retry_in = match self.cycle().await {
-                Ok(Published::TooSoon(after)) => after,
-                Ok(_) => Duration::ZERO,
+            let outcome = self.cycle().await;
+            failing = outcome.is_err();
+            wait = match outcome {
+                Ok(published) => {
+                    backoff.reset();
+                    match published {
+                        Published::TooSoon(after) => after,
+                        Published::Written(_) | Published::Unchanged => {
+                            self.publisher.heartbeat_due_in().unwrap_or(IDLE)
+                        }
+                    }
+                }
                 Err(error) => {
-                    tracing::warn!(config_map = %self.publisher.name(), %error, retry_in = ?self.resync_interval, "device info not published");
-                    Duration::ZERO
+                    let retry_in = backoff.next_delay(&error);
+                    tracing::warn!(config_map = %self.publisher.name(), %error, ?retry_in, "device info not published");
+                    retry_in
                 }
             };
         }
@@ -63,7 +96,7 @@ impl PublisherLoop {
         let separated = self.publisher.manually_separated().await?;
         let snapshot = self.snapshot.borrow_and_update().clone();
         self.separations.set(separated_phys(&snapshot, &separated));
-        let pods = self.pods.list().await?;
+        let pods = self.pods.watched_list().await?;
         let in_use: BTreeSet<String> = chips_in_use(&pods, None).into_keys().collect();
         let list = device_list(&snapshot, &in_use);
         let published = self.publisher.publish(&list).await?;

@@ -359,7 +359,7 @@ impl Harness {
         config.monitor.health_deadline = Duration::from_millis(300);
         let mut volcano = VolcanoConfig::new(NODE);
         volcano.lookup.retry_interval = Duration::from_millis(100);
-        volcano.resync_interval = Duration::from_millis(200);
+        volcano.backoff.first = Duration::from_millis(200);
         volcano.request_timeout = Duration::from_secs(2);
         configure(&mut config, &mut volcano);
         let (stop, stopped) = oneshot::channel::<()>();

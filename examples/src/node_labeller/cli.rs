@@ -20,7 +20,8 @@ pub struct Args {
     #[arg(long, env = "NODE_NAME")]
     pub node_name: String,
 
-    /// Time between reconciles when running as a daemon (500ms, 30s, 1m); SIGHUP reconciles at once.
+    /// Time between reads of the chips when running as a daemon (500ms, 30s, 1m): the Node is watched and patched
+    /// only when a label differs; SIGHUP reconciles at once.
     #[arg(long, env = "ASCEND_LABELLER_INTERVAL", default_value = "60s", value_parser = parse_positive_duration)]
     pub interval: Duration,
 
