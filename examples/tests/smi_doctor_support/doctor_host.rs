@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use ascend_dcmi::DeviceManager;
 use ascend_doctor::check::Section;
-use ascend_doctor::compatibility::CompatibilityTable;
 use ascend_doctor::context::{ClusterApi, DoctorOptions, DriverConnector};
 use ascend_doctor::host::HostRoot;
 use ascend_doctor::kubernetes_checks::default_pod_resources_socket;
@@ -115,18 +114,7 @@ impl DoctorHost {
         let root = std::fs::canonicalize(dir.path()).expect("canonical").join("host");
         let topology = dcmi_sim::samples::by_name(sample).expect("sample").topology().expect("valid sample");
         let library = dcmi_sim::locate::library_path().expect("libdcmi_sim.so is built");
-        // The fake host's default toolkit (8.0) is newer than the 23.0 drivers of older samples support; give those
-        // the CANN of their generation, as a working host has.
-        let cann = if topology.simulation.driver_version.starts_with("23.") {
-            "7.0.0"
-        } else {
-            dcmi_sim::fake_host::DEFAULT_CANN_VERSION
-        };
-        let options = FakeHostOptions {
-            library: Some(library),
-            cann_version: Some(cann.to_owned()),
-            ..FakeHostOptions::default()
-        };
+        let options = FakeHostOptions { library: Some(library), ..FakeHostOptions::default() };
         let fake = FakeHost::build(&topology, &root, &options).expect("fake host");
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -213,8 +201,8 @@ impl DoctorHost {
         DoctorOptions {
             host: HostRoot::new(&self.root),
             kernel_release: KERNEL.to_owned(),
-            compatibility: CompatibilityTable::built_in().expect("built-in table"),
-            image_toolkit: None,
+            compatibility: None,
+            image_root: None,
             runtime_class_manifest: None,
             node_name: Some(NODE.to_owned()),
             connector: Box::new(MockConnector(manager(chips))),
