@@ -35,11 +35,18 @@ pub struct Finding {
     pub evidence: String,
     /// What to do, when it does not hold.
     pub fix: Option<String>,
+    /// The few words that say the same in a list of constraints that all hold (`ascendhal 4.0.0 <= 7.35.23`).
+    pub summary: String,
 }
 
 impl Finding {
     fn new(status: Status, evidence: String) -> Finding {
-        Finding { status, evidence, fix: None }
+        Finding { status, summary: evidence.clone(), evidence, fix: None }
+    }
+
+    fn summary(mut self, summary: String) -> Finding {
+        self.summary = summary;
+        self
     }
 
     fn fix(mut self, fix: String) -> Finding {
@@ -200,7 +207,10 @@ pub fn required_driver_versions(driver: &PackageFile, cann: &CannInstallation) -
             };
             let have = field(driver, &driver_key);
             if has >= required_version {
-                findings.push(Finding::new(Status::Ok, format!("{need} is met by the driver's {have}")));
+                findings.push(
+                    Finding::new(Status::Ok, format!("{need} is met by the driver's {have}"))
+                        .summary(format!("{interface} {} <= {has}", required.value)),
+                );
             } else {
                 findings.push(Finding::new(Status::Fail, format!("{need} is newer than the driver's {have}")).fix(
                     format!(
@@ -237,7 +247,8 @@ pub fn inner_version_listed(driver: &PackageFile, cann: &CannInstallation) -> Fi
     };
     let driver_field = field(driver, "compatible_version");
     if listed.iter().any(|item| item.eq_ignore_ascii_case(line)) {
-        return Finding::new(Status::Ok, format!("line {line} of {cann_side} is in the driver's {driver_field}"));
+        return Finding::new(Status::Ok, format!("line {line} of {cann_side} is in the driver's {driver_field}"))
+            .summary(format!("inner version line {line} listed in the driver's compatible_version"));
     }
     let driver_line = driver.info.value("Innerversion").and_then(inner_version_line);
     let cann_lists_driver = driver_line.is_some_and(|driver_line| {

@@ -106,14 +106,18 @@ fn judge(
         for file in installation.files() {
             let damaged = damaged_lines(file);
             if !damaged.is_empty() {
+                let evidence = damaged.join("\n");
                 findings.push(Finding {
                     status: Status::Warn,
-                    evidence: damaged.join("\n"),
+                    summary: evidence.clone(),
+                    evidence,
                     fix: Some(format!("reinstall {}: its file {} is damaged", installation.package, file.source)),
                 });
             }
         }
         let mut failed = false;
+        let mut holding = Vec::new();
+        let mut problems = false;
         for finding in findings {
             let finding_status = if !in_use && finding.status == Status::Fail {
                 failed = true;
@@ -122,6 +126,12 @@ fn judge(
                 finding.status
             };
             status = status.max(finding_status);
+            if finding_status == Status::Ok {
+                // What holds is one line per installation; what does not is shown in full.
+                holding.push(finding.summary);
+                continue;
+            }
+            problems |= finding_status != Status::Skip;
             check = check.evidence(format!("{label}: {}", finding.evidence));
             if let Some(fix) = finding.fix.filter(|_| in_use) {
                 let fix = format!("{label}: {fix}");
@@ -129,6 +139,15 @@ fn judge(
                     fixes.push(fix);
                 }
             }
+        }
+        if !holding.is_empty() {
+            let otherwise = if problems { "otherwise " } else { "" };
+            check = check.evidence(format!(
+                "{label}: {otherwise}fits the driver ({} against {}): {}",
+                installation.directory,
+                driver.source,
+                holding.join(", ")
+            ));
         }
         if failed {
             let latest = installations.iter().find(|other| other.latest && other.package == installation.package);

@@ -8,7 +8,7 @@
 //! | file (below the root) | written from |
 //! |---|---|
 //! | `usr/local/Ascend/driver/version.info` | the topology's `driver_version`, [`DRIVER_INTERFACES`], [`DRIVER_INNER_VERSION`], [`DRIVER_COMPATIBLE_LINES`], [`DRIVER_FIRMWARE_RANGE`] |
-//! | `usr/local/Ascend/firmware/version.info` | [`FakeSoftware::firmware_version`]; its `compatible_version_drv` holds the driver's release |
+//! | `usr/local/Ascend/firmware/version.info` | [`FakeSoftware::firmware_version`]; its `compatible_version_drv` holds the driver's release family when the driver accepts the firmware, else only the next family |
 //! | `usr/local/Ascend/ascend-toolkit/<version>/<arch>-linux/ascend_toolkit_install.info` | each CANN version: `version`, `innerversion`, `compatible_version` |
 //! | `usr/local/Ascend/ascend-toolkit/<version>/{runtime,opp}/version.info` | the components and their `required_driver_*_version` |
 //! | `usr/local/Ascend/ascend-toolkit/<version>/version.cfg` | the toolkit's release (`version=`) |
@@ -106,6 +106,13 @@ fn family(version: &str) -> String {
     version.split('.').take(2).collect::<Vec<_>>().join(".")
 }
 
+/// The family after a release's (`25.1` of `24.1.rc3`).
+fn next_family(version: &str) -> String {
+    let mut parts = version.split('.');
+    let major = parts.next().and_then(|part| part.parse::<u64>().ok()).unwrap_or(0);
+    format!("{}.{}", major + 1, parts.next().unwrap_or("0"))
+}
+
 impl FakeSoftware {
     /// The driver's `version.info` for a driver release.
     pub fn driver_version_info(&self, driver_version: &str) -> String {
@@ -129,11 +136,24 @@ impl FakeSoftware {
             text: self.driver_version_info(driver_version),
         }];
         if let Some(firmware) = &self.firmware_version {
-            let driver_family = family(driver_version);
+            // A firmware the driver accepts lists the driver's release family; any other lists only the next family,
+            // as the firmware of a later HDK release would, so that neither side accepts the other.
+            let (low, high) = DRIVER_FIRMWARE_RANGE;
+            let accepted =
+                [low, high].map(|end| end.split('.').map(|part| part.parse::<u64>().unwrap_or(0)).collect::<Vec<_>>());
+            let ours: Vec<u64> = firmware.split('.').map(|part| part.parse::<u64>().unwrap_or(0)).collect();
+            let inside = ours >= accepted[0] && ours <= accepted[1];
+            let (driver_family, package) = if inside {
+                (family(driver_version), driver_version.to_owned())
+            } else {
+                let next = next_family(driver_version);
+                let package = format!("{next}.rc1");
+                (next, package)
+            };
             entries.push(SoftwareEntry::File {
                 path: "usr/local/Ascend/firmware/version.info".to_owned(),
                 text: format!(
-                    "Version={firmware}\nfirmware_version=1.0\npackage_version={driver_version}\n\
+                    "Version={firmware}\nfirmware_version=1.0\npackage_version={package}\n\
                      compatible_version_drv=[{driver_family},{driver_family}.]\n"
                 ),
             });
@@ -240,7 +260,8 @@ mod tests {
             cann_inner_line: "V100R001C22".to_owned(),
         };
         let entries = software.entries("24.1.rc3");
-        assert!(text_of(&entries, "firmware/version.info").starts_with("Version=7.8.0.1.100\n"));
+        let firmware = text_of(&entries, "firmware/version.info");
+        assert!(firmware.starts_with("Version=7.8.0.1.100\n") && firmware.contains("[25.1,25.1.]"), "{firmware}");
         assert!(
             text_of(&entries, "8.2.RC1/runtime/version.info").contains("required_driver_ascendhal_version=7.36.0\n")
         );

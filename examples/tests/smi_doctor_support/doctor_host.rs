@@ -14,6 +14,7 @@ use ascend_doctor::host::HostRoot;
 use ascend_doctor::kubernetes_checks::default_pod_resources_socket;
 use ascend_doctor::node_api::KubeClusterApi;
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
+use dcmi_sim::fake_software::FakeSoftware;
 use fake_apiserver::FakeApiServer;
 use serde_json::json;
 
@@ -110,11 +111,16 @@ pub fn start_cluster(
 impl DoctorHost {
     /// A healthy host of a sample topology.
     pub fn healthy(sample: &str) -> DoctorHost {
+        DoctorHost::with_software(sample, FakeSoftware::default())
+    }
+
+    /// A host of a sample topology, healthy but for what `software` makes mismatch.
+    pub fn with_software(sample: &str, software: FakeSoftware) -> DoctorHost {
         let dir = tempfile::tempdir().expect("temp dir");
         let root = std::fs::canonicalize(dir.path()).expect("canonical").join("host");
         let topology = dcmi_sim::samples::by_name(sample).expect("sample").topology().expect("valid sample");
         let library = dcmi_sim::locate::library_path().expect("libdcmi_sim.so is built");
-        let options = FakeHostOptions { library: Some(library), ..FakeHostOptions::default() };
+        let options = FakeHostOptions { library: Some(library), software, ..FakeHostOptions::default() };
         let fake = FakeHost::build(&topology, &root, &options).expect("fake host");
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
