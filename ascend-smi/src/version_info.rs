@@ -24,7 +24,7 @@ pub struct Entry {
     pub line: usize,
     /// The key, trimmed.
     pub key: String,
-    /// The value, trimmed, without surrounding double quotes.
+    /// The value without blanks or double quotes at either end.
     pub value: String,
 }
 
@@ -99,7 +99,8 @@ impl VersionInfo {
                 });
                 continue;
             }
-            let value = value.trim().trim_matches('"').trim();
+            // Quotes and blanks at either end, in any order, so that a value printed back reads the same.
+            let value = value.trim_matches(|c: char| c == '"' || c.is_whitespace());
             info.entries.push(Entry { line, key: key.to_owned(), value: value.to_owned() });
         }
         info

@@ -69,7 +69,7 @@ pub enum DeviceNodeKind {
 }
 
 /// Choices for [`FakeHost::build`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct FakeHostOptions {
     /// The simulator library to install; `None` finds the built one with [`crate::locate::library_path`].
     pub library: Option<PathBuf>,
@@ -77,12 +77,6 @@ pub struct FakeHostOptions {
     pub plain_device_nodes: bool,
     /// The driver, firmware and CANN packages' version files (by default a set that fits together).
     pub software: FakeSoftware,
-}
-
-impl Default for FakeHostOptions {
-    fn default() -> Self {
-        Self { library: None, plain_device_nodes: false, software: FakeSoftware::default() }
-    }
 }
 
 /// A fake host that was laid out.
