@@ -32,12 +32,14 @@ pub struct DoctorCli {
     /// Run only these sections (repeatable).
     #[arg(long = "section", value_enum, value_name = "SECTION")]
     pub sections: Vec<SectionArg>,
-    /// The compatibility table (default: ROOT/etc/ascend-doctor/compatibility.toml, else the built-in example).
+    /// A site's table of driver/firmware/CANN pairings whose verdicts join those of the installed packages'
+    /// version.info files (default: ROOT/etc/ascend-doctor/compatibility.toml when present; there is no built-in one).
     #[arg(long, value_name = "FILE")]
     pub compatibility: Option<PathBuf>,
-    /// Also check a container image's CANN: its ascend-toolkit directory or version.cfg (a path on this machine).
-    #[arg(long, value_name = "PATH")]
-    pub image_toolkit: Option<PathBuf>,
+    /// Also check the CANN of a container image against the host's driver: the image's unpacked root file system
+    /// (a directory on this machine holding usr/local/Ascend/...).
+    #[arg(long, value_name = "DIR")]
+    pub image_root: Option<PathBuf>,
     /// RuntimeClass manifests (YAML or `kubectl get runtimeclass -o json`) to check instead of asking the API server.
     #[arg(long, value_name = "FILE")]
     pub runtime_class_manifest: Option<PathBuf>,
@@ -80,15 +82,14 @@ fn kernel_release() -> String {
         .map_or_else(|_| "unknown".to_owned(), |text| text.trim().to_owned())
 }
 
-fn compatibility(cli: &DoctorCli, host: &HostRoot) -> Result<CompatibilityTable, String> {
-    if let Some(path) = &cli.compatibility {
-        return CompatibilityTable::from_file(path).map_err(|error| error.to_string());
-    }
+fn compatibility(cli: &DoctorCli, host: &HostRoot) -> Result<Option<CompatibilityTable>, String> {
     let on_host = host.path(HOST_TABLE_PATH);
-    if on_host.is_file() {
-        return CompatibilityTable::from_file(&on_host).map_err(|error| error.to_string());
-    }
-    CompatibilityTable::built_in().map_err(|error| error.to_string())
+    let path = match &cli.compatibility {
+        Some(path) => path.clone(),
+        None if on_host.is_file() => on_host,
+        None => return Ok(None),
+    };
+    CompatibilityTable::from_file(&path).map(Some).map_err(|error| error.to_string())
 }
 
 /// Builds the options of a parsed command line.
@@ -110,7 +111,7 @@ pub fn options(cli: &DoctorCli) -> Result<DoctorOptions, String> {
     Ok(DoctorOptions {
         compatibility: compatibility(cli, &host)?,
         kernel_release: kernel_release(),
-        image_toolkit: cli.image_toolkit.clone(),
+        image_root: cli.image_root.clone(),
         runtime_class_manifest: cli.runtime_class_manifest.clone(),
         node_name: cli.node.clone(),
         connector: Box::new(DcmiConnector {

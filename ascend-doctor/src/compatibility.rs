@@ -1,14 +1,33 @@
-//! The driver ↔ firmware ↔ CANN compatibility table (`ascend-doctor/data/compatibility.toml`, format documented there)
-//! and the version ordering it uses.
+//! A site's own table of driver ↔ firmware ↔ CANN pairings (`--compatibility FILE`, or
+//! `/etc/ascend-doctor/compatibility.toml` below the host root), and the version ordering the doctor uses.
+//!
+//! The doctor's verdicts come from what the installed packages declare
+//! ([`package_compatibility`](super::package_compatibility)); there is no built-in table. A site that pins its
+//! releases (from the HDK and CANN release notes) can add its pairings, whose verdicts then join the packages' own.
+//!
+//! The format (version 1):
+//!
+//! ```toml
+//! format = 1
+//!
+//! [[release]]                       # one row per driver family
+//! name     = "HDK 24.1 / CANN 8.0"  # shown in evidence and fixes
+//! driver   = ["24.1.rc1", "24.1.99"] # driver versions of this row, both ends inclusive
+//! firmware = ["7.3.0", "7.5.99"]    # firmware versions that go with those drivers (optional)
+//! cann     = ["7.0.0", "8.0.99"]    # CANN versions those drivers run
+//! source   = "CANN 8.0 release notes, version compatibility" # where the pairing comes from (optional)
+//! ```
+//!
+//! Versions compare component by component, split at `.` and `-`: numbers numerically, and a release candidate
+//! (`rc2`, `RC2`) sorts before every number in the same place, so 24.1.rc2 < 24.1.0 and 8.0.RC3 < 8.0.0. A MAX also
+//! covers every longer version that starts with it: `24.1.rc2` as MAX includes `24.1.rc2.10`. A driver may appear in
+//! several rows; a CANN fits when any row that holds the driver holds it.
 
 use std::cmp::Ordering;
 use std::fmt;
 use std::path::Path;
 
 use serde::Deserialize;
-
-/// The built-in example table.
-pub const BUILT_IN_TABLE: &str = include_str!("../data/compatibility.toml");
 
 /// Where a host keeps its own table, below the host root.
 pub const HOST_TABLE_PATH: &str = "/etc/ascend-doctor/compatibility.toml";
@@ -256,14 +275,6 @@ impl CompatibilityTable {
         Ok(Self { origin: origin.to_owned(), releases })
     }
 
-    /// The built-in example table.
-    ///
-    /// # Errors
-    /// Only if the embedded file is broken (a test parses it).
-    pub fn built_in() -> Result<Self, TableError> {
-        Self::parse(BUILT_IN_TABLE, "built-in example table")
-    }
-
     /// Reads a table file.
     ///
     /// # Errors
@@ -313,14 +324,16 @@ mod tests {
     }
 
     #[test]
-    fn the_built_in_table_parses_and_pairs_the_fake_hosts_versions() {
-        let table = CompatibilityTable::built_in().expect("valid");
-        assert!(table.releases.len() >= 3);
+    fn a_sites_table_pairs_its_rows() {
+        let text = "format = 1\n[[release]]\nname = \"HDK 24.1 / CANN 8.0\"\ndriver = [\"24.1.rc1\", \"24.1.99\"]\n\
+                    firmware = [\"7.3.0\", \"7.5.99\"]\ncann = [\"7.0.0\", \"8.0.99\"]\nsource = \"release notes\"\n";
+        let table = CompatibilityTable::parse(text, "site.toml").expect("valid");
         let rows = table.rows_for_driver(&v("24.1.rc2"));
         assert_eq!(rows.len(), 1);
         assert!(rows[0].cann.contains(&v("8.0.RC3")));
         assert!(!rows[0].cann.contains(&v("8.1.RC1")));
-        assert!(table.releases.iter().all(|row| row.source.as_deref().is_some_and(|s| s.contains("release notes"))));
+        assert_eq!(rows[0].label(), "\"HDK 24.1 / CANN 8.0\" (source: release notes)");
+        assert!(table.rows_for_driver(&v("25.0.rc1")).is_empty());
     }
 
     #[test]

@@ -11,6 +11,7 @@ use ascend_oci::runtime_config::RuntimeClassRef;
 use super::check::Section;
 use super::compatibility::CompatibilityTable;
 use super::host::HostRoot;
+use ascend_smi::installed_software::InstalledSoftware;
 
 /// Loads `libdcmi.so` and calls `dcmi_init`: the only way the doctor talks to the driver, so tests can replace it.
 pub trait DriverConnector: Send + Sync {
@@ -118,10 +119,11 @@ pub struct DoctorOptions {
     pub host: HostRoot,
     /// The running kernel's release (`uname -r`): the host's kernel, also from inside a container.
     pub kernel_release: String,
-    /// The compatibility table.
-    pub compatibility: CompatibilityTable,
-    /// A container image's toolkit to check too: its `version.cfg`, or a directory holding one (`latest/` or not).
-    pub image_toolkit: Option<PathBuf>,
+    /// A site's compatibility table, whose rows add their verdicts to the installed packages' own (`None`: the
+    /// verdicts come only from the packages' `version.info` files).
+    pub compatibility: Option<CompatibilityTable>,
+    /// A container image's unpacked root file system, whose CANN is checked against the host's driver too.
+    pub image_root: Option<PathBuf>,
     /// A file with RuntimeClass manifests (YAML or `kubectl get -o json` output) to check instead of asking the API
     /// server.
     pub runtime_class_manifest: Option<PathBuf>,
@@ -144,7 +146,7 @@ impl std::fmt::Debug for DoctorOptions {
         f.debug_struct("DoctorOptions")
             .field("host", &self.host)
             .field("kernel_release", &self.kernel_release)
-            .field("image_toolkit", &self.image_toolkit)
+            .field("image_root", &self.image_root)
             .field("runtime_class_manifest", &self.runtime_class_manifest)
             .field("node_name", &self.node_name)
             .field("sections", &self.sections)
@@ -200,6 +202,8 @@ pub struct Facts {
     pub chip_types: Vec<(u32, ascend_dcmi::ChipType)>,
     /// The driver version from `version.info`.
     pub driver_version: Option<String>,
+    /// The driver, firmware and CANN packages installed below the host root, read once ([`Facts::software`]).
+    pub software: Option<InstalledSoftware>,
     /// The runtimes Docker and containerd know that run an Ascend runtime.
     pub ascend_runtimes: Vec<RegisteredRuntime>,
     /// Whether any engine configuration was found.
@@ -210,4 +214,11 @@ pub struct Facts {
     pub engines: Vec<super::container_engines::Engine>,
     /// The kubelet's version as found (`v1.28.4`, or a package version).
     pub kubelet_version: Option<String>,
+}
+
+impl Facts {
+    /// The packages installed below the host root, read on first use.
+    pub fn software(&mut self, host: &HostRoot) -> &InstalledSoftware {
+        self.software.get_or_insert_with(|| InstalledSoftware::read(host.root()))
+    }
 }

@@ -1,13 +1,17 @@
 //! Section 1: can the node see its cards? PCI devices, kernel headers, Secure Boot, the driver module, device nodes,
-//! `libdcmi.so`, `dcmi_init`, and the health of every chip.
+//! `libdcmi.so`, `dcmi_init`, the health of every chip, and whether the firmware is one the driver accepts.
 
 use std::path::{Path, PathBuf};
 
 use super::check::{CheckResult, Section, Status};
+use super::compatibility::{Version, VersionRange};
 use super::context::{DoctorOptions, Facts};
 use super::host::EntryKind;
 use super::library_safety;
+use super::package_compatibility::firmware_against_driver;
+use super::version_checks;
 use ascend_smi::collect::{CollectOptions, Collector};
+use ascend_smi::installed_software::{DRIVER_VERSION_INFO, FIRMWARE_VERSION_INFO};
 use ascend_smi::schema::ChipStatus;
 
 /// Huawei's PCI vendor id.
@@ -437,4 +441,65 @@ pub fn chips_healthy(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
             resets.join("; ")
         ))
         .with_status(Status::Fail)
+}
+
+/// driver.firmware: the firmware's `version.info` against the ranges the driver's declares (and the firmware's own
+/// list of drivers, DCMI's second test), plus the rows of a site's compatibility table when one is given.
+pub fn firmware(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
+    let check = CheckResult::new("driver.firmware", Section::Driver, "Firmware matches the driver", Status::Ok);
+    let software = facts.software(&options.host);
+    let Some(firmware) = &software.firmware else {
+        return check
+            .evidence(format!("{FIRMWARE_VERSION_INFO} not found: firmware not checked"))
+            .fix("read the firmware version with `npu-smi info -t board -i <card>` and compare it with the driver's compatible_version_fw")
+            .with_status(Status::Skip);
+    };
+    if let Some(error) = &firmware.error {
+        return check.evidence(format!("{FIRMWARE_VERSION_INFO}: {error}")).with_status(Status::Skip);
+    }
+    let Some(driver) = version_checks::usable_driver(software) else {
+        return check
+            .evidence(format!(
+                "{DRIVER_VERSION_INFO} missing or without Version: pairing not checked (see versions.driver)"
+            ))
+            .with_status(Status::Skip);
+    };
+    let finding = firmware_against_driver(driver, firmware);
+    let mut status = finding.status;
+    let mut check = check.evidence(finding.evidence);
+    let mut fixes: Vec<String> = finding.fix.into_iter().collect();
+    let damaged = version_checks::damaged_lines(firmware);
+    if !damaged.is_empty() {
+        status = status.max(Status::Warn);
+        check = check.evidence_lines(damaged);
+        fixes.push("reinstall the firmware package: its version.info is damaged".to_owned());
+    }
+    if let (Some(table), Some(driver_version), Some(firmware_version)) = (
+        options.compatibility.as_ref(),
+        driver.version.as_deref().and_then(Version::parse),
+        firmware.version.as_deref().and_then(Version::parse),
+    ) {
+        let ranges: Vec<(String, VersionRange)> = table
+            .rows_for_driver(&driver_version)
+            .into_iter()
+            .filter_map(|row| row.firmware.clone().map(|range| (row.name.clone(), range)))
+            .collect();
+        if ranges.iter().any(|(_, range)| range.contains(&firmware_version)) {
+            check = check.evidence(format!(
+                "table {}: firmware {firmware_version} goes with driver {driver_version}",
+                table.origin
+            ));
+        } else if !ranges.is_empty() {
+            let wanted: Vec<String> = ranges.iter().map(|(name, range)| format!("{range} ({name})")).collect();
+            status = Status::Fail;
+            check = check.evidence(format!(
+                "table {}: driver {driver_version} goes with firmware {}",
+                table.origin,
+                wanted.join(" or ")
+            ));
+            fixes.push(format!("your table pairs driver {driver_version} with firmware {}", wanted.join(" or ")));
+        }
+    }
+    let check = if fixes.is_empty() { check } else { check.fix(fixes.join("\n")) };
+    check.with_status(status)
 }

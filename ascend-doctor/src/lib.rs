@@ -14,9 +14,10 @@
 //! The version floors of the project's compatibility matrix (`docs/compatibility.md`) are checks too: the kubelet's
 //! version ([`kubelet_version`]) and, for a 1.28 to 1.30 kubelet, the feature gate of CDI delivery in its
 //! configuration files ([`kubelet_feature_gates`]), each container engine's CDI switch and the `cdiVersion` it reads
-//! ([`cdi_engine_checks`], over [`container_engines`]), and the driver/firmware/CANN table ([`compatibility`],
-//! whose built-in rows name their sources; an operator's table replaces it). Versions are read from files, never by
-//! running a program under the host root ([`installed_version`] says why).
+//! ([`cdi_engine_checks`], over [`container_engines`]), and whether the driver, the firmware and every CANN installation
+//! (on the host, and in an image given with `--image-root`) fit each other by what their own `version.info` files
+//! declare ([`package_compatibility`]); a site may add its own table of pairings ([`compatibility`]). Versions are read
+//! from files, never by running a program under the host root ([`installed_version`] says why).
 //!
 //! # Features
 //!
@@ -60,6 +61,7 @@ pub mod library_safety;
 #[cfg(feature = "kube")]
 #[cfg_attr(docsrs, doc(cfg(feature = "kube")))]
 pub mod node_api;
+pub mod package_compatibility;
 pub mod pod_resources;
 pub mod report;
 pub mod runtime_checks;

@@ -26,8 +26,8 @@ pub const CHECKS: [(Section, CheckFn); 25] = [
     (Section::Driver, driver_checks::libdcmi),
     (Section::Driver, driver_checks::dcmi_init),
     (Section::Driver, driver_checks::chips_healthy),
+    (Section::Driver, driver_checks::firmware),
     (Section::Versions, version_checks::driver),
-    (Section::Versions, version_checks::firmware),
     (Section::Versions, version_checks::cann_host),
     (Section::Versions, version_checks::cann_image),
     (Section::ContainerRuntime, runtime_checks::docker),
@@ -69,8 +69,9 @@ pub struct DoctorReport {
     pub host_root: String,
     /// The running kernel.
     pub kernel_release: String,
-    /// Where the compatibility table came from.
-    pub compatibility_table: String,
+    /// The site's compatibility table, when one was given; `null` when every verdict comes from the installed
+    /// packages' `version.info` files.
+    pub compatibility_table: Option<String>,
     /// The checks, in order.
     pub checks: Vec<CheckResult>,
     /// Counts per status.
@@ -118,7 +119,7 @@ pub fn run(options: &DoctorOptions) -> DoctorReport {
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         host_root: options.host.root().display().to_string(),
         kernel_release: options.kernel_release.clone(),
-        compatibility_table: options.compatibility.origin.clone(),
+        compatibility_table: options.compatibility.as_ref().map(|table| table.origin.clone()),
         checks,
         summary,
     }
@@ -129,9 +130,10 @@ const DETAIL_COLUMN: usize = 9;
 
 /// The text report: per section, each check's status, id and title, its evidence, and its fix.
 pub fn render_text(report: &DoctorReport, host_root_label: &str) -> String {
+    let table = report.compatibility_table.as_deref().unwrap_or("none (the packages' version.info files)");
     let mut lines = vec![format!(
-        "ascend-doctor {}: host root {host_root_label}, kernel {}, compatibility table: {}",
-        report.tool_version, report.kernel_release, report.compatibility_table
+        "ascend-doctor {}: host root {host_root_label}, kernel {}, compatibility table: {table}",
+        report.tool_version, report.kernel_release
     )];
     let indent = " ".repeat(DETAIL_COLUMN);
     for section in Section::ALL {

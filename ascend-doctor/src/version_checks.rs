@@ -1,224 +1,266 @@
-//! Section 2: the driver, firmware and CANN toolkit versions, against each other and the compatibility table.
-//! Mismatches show up at run time as `aclrtSetDevice failed, error code: 10070`, `E10004` or "toolkit version
-//! mismatch", so these files are read before anyone suspects the hardware.
+//! Section 2: the driver's `version.info`, and every CANN installation on the host and in an image against what
+//! the driver and the CANN packages declare ([`package_compatibility`](super::package_compatibility)). Mismatches
+//! show up at run time as `aclrtSetDevice failed, error code: 10070`, `E10004` or "toolkit version mismatch", so these
+//! files are read before anyone suspects the hardware.
+//!
+//! A site's compatibility table (`--compatibility FILE`, [`compatibility`](super::compatibility)) adds its rows'
+//! verdicts; without one, every verdict comes from the installed files.
 
-use std::path::{Path, PathBuf};
+use ascend_smi::installed_software::{CannInstallation, InstalledSoftware, PackageFile, ASCEND_HOME, CANN_HOMES};
 
 use super::check::{CheckResult, Section, Status};
-use super::compatibility::{CompatibilityTable, Placement, Version, VersionRange};
+use super::compatibility::{CompatibilityTable, Placement, Version};
 use super::context::{DoctorOptions, Facts};
-use ascend_smi::version_files::{
-    compatible_firmware_range, driver_version as parse_driver_version, firmware_version, toolkit_version,
-    DRIVER_VERSION_FILE, FIRMWARE_VERSION_FILE, TOOLKIT_VERSION_FILE,
-};
+use super::package_compatibility::{inner_version_listed, required_driver_versions, Finding, MISMATCH_SYMPTOMS};
 
-const MISMATCH_SYMPTOMS: &str =
-    "a mismatch shows as `aclrtSetDevice failed, error code: 10070`, `E10004` or \"toolkit version mismatch\"";
+/// The damaged lines of a file, as `file:line: problem` evidence.
+pub fn damaged_lines(file: &PackageFile) -> Vec<String> {
+    file.info
+        .problems
+        .iter()
+        .map(|problem| format!("{}:{}: {} (line ignored)", file.source, problem.line, problem.problem))
+        .collect()
+}
+
+/// The driver's file when it was read and declares a version.
+pub fn usable_driver(software: &InstalledSoftware) -> Option<&PackageFile> {
+    software.driver.as_ref().filter(|driver| driver.error.is_none() && driver.version.is_some())
+}
 
 /// versions.driver: the driver's `version.info`.
 pub fn driver(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     let check = CheckResult::new("versions.driver", Section::Versions, "Driver version readable", Status::Ok);
-    match options.host.read_to_string(DRIVER_VERSION_FILE) {
-        Err(error) => check
-            .evidence(format!("{DRIVER_VERSION_FILE}: {error}"))
+    let software = facts.software(&options.host);
+    let path = ascend_smi::installed_software::DRIVER_VERSION_INFO;
+    let Some(driver) = &software.driver else {
+        return check
+            .evidence(format!("{path}: not found"))
             .fix("the driver is not installed (or not at /usr/local/Ascend/driver): install the Ascend HDK driver package")
-            .with_status(Status::Fail),
-        Ok(text) => match parse_driver_version(&text) {
-            Some(version) => {
-                facts.driver_version = Some(version.clone());
-                check.evidence(format!("{DRIVER_VERSION_FILE}: Version={version}"))
-            }
-            None => check
-                .evidence(format!("{DRIVER_VERSION_FILE} has no Version= line"))
-                .fix("the file is damaged: reinstall the driver package")
-                .with_status(Status::Fail),
-        },
+            .with_status(Status::Fail);
+    };
+    if let Some(error) = &driver.error {
+        return check
+            .evidence(format!("{path}: {error}"))
+            .fix("make the file readable, or reinstall the driver package")
+            .with_status(Status::Fail);
     }
-}
-
-/// versions.firmware: the firmware version, against the range the driver declares and the table.
-pub fn firmware(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
-    let check = CheckResult::new("versions.firmware", Section::Versions, "Firmware matches the driver", Status::Ok);
-    let Some(firmware) =
-        options.host.read_to_string(FIRMWARE_VERSION_FILE).ok().and_then(|text| firmware_version(&text))
-    else {
+    let Some(version) = driver.version.clone() else {
         return check
-            .evidence(format!("{FIRMWARE_VERSION_FILE} not found or without Version=; firmware not checked"))
-            .fix("read the firmware version with `npu-smi info -t board -i <card>` and compare it with the driver's release notes")
-            .with_status(Status::Skip);
+            .evidence(format!("{path} has no Version= line"))
+            .fix("the file is damaged: reinstall the driver package")
+            .with_status(Status::Fail);
     };
-    let Some(version) = Version::parse(&firmware) else {
-        return check.evidence(format!("firmware version {firmware:?} is empty")).with_status(Status::Skip);
-    };
-    let mut check = check.evidence(format!("{FIRMWARE_VERSION_FILE}: Version={firmware}"));
-    let Some(driver) = facts.driver_version.as_deref().and_then(Version::parse) else {
-        return check
-            .evidence("driver version unknown (see versions.driver): pairing not checked")
-            .with_status(Status::Skip);
-    };
-    let mut problems = Vec::new();
-    let declared =
-        options.host.read_to_string(DRIVER_VERSION_FILE).ok().and_then(|text| compatible_firmware_range(&text));
-    if let Some((low, high)) = declared {
-        if let (Some(min), Some(max)) = (Version::parse(&low), Version::parse(&high)) {
-            let range = VersionRange { min, max };
-            check = check.evidence(format!("driver {driver} declares firmware {range} (compatible_version_fw)"));
-            if !range.contains(&version) {
-                problems.push(format!("firmware {version} is outside the driver's declared range {range}"));
-            }
+    let mut check = check.evidence(format!("{path}: Version={version}"));
+    for key in ["Innerversion", "compatible_version", "compatible_version_fw"] {
+        if let Some(value) = driver.info.value(key) {
+            check = check.evidence(format!("{key}={value}"));
         }
     }
-    let ranges: Vec<(String, VersionRange)> = options
-        .compatibility
-        .rows_for_driver(&driver)
-        .into_iter()
-        .filter_map(|row| row.firmware.clone().map(|range| (row.name.clone(), range)))
+    let interfaces: Vec<String> = driver
+        .info
+        .with_affixes("", "_version")
+        .filter(|(name, _)| !matches!(name.to_ascii_lowercase().as_str(), "compatible" | "package"))
+        .map(|(name, entry)| format!("{name} {}", entry.value))
         .collect();
-    if !ranges.is_empty() {
-        if ranges.iter().any(|(_, range)| range.contains(&version)) {
-            check = check.evidence(format!(
-                "table {}: firmware {version} goes with driver {driver}",
-                options.compatibility.origin
-            ));
-        } else {
-            let wanted: Vec<String> = ranges.iter().map(|(name, range)| format!("{range} ({name})")).collect();
-            problems.push(format!("the table pairs driver {driver} with firmware {}", wanted.join(" or ")));
-        }
+    if !interfaces.is_empty() {
+        check = check.evidence(format!("interfaces: {}", interfaces.join(", ")));
     }
-    if problems.is_empty() {
+    let damaged = damaged_lines(driver);
+    facts.driver_version = Some(version);
+    if damaged.is_empty() {
         return check;
     }
     check
-        .evidence_lines(problems)
-        .fix(format!(
-            "driver and firmware must be a matched pair: install the firmware package of the same HDK release as the \
-             driver (Ascend-hdk-<chip>-npu-firmware_<version>.run --full), then reboot; {MISMATCH_SYMPTOMS}"
-        ))
-        .with_status(Status::Fail)
+        .evidence_lines(damaged)
+        .fix("the file is damaged: reinstall the driver package (the checks read only its intact lines)")
+        .with_status(Status::Warn)
 }
 
-/// The outcome of comparing a toolkit with the driver.
-fn toolkit_against_driver(
-    check: CheckResult,
-    table: &CompatibilityTable,
-    driver: Option<&str>,
-    toolkit: &str,
-    whose: &str,
+/// Which installations a verdict is about: the host's or an image's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Whose {
+    Host,
+    Image,
+}
+
+/// Judges every installation against the driver into one check: the installations `latest` points to decide the
+/// status; a failing installation beside them is a warning, since nothing uses it unless pointed at it.
+fn judge(
+    mut check: CheckResult,
+    driver: &PackageFile,
+    installations: &[CannInstallation],
+    table: Option<&CompatibilityTable>,
+    whose: Whose,
 ) -> CheckResult {
-    let Some(cann) = Version::parse(toolkit) else {
-        return check.evidence(format!("{whose} toolkit version is empty")).with_status(Status::Skip);
-    };
-    let Some(driver) = driver.and_then(Version::parse) else {
+    let mut status = Status::Skip;
+    let mut fixes: Vec<String> = Vec::new();
+    for installation in installations {
+        let in_use = installation.latest
+            || !installations.iter().any(|other| other.latest && other.package == installation.package);
+        let label = match whose {
+            Whose::Host => installation.label(),
+            Whose::Image => format!("image {}", installation.label()),
+        };
+        let mut findings = required_driver_versions(driver, installation);
+        findings.push(inner_version_listed(driver, installation));
+        for file in installation.files() {
+            let damaged = damaged_lines(file);
+            if !damaged.is_empty() {
+                let evidence = damaged.join("\n");
+                findings.push(Finding {
+                    status: Status::Warn,
+                    summary: evidence.clone(),
+                    evidence,
+                    fix: Some(format!("reinstall {}: its file {} is damaged", installation.package, file.source)),
+                });
+            }
+        }
+        let mut failed = false;
+        let mut holding = Vec::new();
+        let mut problems = false;
+        for finding in findings {
+            let finding_status = if !in_use && finding.status == Status::Fail {
+                failed = true;
+                Status::Warn
+            } else {
+                finding.status
+            };
+            status = status.max(finding_status);
+            if finding_status == Status::Ok {
+                // What holds is one line per installation; what does not is shown in full.
+                holding.push(finding.summary);
+                continue;
+            }
+            problems |= finding_status != Status::Skip;
+            check = check.evidence(format!("{label}: {}", finding.evidence));
+            if let Some(fix) = finding.fix.filter(|_| in_use) {
+                let fix = format!("{label}: {fix}");
+                if !fixes.contains(&fix) {
+                    fixes.push(fix);
+                }
+            }
+        }
+        if !holding.is_empty() {
+            let otherwise = if problems { "otherwise " } else { "" };
+            check = check.evidence(format!(
+                "{label}: {otherwise}fits the driver ({} against {}): {}",
+                installation.directory,
+                driver.source,
+                holding.join(", ")
+            ));
+        }
+        if failed {
+            let latest = installations.iter().find(|other| other.latest && other.package == installation.package);
+            fixes.push(format!(
+                "{label} does not fit the driver but is not in use (`latest` is {}): uninstall it, or never point \
+                 `latest` or set_env.sh at it",
+                latest.map_or_else(|| "another version".to_owned(), CannInstallation::label)
+            ));
+        }
+    }
+    if let Some(table) = table {
+        for installation in installations.iter().filter(|installation| installation.latest) {
+            let row = table_verdict(table, driver, installation, whose);
+            status = status.max(row.status);
+            check = check.evidence_lines(row.evidence);
+            fixes.extend(row.fix);
+        }
+    }
+    if whose == Whose::Image && status == Status::Fail {
+        fixes.push("pin the CANN version in the image build to one the node's driver supports".to_owned());
+    }
+    let check = if fixes.is_empty() { check } else { check.fix(fixes.join("\n")) };
+    check.with_status(status)
+}
+
+/// The site table's verdict on an installation (only with `--compatibility FILE`).
+fn table_verdict(
+    table: &CompatibilityTable,
+    driver: &PackageFile,
+    installation: &CannInstallation,
+    whose: Whose,
+) -> CheckResult {
+    let check = CheckResult::new("table", Section::Versions, "table", Status::Ok);
+    let (Some(cann), Some(driver_version)) =
+        (installation.version.as_deref().and_then(Version::parse), driver.version.as_deref().and_then(Version::parse))
+    else {
         return check
-            .evidence("driver version unknown (see versions.driver): pairing not checked")
+            .evidence(format!("table {}: versions unknown, not looked up", table.origin))
             .with_status(Status::Skip);
     };
-    let rows = table.rows_for_driver(&driver);
+    let whose = match whose {
+        Whose::Host => "host",
+        Whose::Image => "image",
+    };
+    let rows = table.rows_for_driver(&driver_version);
     if rows.is_empty() {
         return check
-            .evidence(format!("driver {driver} is in no row of the compatibility table ({})", table.origin))
-            .fix(format!(
-                "add a row for driver {driver} to your compatibility table (from the HDK and CANN release notes) and \
-                 pass it with --compatibility; the built-in table is only an example"
-            ))
+            .evidence(format!("driver {driver_version} is in no row of the compatibility table ({})", table.origin))
+            .fix(format!("add a row for driver {driver_version} to your compatibility table ({})", table.origin))
             .with_status(Status::Warn);
     }
     if let Some(row) = rows.iter().find(|row| row.cann.contains(&cann)) {
         return check.evidence(format!("table row {}: driver {} runs CANN {}", row.label(), row.driver, row.cann));
     }
     let supported: Vec<String> = rows.iter().map(|row| format!("{} ({})", row.cann, row.name)).collect();
-    let sources: Vec<String> = rows.iter().map(|row| format!("table {}: row {}", table.origin, row.label())).collect();
     let newer = rows.iter().all(|row| row.cann.place(&cann) == Placement::Above);
-    let drivers_for_cann: Vec<String> =
-        table.rows_for_cann(&cann).iter().map(|row| format!("{} ({})", row.driver, row.name)).collect();
-    let upgrade = if drivers_for_cann.is_empty() {
-        format!("no row of the table lists CANN {cann}; check its release notes for the driver it needs")
-    } else {
-        format!("the table pairs CANN {cann} with driver {}", drivers_for_cann.join(" or "))
-    };
-    let (evidence, fix) = if newer {
-        (
-            format!("{whose} CANN {cann} is newer than driver {driver} supports (CANN {})", supported.join(", ")),
-            format!(
-                "upgrade the driver and firmware ({upgrade}), or use a CANN the driver supports ({}); {MISMATCH_SYMPTOMS}",
-                supported.join(", ")
-            ),
-        )
-    } else {
-        (
-            format!("{whose} CANN {cann} is older than driver {driver} supports (CANN {})", supported.join(", ")),
-            format!(
-                "upgrade the toolkit to a CANN the driver supports ({}); {MISMATCH_SYMPTOMS}",
-                supported.join(", ")
-            ),
-        )
-    };
-    check.evidence(evidence).evidence_lines(sources).fix(fix).with_status(Status::Fail)
+    let relation = if newer { "newer" } else { "older" };
+    check
+        .evidence(format!(
+            "table {}: {whose} CANN {cann} is {relation} than driver {driver_version} supports (CANN {})",
+            table.origin,
+            supported.join(", ")
+        ))
+        .fix(format!(
+            "your table pairs driver {driver_version} with CANN {}; {MISMATCH_SYMPTOMS}",
+            supported.join(", ")
+        ))
+        .with_status(Status::Fail)
 }
 
-/// versions.cann_host: the host's CANN toolkit against the driver.
+/// versions.cann_host: every CANN installation on the host against the driver.
 pub fn cann_host(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
-    let check =
-        CheckResult::new("versions.cann_host", Section::Versions, "Host CANN toolkit matches the driver", Status::Ok);
-    let Ok(text) = options.host.read_to_string(TOOLKIT_VERSION_FILE) else {
-        return check
-            .evidence(format!("{TOOLKIT_VERSION_FILE} not found: no CANN toolkit on the host (images bring their own)"))
-            .with_status(Status::Skip);
-    };
-    let Some(version) = toolkit_version(&text) else {
-        return check
-            .evidence(format!("{TOOLKIT_VERSION_FILE} has no version= line"))
-            .fix("the toolkit installation is damaged: reinstall it (Ascend-cann-toolkit_<version>_linux-<arch>.run --install)")
-            .with_status(Status::Fail);
-    };
-    let check = check.evidence(format!("{TOOLKIT_VERSION_FILE}: version={version}"));
-    toolkit_against_driver(check, &options.compatibility, facts.driver_version.as_deref(), &version, "host")
-}
-
-/// The `version.cfg` of a toolkit given as a file, a toolkit directory, or an image root directory.
-pub fn image_toolkit_file(given: &Path) -> Option<PathBuf> {
-    if given.is_file() {
-        return Some(given.to_path_buf());
-    }
-    ["latest/version.cfg", "version.cfg", "usr/local/Ascend/ascend-toolkit/latest/version.cfg"]
-        .iter()
-        .map(|relative| given.join(relative))
-        .find(|candidate| candidate.is_file())
-}
-
-/// versions.cann_image: a container image's CANN toolkit (`--image-toolkit`) against the host driver.
-pub fn cann_image(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
-    let check =
-        CheckResult::new("versions.cann_image", Section::Versions, "Image CANN toolkit matches the driver", Status::Ok);
-    let Some(given) = &options.image_toolkit else {
-        return check
-            .evidence("no image toolkit given")
-            .fix("pass --image-toolkit <unpacked image>/usr/local/Ascend/ascend-toolkit to check the CANN an image brings")
-            .with_status(Status::Skip);
-    };
-    let Some(file) = image_toolkit_file(given) else {
+    let check = CheckResult::new("versions.cann_host", Section::Versions, "Host CANN matches the driver", Status::Ok);
+    let software = facts.software(&options.host);
+    if software.cann.is_empty() {
         return check
             .evidence(format!(
-                "{}: no version.cfg there (looked for latest/version.cfg and version.cfg)",
-                given.display()
+                "no CANN under {ASCEND_HOME}/{{{}}}: none on the host (images bring their own)",
+                CANN_HOMES.join(",")
             ))
-            .fix("point --image-toolkit at the image's ascend-toolkit directory or its version.cfg")
-            .with_status(Status::Fail);
-    };
-    let Some(version) = std::fs::read_to_string(&file).ok().and_then(|text| toolkit_version(&text)) else {
-        return check
-            .evidence(format!("{}: unreadable or without version=", file.display()))
-            .fix("rebuild the image with a complete CANN toolkit")
-            .with_status(Status::Fail);
-    };
-    let check = check.evidence(format!("{}: version={version}", file.display()));
-    let result =
-        toolkit_against_driver(check, &options.compatibility, facts.driver_version.as_deref(), &version, "image");
-    match result.status {
-        Status::Fail => {
-            let fix = result.fix.clone().unwrap_or_default();
-            result.fix(format!("{fix}; pin the CANN version in the image build to one the node's driver supports"))
-        }
-        _ => result,
+            .with_status(Status::Skip);
     }
+    let Some(driver) = usable_driver(software) else {
+        return check
+            .evidence("the driver's version.info is unusable (see versions.driver): not judged")
+            .with_status(Status::Skip);
+    };
+    judge(check, driver, &software.cann, options.compatibility.as_ref(), Whose::Host)
+}
+
+/// versions.cann_image: the CANN of a container image's root file system (`--image-root`) against the host driver,
+/// the combination its containers run.
+pub fn cann_image(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
+    let check = CheckResult::new("versions.cann_image", Section::Versions, "Image CANN matches the driver", Status::Ok);
+    let Some(image) = &options.image_root else {
+        return check
+            .evidence("no image given")
+            .fix("pass --image-root <the image's unpacked root file system> to check the CANN an image brings")
+            .with_status(Status::Skip);
+    };
+    let found = InstalledSoftware::read(image);
+    let check = check.evidence(format!("image root {}", image.display()));
+    if found.cann.is_empty() {
+        return check
+            .evidence(format!("no CANN under {ASCEND_HOME}/{{{}}} in the image", CANN_HOMES.join(",")))
+            .fix("point --image-root at the image's unpacked root file system (for example `docker export $(docker create IMAGE) | tar -x -C DIR`)")
+            .with_status(Status::Fail);
+    }
+    let software = facts.software(&options.host);
+    let Some(driver) = usable_driver(software) else {
+        return check
+            .evidence("the driver's version.info is unusable (see versions.driver): not judged")
+            .with_status(Status::Skip);
+    };
+    judge(check, driver, &found.cann, options.compatibility.as_ref(), Whose::Image)
 }

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use ascend_dcmi::DeviceManager;
 use ascend_doctor::check::{CheckResult, Section, Status};
-use ascend_doctor::compatibility::CompatibilityTable;
 use ascend_doctor::context::{ClusterApi, ClusterPod, DoctorOptions, DriverConnector, NodeResources};
 use ascend_doctor::host::HostRoot;
 use ascend_doctor::report::{run, DoctorReport};
@@ -111,8 +110,8 @@ impl Host {
         let options = DoctorOptions {
             host: HostRoot::new(&self.root),
             kernel_release: "6.1.0-test".to_owned(),
-            compatibility: CompatibilityTable::built_in().expect("built-in table"),
-            image_toolkit: None,
+            compatibility: None,
+            image_root: None,
             runtime_class_manifest: None,
             node_name: Some("worker-1".to_owned()),
             connector: Box::new(NoDriver),

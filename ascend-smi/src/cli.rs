@@ -18,7 +18,7 @@ use super::schema::{HostReport, SCHEMA_VERSION};
 use super::sim::{self, DEFAULT_SIM_TOPOLOGY};
 use super::watch::{self, FrameStyle, WatchOptions};
 use super::{details, health_view, table};
-use crate::version_files::{firmware_version, FIRMWARE_VERSION_FILE};
+use crate::installed_software::InstalledSoftware;
 
 /// `ascend-smi`: Ascend NPUs at a glance.
 #[derive(Debug, Parser)]
@@ -185,15 +185,16 @@ fn open_manager(cli: &SmiCli, policy: FaultPolicy) -> Result<Arc<dyn DeviceManag
 
 fn collect_options(cli: &SmiCli, verbose: bool, grader: FaultGrader) -> CollectOptions {
     let root = cli.host_root.clone().unwrap_or_else(|| PathBuf::from("/"));
-    let firmware = std::fs::read_to_string(root.join(FIRMWARE_VERSION_FILE.trim_start_matches('/')))
-        .ok()
-        .and_then(|text| firmware_version(&text));
+    // The simulator's chips are not this machine's: its files are read only when a host root is named.
+    let software = (cli.sim.is_none() || cli.host_root.is_some()).then(|| InstalledSoftware::read(&root));
+    let firmware = software.as_ref().and_then(|found| found.firmware.as_ref()).and_then(|file| file.version.clone());
     CollectOptions {
         deadline: cli.timeout,
         verbose,
         visible_devices: std::env::var(RT_VISIBLE_DEVICES_ENV).ok().map(|value| parse_visible_devices(&value)),
         process_names: if cli.sim.is_some() { ProcessNames::None } else { ProcessNames::Proc { root } },
-        firmware_version: if cli.sim.is_some() { None } else { firmware },
+        firmware_version: firmware,
+        software,
         grader,
     }
 }

@@ -20,6 +20,7 @@ use ascend_dcmi::{
 };
 
 use super::fault_meaning::{code_meaning, level_meaning};
+use super::installed_software::InstalledSoftware;
 use super::schema::{
     ChipDetails, ChipIdsReport, ChipReport, ChipStatus, FaultReport, FieldError, HealthDetails, HostReport, MemoryKind,
     MemoryReport, PowerReport, PowerScope, ProcessReport, SCHEMA_VERSION,
@@ -76,6 +77,8 @@ pub struct CollectOptions {
     pub process_names: ProcessNames,
     /// The firmware version to report (read from the host's files by the caller).
     pub firmware_version: Option<String>,
+    /// The installed driver, firmware and CANN packages to report (read from the host's files by the caller).
+    pub software: Option<InstalledSoftware>,
     /// Grades each fault code.
     pub grader: FaultGrader,
 }
@@ -88,6 +91,7 @@ impl std::fmt::Debug for CollectOptions {
             .field("visible_devices", &self.visible_devices)
             .field("process_names", &self.process_names)
             .field("firmware_version", &self.firmware_version)
+            .field("software", &self.software.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -101,6 +105,7 @@ impl Default for CollectOptions {
             visible_devices: None,
             process_names: ProcessNames::None,
             firmware_version: None,
+            software: None,
             grader: policy_grader(FaultPolicy::default()),
         }
     }
@@ -200,6 +205,7 @@ impl Collector {
             tool_version: env!("CARGO_PKG_VERSION").to_owned(),
             driver_version,
             firmware_version: self.options.firmware_version.clone(),
+            software: self.options.software.clone(),
             chips,
             errors,
         })

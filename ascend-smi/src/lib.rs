@@ -8,7 +8,8 @@
 //! [`collect::Collector`] reads every chip with a deadline into a [`schema::HostReport`]; [`table`], [`details`] and
 //! [`health_view`] render it as text, `serde_json` as the JSON documented in `docs/ascend-smi-json.md`;
 //! [`watch`] redraws it in place; [`events`] follows fault events; [`exit_code`] turns a report into the exit status;
-//! [`cli`] is the whole command line. [`sim`] runs on the simulated `libdcmi.so` (feature `sim`, off by default).
+//! [`installed_software`] reads the driver, firmware and CANN packages' `version.info` files ([`version_info`]) for
+//! the report's `software`; [`cli`] is the whole command line. [`sim`] runs on the simulated `libdcmi.so` (feature `sim`, off by default).
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -31,9 +32,10 @@ pub mod events;
 pub mod exit_code;
 pub mod fault_meaning;
 pub mod health_view;
+pub mod installed_software;
 pub mod schema;
 pub mod sim;
 pub mod table;
 pub mod time;
-pub mod version_files;
+pub mod version_info;
 pub mod watch;

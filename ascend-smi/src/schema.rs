@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::installed_software::InstalledSoftware;
+
 /// The version of the JSON schema, carried in every document as `schema_version`.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -19,6 +21,9 @@ pub struct HostReport {
     pub driver_version: Option<String>,
     /// The firmware version from `<host root>/usr/local/Ascend/firmware/version.info`, `null` when absent.
     pub firmware_version: Option<String>,
+    /// The driver, firmware and CANN packages installed on the host, as their `version.info` files declare them,
+    /// each with its source file; `null` when the host's files were not read (`--sim` without `--host-root`).
+    pub software: Option<InstalledSoftware>,
     /// Every chip, in logic-id order.
     pub chips: Vec<ChipReport>,
     /// Errors that are not about one chip (the driver version call, for example).

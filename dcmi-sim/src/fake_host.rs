@@ -9,10 +9,10 @@
 //! | `dev/davinci<phy>` | one node per chip: major [`DAVINCI_MAJOR`], minor = physical id |
 //! | `dev/davinci_manager`, `dev/devmm_svm`, `dev/hisi_hdc`, `dev/dvpp_cmdlist` | the shared manager nodes ([`MANAGER_NODES`]); an Ascend950 (DCMI V2) host has only `davinci_manager` and `hisi_hdc` ([`MANAGER_NODES_V2`]) |
 //! | `dev/uburma/uburma<phy>`, `dev/ummu/ummu<phy>` | Ascend950 only: one unified-bus (URMA) and one UB MMU node per chip ([`UB_NODE_DIRECTORIES`]) |
-//! | `usr/local/Ascend/driver/version.info` | the driver version of the topology |
+//! | `usr/local/Ascend/driver/version.info`, `usr/local/Ascend/firmware/version.info` | the driver (version of the topology) and firmware, as [`FakeSoftware`] writes them |
 //! | `usr/local/Ascend/driver/lib64/driver/libdcmi.so` | the simulator library (also linked from `lib64/` and `/usr/local/dcmi`) |
 //! | `usr/local/Ascend/driver/lib64/common/`, `.../include/`, `usr/local/bin/npu-smi` | the other driver files mount lists name |
-//! | `usr/local/Ascend/ascend-toolkit/latest/version.cfg` | the CANN toolkit version |
+//! | `usr/local/Ascend/ascend-toolkit/<version>/...`, `.../latest` | the CANN toolkit versions and their `version.info` files ([`FakeSoftware`]) |
 //! | `etc/dcmi-sim/topology.toml` | the topology, to point `DCMI_SIM_CONFIG` at |
 //! | `usr/local/Ascend/driver/lib64/driver/dcmi-sim.toml` | the same topology beside the library, read when `DCMI_SIM_CONFIG` is unset ([`crate::library_home`]) |
 //! | `sys/devices/system/node/node<N>/cpulist` | NUMA nodes and their CPUs, from the chips' affinity |
@@ -30,6 +30,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
+use crate::fake_software::{FakeSoftware, SoftwareEntry};
 use crate::topology::Topology;
 
 /// Major number of the fake `/dev/davinci<N>` nodes (in Linux's range for local use).
@@ -63,9 +64,6 @@ pub fn beside_library(file_name: &str) -> String {
     format!("{directory}/{file_name}")
 }
 
-/// The CANN toolkit version written unless the options say otherwise.
-pub const DEFAULT_CANN_VERSION: &str = "8.0.RC3";
-
 /// The EFI variable that holds the Secure Boot state.
 const SECURE_BOOT_VARIABLE: &str = "SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c";
 
@@ -79,20 +77,14 @@ pub enum DeviceNodeKind {
 }
 
 /// Choices for [`FakeHost::build`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct FakeHostOptions {
     /// The simulator library to install; `None` finds the built one with [`crate::locate::library_path`].
     pub library: Option<PathBuf>,
-    /// The CANN toolkit version for `version.cfg`; `None` writes no toolkit at all.
-    pub cann_version: Option<String>,
     /// Force plain files for device nodes even as root.
     pub plain_device_nodes: bool,
-}
-
-impl Default for FakeHostOptions {
-    fn default() -> Self {
-        Self { library: None, cann_version: Some(DEFAULT_CANN_VERSION.to_owned()), plain_device_nodes: false }
-    }
+    /// The driver, firmware and CANN packages' version files (by default a set that fits together).
+    pub software: FakeSoftware,
 }
 
 /// A fake host that was laid out.
@@ -145,16 +137,12 @@ impl FakeHost {
             }
         }
 
-        writer.driver(topology, &library_source)?;
-        if let Some(version) = &options.cann_version {
-            writer.file(
-                "usr/local/Ascend/ascend-toolkit/latest/version.cfg",
-                &format!(
-                    "# CANN toolkit version (dcmi-sim fake host)\nversion={version}\n\
-                     runtime_running_version=[{version}:{version}]\ncompiler_running_version=[{version}:{version}]\n"
-                ),
-                0o644,
-            )?;
+        writer.driver(&library_source)?;
+        for entry in options.software.entries(&topology.simulation.driver_version) {
+            match entry {
+                SoftwareEntry::File { path, text } => writer.file(&path, &text, 0o644).map(|_| ())?,
+                SoftwareEntry::Link { path, target } => writer.symlink(&path, &target)?,
+            }
         }
         writer.sys(topology)?;
         let topology_text = topology.to_toml_string().map_err(Error::TopologyNotSerialisable)?;
@@ -231,7 +219,10 @@ impl Writer {
     fn symlink(&self, relative: &str, target: &str) -> Result<(), Error> {
         self.parent_dir(relative)?;
         let path = self.target(relative);
-        if path.exists() || path.is_symlink() {
+        if path.is_dir() && !path.is_symlink() {
+            // An older layout's directory where the link goes now.
+            self.io(&path, fs::remove_dir_all(&path))?;
+        } else if path.exists() || path.is_symlink() {
             self.io(&path, fs::remove_file(&path))?;
         }
         self.io(&path, std::os::unix::fs::symlink(target, &path))
@@ -268,16 +259,7 @@ impl Writer {
         Ok(DeviceNodeKind::PlainFiles)
     }
 
-    fn driver(&self, topology: &Topology, library_source: &Path) -> Result<(), Error> {
-        let version = &topology.simulation.driver_version;
-        self.file(
-            &format!("{DRIVER_DIR}/version.info"),
-            &format!(
-                "Version={version}\npackage_version={version}\nInnerversion=dcmi-sim\n\
-                 compatible_version_fw=[7.0.0,7.99.99]\n"
-            ),
-            0o444,
-        )?;
+    fn driver(&self, library_source: &Path) -> Result<(), Error> {
         let library = self.io(library_source, fs::read(library_source))?;
         self.bytes(LIBRARY_PATH, &library, 0o755)?;
         self.symlink(&format!("{DRIVER_DIR}/lib64/libdcmi.so"), "driver/libdcmi.so")?;
@@ -385,7 +367,14 @@ mod tests {
         let copied = Topology::load(&host.topology).expect("copied topology loads");
         assert_eq!(copied.chips().count(), 2);
         let cfg = fs::read_to_string(host.path("usr/local/Ascend/ascend-toolkit/latest/version.cfg")).expect("cfg");
-        assert!(cfg.contains(DEFAULT_CANN_VERSION));
+        assert!(cfg.contains(crate::fake_software::DEFAULT_CANN_VERSION));
+        let firmware = fs::read_to_string(host.path("usr/local/Ascend/firmware/version.info")).expect("firmware");
+        assert!(firmware.contains("compatible_version_drv=[24.1,24.1.]"), "{firmware}");
+        // Laid out again over itself: the files are replaced, the link too.
+        FakeHost::build(&two_chip_topology(), &root.path().join("host"), &options).expect("rebuilt");
+        assert!(fs::symlink_metadata(host.path("usr/local/Ascend/ascend-toolkit/latest"))
+            .expect("latest")
+            .is_symlink());
     }
 
     #[test]
@@ -393,7 +382,8 @@ mod tests {
         let root = tempfile::tempdir().expect("temp dir");
         let library = root.path().join("lib.so");
         fs::write(&library, b"x").expect("write");
-        let options = FakeHostOptions { library: Some(library), cann_version: None, plain_device_nodes: true };
+        let software = FakeSoftware { cann_version: None, ..FakeSoftware::default() };
+        let options = FakeHostOptions { library: Some(library), plain_device_nodes: true, software };
         let host = FakeHost::build(&two_chip_topology(), root.path(), &options).expect("built");
         assert_eq!(host.device_nodes, DeviceNodeKind::PlainFiles);
         assert!(host.path("dev/davinci5").is_file());

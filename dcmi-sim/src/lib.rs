@@ -22,6 +22,7 @@ pub mod chip_type;
 mod error;
 pub mod events;
 pub mod fake_host;
+pub mod fake_software;
 pub mod function;
 pub mod generator;
 pub mod injection;

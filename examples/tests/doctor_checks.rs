@@ -34,8 +34,10 @@ fn a_healthy_host_passes_and_matches_the_snapshots() {
     assert!(problems.is_empty(), "{problems:#?}");
     assert!(!report.has_failures());
     report.host_root = "<fake host>".to_owned();
-    assert_snapshot("doctor_healthy_atlas-800t-a2.txt", &render_text(&report, "<fake host>"));
-    assert_snapshot("doctor_healthy_atlas-800t-a2.json", &render_json(&report).expect("JSON"));
+    // The CANN's install info sits in a directory named after the machine's architecture.
+    let arch = |text: String| text.replace(&format!("{}-linux", std::env::consts::ARCH), "<arch>-linux");
+    assert_snapshot("doctor_healthy_atlas-800t-a2.txt", &arch(render_text(&report, "<fake host>")));
+    assert_snapshot("doctor_healthy_atlas-800t-a2.json", &arch(render_json(&report).expect("JSON")));
 }
 
 #[test]
@@ -127,22 +129,6 @@ fn a_missing_runtime_class_is_found_from_a_manifest_or_the_api_server() {
 }
 
 #[test]
-fn cann_newer_than_the_driver_is_found_on_the_host_and_in_an_image() {
-    let host = DoctorHost::healthy("atlas-800t-a2");
-    host.write("usr/local/Ascend/ascend-toolkit/latest/version.cfg", "version=8.1.RC1\n");
-    let image = host.dir.path().join("image/usr/local/Ascend/ascend-toolkit/latest");
-    std::fs::create_dir_all(&image).expect("image toolkit");
-    std::fs::write(image.join("version.cfg"), "runtime_running_version=[8.2.0.1:8.2.RC1]\n").expect("version.cfg");
-    let mut options = host.default_options();
-    options.image_toolkit = Some(host.dir.path().join("image"));
-    let report = run(&options);
-    assert_check(&report, "versions.cann_host", Status::Fail, &["upgrade the driver", "25.0.rc1 to 25.0.99"]);
-    let evidence = status_of(&report, "versions.cann_host").evidence.join("\n");
-    assert!(evidence.contains("host CANN 8.1.RC1 is newer than driver 24.1.rc2 supports"), "{evidence}");
-    assert_check(&report, "versions.cann_image", Status::Fail, &["pin the CANN version in the image build"]);
-}
-
-#[test]
 fn an_unhealthy_chip_is_found_with_the_reset_command() {
     let host = DoctorHost::healthy("atlas-300i-duo");
     let report = run(&host.options(vec![healthy_910b(), faulty_310p()]));
@@ -162,18 +148,6 @@ fn a_failing_dcmi_init_is_reported_with_its_error() {
     let report = run(&options);
     assert_check(&report, "driver.dcmi_init", Status::Fail, &["reboot"]);
     assert_eq!(status_of(&report, "driver.chips_healthy").status, Status::Skip);
-}
-
-#[test]
-fn firmware_outside_the_drivers_range_is_found() {
-    let host = DoctorHost::healthy("atlas-800t-a2");
-    host.write("usr/local/Ascend/firmware/version.info", "Version=8.0.0.1.100\n");
-    let report = run(&host.default_options());
-    assert_check(&report, "versions.firmware", Status::Fail, &["matched pair"]);
-    let evidence = status_of(&report, "versions.firmware").evidence.join("\n");
-    assert!(evidence.contains("outside the driver's declared range 7.0.0 to 7.99.99"), "{evidence}");
-    host.write("usr/local/Ascend/firmware/version.info", "Version=7.5.0.1.129\n");
-    assert_eq!(status_of(&run(&host.default_options()), "versions.firmware").status, Status::Ok);
 }
 
 #[test]

@@ -50,7 +50,9 @@ fn healthy(sample: &str) -> DoctorHost {
 
 /// The text with the machine-specific parts replaced.
 fn normalised(text: &str, host: &DoctorHost) -> String {
-    text.replace(&host.root.display().to_string(), "<fake host>").replace(&kernel_release(), "<kernel>")
+    text.replace(&host.root.display().to_string(), "<fake host>")
+        .replace(&kernel_release(), "<kernel>")
+        .replace(&format!("{}-linux", std::env::consts::ARCH), "<arch>-linux")
 }
 
 #[test]
@@ -184,7 +186,7 @@ fn assert_reported(report: &serde_json::Value, id: &str, fix_has: &[&str], evide
 }
 
 #[test]
-fn an_old_kubelet_an_engine_without_cdi_and_a_cann_outside_the_drivers_range_are_reported_with_fixes() {
+fn an_old_kubelet_an_engine_without_cdi_and_a_cann_needing_a_newer_driver_are_reported_with_fixes() {
     let host = healthy("atlas-800t-a2");
     // The kubelet's Node object says 1.25; the binary on the host says the same, and is read when no API answers.
     go_binary(&host, "/usr/bin/kubelet", "k8s.io/component-base/version.gitVersion", "v1.25.16");
@@ -197,8 +199,11 @@ fn an_old_kubelet_an_engine_without_cdi_and_a_cann_outside_the_drivers_range_are
          [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.ascend.options]\n\
          BinaryName = \"/usr/local/bin/ascend-runtime\"\n",
     );
-    // CANN 8.2 on a driver of the HDK 24.1 family, which the built-in table pairs with CANN 7.0 to 8.0.
-    host.write("usr/local/Ascend/ascend-toolkit/latest/version.cfg", "version=8.2.RC1\n");
+    // The CANN's runtime needs a newer driver interface than the driver declares.
+    host.write(
+        "usr/local/Ascend/ascend-toolkit/latest/runtime/version.info",
+        "Version=8.0.0.0.201\nversion_dir=8.0.RC3\nrequired_driver_ascendhal_version=7.40.0\n",
+    );
 
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let server = runtime.block_on(fake_apiserver::FakeApiServer::start()).expect("fake API server");
@@ -229,8 +234,11 @@ fn an_old_kubelet_an_engine_without_cdi_and_a_cann_outside_the_drivers_range_are
     assert_reported(
         &report,
         "versions.cann_host",
-        &["upgrade the driver and firmware", "or use a CANN the driver supports"],
-        &["host CANN 8.2.RC1 is newer than driver", "source: CANN 8.0 release notes"],
+        &["upgrade the driver and firmware to an HDK release whose ascendhal_version is at least 7.40.0"],
+        &[
+            "required_driver_ascendhal_version=7.40.0 (/usr/local/Ascend/ascend-toolkit/8.0.RC3/runtime/version.info:3) \
+             is newer than the driver's ascendhal_version=7.35.23 (/usr/local/Ascend/driver/version.info:2)",
+        ],
     );
     let read_node = server.requests().into_iter().any(|r| r.method == "GET" && r.path == "/api/v1/nodes/node-1");
     assert!(read_node, "the doctor read the Node");
@@ -250,8 +258,35 @@ fn an_old_kubelet_an_engine_without_cdi_and_a_cann_outside_the_drivers_range_are
     for wanted in [
         "[FAIL] kubelet version supported",
         "[FAIL] Container engine loads CDI devices",
-        "[FAIL] Host CANN toolkit matches the driver",
+        "[FAIL] Host CANN matches the driver",
     ] {
         assert!(text.contains(wanted), "{wanted:?} missing:\n{text}");
     }
+}
+
+#[test]
+fn the_driver_section_of_a_host_whose_firmware_the_driver_refuses_says_what_to_install() {
+    let software = dcmi_sim::fake_software::FakeSoftware {
+        firmware_version: Some("7.8.0.1.100".to_owned()),
+        ..dcmi_sim::fake_software::FakeSoftware::default()
+    };
+    let host = DoctorHost::with_software("atlas-800t-a2", software);
+    host.write(&format!("lib/modules/{}/build/Makefile", kernel_release()), "# headers\n");
+    let empty_path = host.dir.path().join("empty-path");
+    std::fs::create_dir_all(&empty_path).expect("empty PATH dir");
+    let output = doctor(&host, &host.fake.topology, &empty_path, &["--section", "driver"]);
+    let text = String::from_utf8(output.stdout).expect("UTF-8");
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for wanted in [
+        "[FAIL] Firmware matches the driver (driver.firmware)",
+        "firmware Version=7.8.0.1.100 (/usr/local/Ascend/firmware/version.info:1) is newer than every range of the \
+         driver's compatible_version_fw=[7.0.0,7.7.99] (/usr/local/Ascend/driver/version.info:11)",
+        "fix: upgrade the driver to the HDK release of the firmware (25.1.rc1, the firmware's package_version)",
+        "or install a firmware in [7.0.0,7.7.99] (the firmware of HDK 24.1.rc2",
+    ] {
+        let wanted = wanted.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(&wanted), "{wanted:?} missing:\n{text}");
+    }
+    assert!(!text.contains("2. Versions"), "only the driver section:\n{text}");
 }

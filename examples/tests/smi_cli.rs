@@ -198,3 +198,50 @@ fn events_follows_a_fault_raised_while_it_runs() {
     assert_eq!(event["assertion"], "occur");
     assert_eq!(event["level"], "SeparateNPU");
 }
+
+#[test]
+fn info_json_names_the_installed_driver_firmware_and_cann_with_their_files() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let topology = write(&frozen_sample("atlas-800t-a2"), dir.path(), "a2");
+    let parsed = dcmi_sim::topology::Topology::load(&topology).expect("topology");
+    let software = dcmi_sim::fake_software::FakeSoftware {
+        other_cann_versions: vec!["7.0.0".to_owned()],
+        ..dcmi_sim::fake_software::FakeSoftware::default()
+    };
+    let library = dcmi_sim::locate::library_path().expect("libdcmi_sim.so is built");
+    let options = dcmi_sim::fake_host::FakeHostOptions { library: Some(library), software, ..Default::default() };
+    let host = dcmi_sim::fake_host::FakeHost::build(&parsed, &dir.path().join("host"), &options).expect("fake host");
+
+    let output = smi(&[&sim_arg(&topology), "--host-root", &host.root.display().to_string(), "--json", "info"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let software = &document["software"];
+    assert_eq!(software["driver"]["version"], "24.1.rc2");
+    assert_eq!(software["driver"]["source"], "/usr/local/Ascend/driver/version.info");
+    assert_eq!(software["firmware"]["version"], "7.5.0.1.129");
+    assert_eq!(document["firmware_version"], "7.5.0.1.129");
+    let cann = software["cann"].as_array().expect("cann list");
+    let versions: Vec<(&str, bool)> = cann
+        .iter()
+        .map(|c| (c["version"].as_str().expect("version"), c["latest"].as_bool().expect("latest")))
+        .collect();
+    assert_eq!(versions, [("7.0.0", false), ("8.0.RC3", true)]);
+    let latest = &cann[1];
+    assert_eq!(latest["package"], "ascend-toolkit");
+    assert_eq!(latest["directory"], "/usr/local/Ascend/ascend-toolkit/8.0.RC3");
+    assert_eq!(latest["inner_version"], "V100R001C19SPC001B231");
+    assert_eq!(
+        latest["install_info"]["source"],
+        format!(
+            "/usr/local/Ascend/ascend-toolkit/8.0.RC3/{}-linux/ascend_toolkit_install.info",
+            std::env::consts::ARCH
+        )
+    );
+    assert_eq!(latest["components"][1]["name"], "runtime");
+    assert_eq!(latest["components"][1]["source"], "/usr/local/Ascend/ascend-toolkit/8.0.RC3/runtime/version.info");
+
+    // On the simulator without a host root, this machine's files are not the simulated host's: none are read.
+    let output = smi(&[&sim_arg(&topology), "--json", "info"]);
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert!(document["software"].is_null(), "{document}");
+}

@@ -1,13 +1,18 @@
 //! `dcmi-sim`: tools around the simulated libdcmi.so.
 //!
 //! `dcmi-sim fake-host --topology T --root DIR` lays out a fake Atlas host (device nodes, driver files, the simulator
-//! installed as `libdcmi.so`, `/sys` entries) under DIR. `T` is a topology file or the name of a sample topology.
+//! installed as `libdcmi.so`, `/sys` entries, the driver, firmware and CANN packages' version files) under DIR. `T` is
+//! a topology file or the name of a sample topology. The version files fit together unless an option makes one
+//! mismatch: `--firmware-version` outside the driver's range, `--cann-requires-ascendhal` above the driver's
+//! ascendhal, `--cann-inner-line` a line the driver does not list; `--other-cann-version` installs more CANN versions
+//! beside the one `latest` points to.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use dcmi_sim::fake_host::{DeviceNodeKind, FakeHost, FakeHostOptions};
+use dcmi_sim::fake_software::{self, FakeSoftware};
 
 #[derive(Parser)]
 #[command(name = "dcmi-sim", version, about = "Tools around the simulated libdcmi.so")]
@@ -29,9 +34,21 @@ enum Command {
         /// The simulator library to install as libdcmi.so (default: the one built next to this tool).
         #[arg(long)]
         library: Option<PathBuf>,
-        /// CANN toolkit version written to version.cfg.
-        #[arg(long, default_value = dcmi_sim::fake_host::DEFAULT_CANN_VERSION)]
+        /// The CANN toolkit version `latest` points to.
+        #[arg(long, default_value = fake_software::DEFAULT_CANN_VERSION)]
         cann_version: String,
+        /// Another CANN toolkit version installed beside it, fitting the driver (repeatable).
+        #[arg(long, value_name = "VERSION")]
+        other_cann_version: Vec<String>,
+        /// The firmware version (the driver accepts 7.0.0 to 7.7.99).
+        #[arg(long, default_value = fake_software::DEFAULT_FIRMWARE_VERSION)]
+        firmware_version: String,
+        /// The required_driver_ascendhal_version of the latest CANN's runtime (the driver has 7.35.23).
+        #[arg(long, value_name = "VERSION", default_value = fake_software::DEFAULT_REQUIRED_ASCENDHAL)]
+        cann_requires_ascendhal: String,
+        /// The inner version line of the latest CANN (the driver lists V100R001C15, C17, C18, C19).
+        #[arg(long, value_name = "LINE", default_value = fake_software::DEFAULT_CANN_INNER_LINE)]
+        cann_inner_line: String,
         /// Write plain files instead of character devices even when running as root.
         #[arg(long)]
         plain_device_nodes: bool,
@@ -57,9 +74,26 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
-        Command::FakeHost { topology, root, library, cann_version, plain_device_nodes } => {
+        Command::FakeHost {
+            topology,
+            root,
+            library,
+            cann_version,
+            other_cann_version,
+            firmware_version,
+            cann_requires_ascendhal,
+            cann_inner_line,
+            plain_device_nodes,
+        } => {
             let topology = dcmi_sim::samples::load_file_or_sample(&topology).map_err(|error| error.to_string())?;
-            let options = FakeHostOptions { library, cann_version: Some(cann_version), plain_device_nodes };
+            let software = FakeSoftware {
+                cann_version: Some(cann_version),
+                other_cann_versions: other_cann_version,
+                firmware_version: Some(firmware_version),
+                required_ascendhal: cann_requires_ascendhal,
+                cann_inner_line,
+            };
+            let options = FakeHostOptions { library, plain_device_nodes, software };
             let host = FakeHost::build(&topology, &root, &options).map_err(|error| error.to_string())?;
             let nodes = match host.device_nodes {
                 DeviceNodeKind::CharacterDevices => "character devices",

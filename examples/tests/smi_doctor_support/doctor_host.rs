@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use ascend_dcmi::DeviceManager;
 use ascend_doctor::check::Section;
-use ascend_doctor::compatibility::CompatibilityTable;
 use ascend_doctor::context::{ClusterApi, DoctorOptions, DriverConnector};
 use ascend_doctor::host::HostRoot;
 use ascend_doctor::kubernetes_checks::default_pod_resources_socket;
 use ascend_doctor::node_api::KubeClusterApi;
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
+use dcmi_sim::fake_software::FakeSoftware;
 use fake_apiserver::FakeApiServer;
 use serde_json::json;
 
@@ -111,22 +111,16 @@ pub fn start_cluster(
 impl DoctorHost {
     /// A healthy host of a sample topology.
     pub fn healthy(sample: &str) -> DoctorHost {
+        DoctorHost::with_software(sample, FakeSoftware::default())
+    }
+
+    /// A host of a sample topology, healthy but for what `software` makes mismatch.
+    pub fn with_software(sample: &str, software: FakeSoftware) -> DoctorHost {
         let dir = tempfile::tempdir().expect("temp dir");
         let root = std::fs::canonicalize(dir.path()).expect("canonical").join("host");
         let topology = dcmi_sim::samples::by_name(sample).expect("sample").topology().expect("valid sample");
         let library = dcmi_sim::locate::library_path().expect("libdcmi_sim.so is built");
-        // The fake host's default toolkit (8.0) is newer than the 23.0 drivers of older samples support; give those
-        // the CANN of their generation, as a working host has.
-        let cann = if topology.simulation.driver_version.starts_with("23.") {
-            "7.0.0"
-        } else {
-            dcmi_sim::fake_host::DEFAULT_CANN_VERSION
-        };
-        let options = FakeHostOptions {
-            library: Some(library),
-            cann_version: Some(cann.to_owned()),
-            ..FakeHostOptions::default()
-        };
+        let options = FakeHostOptions { library: Some(library), software, ..FakeHostOptions::default() };
         let fake = FakeHost::build(&topology, &root, &options).expect("fake host");
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -213,8 +207,8 @@ impl DoctorHost {
         DoctorOptions {
             host: HostRoot::new(&self.root),
             kernel_release: KERNEL.to_owned(),
-            compatibility: CompatibilityTable::built_in().expect("built-in table"),
-            image_toolkit: None,
+            compatibility: None,
+            image_root: None,
             runtime_class_manifest: None,
             node_name: Some(NODE.to_owned()),
             connector: Box::new(MockConnector(manager(chips))),

@@ -16,6 +16,7 @@ pub mod exporter;
 pub mod oci;
 pub mod runtime_config;
 pub mod simulator;
+pub mod versions;
 pub mod volcano;
 
 /// An entry point: arbitrary bytes in, a panic when an invariant breaks.
@@ -44,6 +45,8 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("dra_claim", dra::dra_claim),
     ("sim_topology", simulator::sim_topology),
     ("sim_overlay", simulator::sim_overlay),
+    ("version_info", versions::version_info),
+    ("package_compatibility", versions::package_compatibility),
 ];
 
 /// The entry named `name`.

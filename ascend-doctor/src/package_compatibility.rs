@@ -1,0 +1,437 @@
+//! Whether installed packages fit each other, judged by what their `version.info` files declare (read by
+//! `ascend_smi::installed_software`), never by a table of our own:
+//!
+//! - firmware and driver: the firmware's `Version` inside one of the driver's `compatible_version_fw` ranges, or,
+//!   failing that, the driver's `Version` inside one of the firmware's `compatible_version_drv` ranges. This is the
+//!   test of DCMI's `dcmi_get_device_compatibility` (Huawei's driver sources, `dcmi_basic_info_intf.c`), which also
+//!   refuses every firmware older than 6.4. A range's ends compare as prefixes too: `[24.1,24.1.]` holds `24.1.rc2`.
+//! - CANN and driver: every `required_driver_<interface>_version` of the CANN's components at most the driver's
+//!   `<interface>_version`, and the line of the CANN's `innerversion` (`V100R001C19` of `V100R001C19SPC001B231`)
+//!   among the driver's `compatible_version` lines (the driver packaging's "compatible_version in version.info for
+//!   CANN"). When the driver does not list the line but the CANN's own `compatible_version` lists the driver's, the
+//!   pairing is a warning: each side's list only names what was known when it was built.
+//!
+//! Each [`Finding`] names both files, the fields and their values, and what to install.
+
+use ascend_smi::installed_software::{CannInstallation, PackageFile};
+use ascend_smi::version_info::bracketed_items;
+
+use super::check::Status;
+use super::compatibility::Version;
+
+/// The oldest firmware DCMI accepts with any driver (`COMPAT_VERSION_START_FW`).
+pub const OLDEST_COMPATIBLE_FIRMWARE: &str = "6.4";
+
+/// What the runtime prints when a pairing is wrong, for fixes.
+pub const MISMATCH_SYMPTOMS: &str =
+    "a mismatch shows as `aclrtSetDevice failed, error code: 10070`, `E10004` or \"toolkit version mismatch\"";
+
+/// One judged constraint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// OK when the constraint holds, WARN or FAIL when not, SKIP when it could not be judged.
+    pub status: Status,
+    /// What was compared: both files, the fields and their values.
+    pub evidence: String,
+    /// What to do, when it does not hold.
+    pub fix: Option<String>,
+    /// The few words that say the same in a list of constraints that all hold (`ascendhal 4.0.0 <= 7.35.23`).
+    pub summary: String,
+}
+
+impl Finding {
+    fn new(status: Status, evidence: String) -> Finding {
+        Finding { status, summary: evidence.clone(), evidence, fix: None }
+    }
+
+    fn summary(mut self, summary: String) -> Finding {
+        self.summary = summary;
+        self
+    }
+
+    fn fix(mut self, fix: String) -> Finding {
+        self.fix = Some(fix);
+        self
+    }
+}
+
+/// Whether `version` lies in `[low, high]`, where each end also holds the versions it is a prefix of.
+pub fn in_declared_range(version: &Version, low: &Version, high: &Version) -> bool {
+    (version >= low || version.starts_with(low)) && (version <= high || version.starts_with(high))
+}
+
+/// The ranges of a `[low,high],[low,high]` value, as text and parsed; items that are not two versions are skipped.
+fn ranges(value: &str) -> Vec<(String, Version, Version)> {
+    bracketed_items(value)
+        .into_iter()
+        .filter_map(|item| match item.as_slice() {
+            [low, high] => Some((format!("[{low},{high}]"), Version::parse(low)?, Version::parse(high)?)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The line of an inner version: `V100R001C18` of `V100R001C18SPC001B233` (up to the digits after the `C` that
+/// follows the `R` part); `None` when it does not have that shape.
+pub fn inner_version_line(inner: &str) -> Option<&str> {
+    let upper = inner.trim();
+    let r = upper.find(['R', 'r'])?;
+    let c = r + upper[r..].find(['C', 'c'])?;
+    let digits = upper[c + 1..].chars().take_while(char::is_ascii_digit).count();
+    (digits > 0 && upper.starts_with(['V', 'v'])).then(|| &upper[..c + 1 + digits])
+}
+
+/// The lines of a `compatible_version=[V100R001C17],[V100R001C18]` value.
+fn lines(value: &str) -> Vec<String> {
+    bracketed_items(value).into_iter().flatten().collect()
+}
+
+fn field(file: &PackageFile, key: &str) -> String {
+    match file.info.entry(key) {
+        Some(entry) => format!("{}={} ({}:{})", entry.key, entry.value, file.source, entry.line),
+        None => format!("no {key} in {}", file.source),
+    }
+}
+
+/// The firmware against the driver.
+pub fn firmware_against_driver(driver: &PackageFile, firmware: &PackageFile) -> Finding {
+    let Some(firmware_text) = firmware.version.as_deref() else {
+        return Finding::new(Status::Skip, format!("{} declares no Version: firmware not judged", firmware.source));
+    };
+    let Some(firmware_version) = Version::parse(firmware_text) else {
+        return Finding::new(Status::Skip, format!("{}: Version is empty", firmware.source));
+    };
+    let firmware_side = field(firmware, "Version");
+    let hdk_of_firmware = firmware.info.value("package_version");
+    let driver_text = driver.version.as_deref().unwrap_or("(unknown)");
+    let oldest = Version::parse(OLDEST_COMPATIBLE_FIRMWARE).expect("a version");
+    if firmware_version < oldest {
+        return Finding::new(
+            Status::Fail,
+            format!(
+                "firmware {firmware_side} is older than {OLDEST_COMPATIBLE_FIRMWARE}, which DCMI pairs with no driver"
+            ),
+        )
+        .fix(format!(
+            "upgrade the firmware to the one of driver {driver_text}'s HDK release \
+             (Ascend-hdk-<chip>-npu-firmware_<version>.run --full, then reboot)"
+        ));
+    }
+    let declared = driver.info.value("compatible_version_fw").map(ranges).unwrap_or_default();
+    let driver_field = field(driver, "compatible_version_fw");
+    if declared.is_empty() {
+        return Finding::new(
+            Status::Warn,
+            format!("{driver_field}: the driver declares no firmware range; firmware {firmware_side} not judged"),
+        )
+        .fix("reinstall the driver package: its version.info lacks compatible_version_fw".to_owned());
+    }
+    if let Some((range, ..)) = declared.iter().find(|(_, low, high)| in_declared_range(&firmware_version, low, high)) {
+        return Finding::new(
+            Status::Ok,
+            format!("firmware {firmware_side} is inside {range} of the driver's {driver_field}"),
+        );
+    }
+    // DCMI's second test: the firmware's own list of drivers.
+    let accepted_by_firmware = driver.version.as_deref().and_then(Version::parse).and_then(|driver_version| {
+        let listed = firmware.info.value("compatible_version_drv").map(ranges).unwrap_or_default();
+        listed.into_iter().find(|(_, low, high)| in_declared_range(&driver_version, low, high)).map(|(range, ..)| range)
+    });
+    if let Some(range) = accepted_by_firmware {
+        return Finding::new(
+            Status::Ok,
+            format!(
+                "firmware {firmware_side} is outside the driver's {driver_field}, but driver {driver_text} is inside \
+                 {range} of the firmware's {} (DCMI accepts either)",
+                field(firmware, "compatible_version_drv")
+            ),
+        );
+    }
+    let newest = declared.iter().map(|(_, _, high)| high).max().expect("not empty");
+    let declared_text: Vec<&str> = declared.iter().map(|(range, ..)| range.as_str()).collect();
+    let (direction, fix) = if &firmware_version > newest {
+        let hdk = hdk_of_firmware.map_or_else(String::new, |hdk| format!(" ({hdk}, the firmware's package_version)"));
+        (
+            "newer than",
+            format!(
+                "upgrade the driver to the HDK release of the firmware{hdk} \
+                 (Ascend-hdk-<chip>-npu-driver_<version>_linux-<arch>.run --upgrade), or install a firmware in {} \
+                 (the firmware of HDK {driver_text}), then reboot",
+                declared_text.join(" or ")
+            ),
+        )
+    } else {
+        (
+            "older than",
+            format!(
+                "upgrade the firmware to one in {} (the firmware of HDK {driver_text}: \
+                 Ascend-hdk-<chip>-npu-firmware_<version>.run --full), then reboot",
+                declared_text.join(" or ")
+            ),
+        )
+    };
+    let firmware_list = firmware.info.entry("compatible_version_drv").map_or_else(String::new, |_| {
+        format!("; the firmware's {} does not list driver {driver_text}", field(firmware, "compatible_version_drv"))
+    });
+    Finding::new(
+        Status::Fail,
+        format!("firmware {firmware_side} is {direction} every range of the driver's {driver_field}{firmware_list}"),
+    )
+    .fix(format!("{fix}; {MISMATCH_SYMPTOMS}"))
+}
+
+/// Each `required_driver_<interface>_version` of the installation's components against the driver.
+pub fn required_driver_versions(driver: &PackageFile, cann: &CannInstallation) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for file in cann.files() {
+        for (interface, required) in file.info.with_affixes("required_driver_", "_version") {
+            let need = format!("{}={} ({}:{})", required.key, required.value, file.source, required.line);
+            let driver_key = format!("{interface}_version");
+            let Some(required_version) = Version::parse(&required.value) else {
+                findings.push(Finding::new(Status::Warn, format!("{need}: not a version, not judged")));
+                continue;
+            };
+            let Some(has) = driver.info.value(&driver_key).and_then(Version::parse) else {
+                findings.push(
+                    Finding::new(
+                        Status::Warn,
+                        format!("{need}, but the driver declares no {driver_key} ({})", driver.source),
+                    )
+                    .fix(format!(
+                        "the driver predates the {interface} interface {} needs: upgrade the driver and firmware to \
+                         the HDK release of this CANN",
+                        cann.label()
+                    )),
+                );
+                continue;
+            };
+            let have = field(driver, &driver_key);
+            if has >= required_version {
+                findings.push(
+                    Finding::new(Status::Ok, format!("{need} is met by the driver's {have}"))
+                        .summary(format!("{interface} {} <= {has}", required.value)),
+                );
+            } else {
+                findings.push(Finding::new(Status::Fail, format!("{need} is newer than the driver's {have}")).fix(
+                    format!(
+                        "upgrade the driver and firmware to an HDK release whose {driver_key} is at least {} (the HDK \
+                         release named in the release notes of CANN {}), or install a CANN that needs at most \
+                         {driver_key} {has}; {MISMATCH_SYMPTOMS}",
+                        required.value,
+                        cann.version.as_deref().unwrap_or("(this one)")
+                    ),
+                ));
+            }
+        }
+    }
+    findings
+}
+
+/// The installation's inner version line against the driver's `compatible_version`.
+pub fn inner_version_listed(driver: &PackageFile, cann: &CannInstallation) -> Finding {
+    let Some(info) = &cann.install_info else {
+        return Finding::new(Status::Skip, format!("{}: no *_install.info, inner version not judged", cann.label()));
+    };
+    let Some(line) = cann.inner_version.as_deref().and_then(inner_version_line) else {
+        return Finding::new(
+            Status::Skip,
+            format!("{}: no inner version line, not judged", field(info, "innerversion")),
+        );
+    };
+    let cann_side = field(info, "innerversion");
+    let Some(listed) = driver.info.value("compatible_version").map(lines) else {
+        return Finding::new(
+            Status::Skip,
+            format!("no compatible_version in {}: {cann_side} not judged", driver.source),
+        );
+    };
+    let driver_field = field(driver, "compatible_version");
+    if listed.iter().any(|item| item.eq_ignore_ascii_case(line)) {
+        return Finding::new(Status::Ok, format!("line {line} of {cann_side} is in the driver's {driver_field}"))
+            .summary(format!("inner version line {line} listed in the driver's compatible_version"));
+    }
+    let driver_line = driver.info.value("Innerversion").and_then(inner_version_line);
+    let cann_lists_driver = driver_line.is_some_and(|driver_line| {
+        info.info
+            .value("compatible_version")
+            .map(lines)
+            .unwrap_or_default()
+            .iter()
+            .any(|item| item.eq_ignore_ascii_case(driver_line))
+    });
+    let upgrade = format!(
+        "install a CANN whose inner version line is one of {} (the CANN of the driver's HDK release), or upgrade the \
+         driver and firmware to an HDK release that lists {line}",
+        listed.join(", ")
+    );
+    if cann_lists_driver {
+        return Finding::new(
+            Status::Warn,
+            format!(
+                "line {line} of {cann_side} is not in the driver's {driver_field}, though the CANN's {} lists the \
+                 driver's line {}",
+                field(info, "compatible_version"),
+                driver_line.unwrap_or_default()
+            ),
+        )
+        .fix(format!("a pairing the driver does not declare; if jobs fail, {upgrade}"));
+    }
+    Finding::new(Status::Fail, format!("line {line} of {cann_side} is not in the driver's {driver_field}"))
+        .fix(format!("{upgrade}; {MISMATCH_SYMPTOMS}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ascend_smi::installed_software::CannComponent;
+    use ascend_smi::version_info::VersionInfo;
+
+    fn file(source: &str, text: &str) -> PackageFile {
+        let info = VersionInfo::parse(text.as_bytes());
+        PackageFile {
+            source: source.to_owned(),
+            version: info.first_value(&["Version", "package_version"]).map(str::to_owned),
+            error: None,
+            info,
+        }
+    }
+
+    const DRIVER: &str = "Version=24.1.rc2.2\nascendhal_version=7.35.23\ndvppkernels_version=1.1\n\
+                          Innerversion=V100R001C18SPC001B233\n\
+                          compatible_version=[V100R001C30],[V100R001C13],[V100R001C15],[V100R001C17],[V100R001C18]\n\
+                          compatible_version_fw=[6.4.0,6.4.99],[7.0.0,7.2.99]\npackage_version=24.1.rc2.2\n";
+
+    fn driver() -> PackageFile {
+        file("/usr/local/Ascend/driver/version.info", DRIVER)
+    }
+
+    fn firmware(text: &str) -> PackageFile {
+        file("/usr/local/Ascend/firmware/version.info", text)
+    }
+
+    fn cann(inner: &str, cann_lists: &str, ascendhal: &str) -> CannInstallation {
+        let base = "/usr/local/Ascend/ascend-toolkit/8.0.RC3";
+        CannInstallation {
+            package: "ascend-toolkit".to_owned(),
+            directory: base.to_owned(),
+            version: Some("8.0.RC3".to_owned()),
+            inner_version: Some(inner.to_owned()),
+            latest: true,
+            install_info: Some(file(
+                &format!("{base}/x86_64-linux/ascend_toolkit_install.info"),
+                &format!("version=8.0.RC3\ninnerversion={inner}\ncompatible_version={cann_lists}\n"),
+            )),
+            components: vec![CannComponent {
+                name: "runtime".to_owned(),
+                file: file(
+                    &format!("{base}/runtime/version.info"),
+                    &format!("Version=7.5.0.1.129\nrequired_driver_ascendhal_version={ascendhal}\nrequired_driver_dvppkernels_version=1.1\n"),
+                ),
+            }],
+        }
+    }
+
+    #[test]
+    fn inner_version_lines() {
+        assert_eq!(inner_version_line("V100R001C18SPC001B233"), Some("V100R001C18"));
+        assert_eq!(inner_version_line("V100R001C23B888"), Some("V100R001C23"));
+        assert_eq!(inner_version_line("dcmi-sim"), None);
+        assert_eq!(inner_version_line("V100R001"), None);
+    }
+
+    #[test]
+    fn declared_ranges_hold_longer_versions_of_both_ends() {
+        let v = |text| Version::parse(text).expect("version");
+        assert!(in_declared_range(&v("24.1.rc2.2"), &v("24.1"), &v("24.1.")));
+        assert!(in_declared_range(&v("7.1.0.11.220"), &v("7.0.0"), &v("7.2.99")));
+        assert!(!in_declared_range(&v("7.5.0.1.129"), &v("7.0.0"), &v("7.2.99")));
+        assert!(!in_declared_range(&v("23.0.3"), &v("24.0"), &v("24.0.")));
+    }
+
+    #[test]
+    fn firmware_inside_either_range_fits_and_outside_names_both_files() {
+        let ok = firmware_against_driver(&driver(), &firmware("Version=7.1.0.11.220\n"));
+        assert_eq!(ok.status, Status::Ok, "{ok:?}");
+        assert!(ok.evidence.contains("inside [7.0.0,7.2.99]"), "{}", ok.evidence);
+
+        let newer = firmware_against_driver(
+            &driver(),
+            &firmware("Version=7.7.0.1.231\npackage_version=25.0.rc1.1\ncompatible_version_drv=[25.0,25.0.]\n"),
+        );
+        assert_eq!(newer.status, Status::Fail);
+        for wanted in [
+            "Version=7.7.0.1.231 (/usr/local/Ascend/firmware/version.info:1)",
+            "compatible_version_fw=[6.4.0,6.4.99],[7.0.0,7.2.99] (/usr/local/Ascend/driver/version.info:6)",
+            "is newer than",
+            "does not list driver 24.1.rc2.2",
+        ] {
+            assert!(newer.evidence.contains(wanted), "{wanted}: {}", newer.evidence);
+        }
+        let fix = newer.fix.expect("fix");
+        assert!(fix.contains("upgrade the driver to the HDK release of the firmware (25.0.rc1.1"), "{fix}");
+
+        let older = firmware_against_driver(&driver(), &firmware("Version=6.5.1\n"));
+        assert_eq!(older.status, Status::Fail);
+        assert!(older.fix.expect("fix").contains("upgrade the firmware to one in [6.4.0,6.4.99] or [7.0.0,7.2.99]"));
+
+        let ancient = firmware_against_driver(&driver(), &firmware("Version=6.3.9\n"));
+        assert_eq!(ancient.status, Status::Fail);
+        assert!(ancient.evidence.contains("older than 6.4"), "{}", ancient.evidence);
+    }
+
+    #[test]
+    fn the_firmwares_own_list_of_drivers_is_dcmis_second_test() {
+        let found = firmware_against_driver(
+            &driver(),
+            &firmware("Version=7.5.0.1.129\ncompatible_version_drv=[23.0.0,23.0.0.],[24.1,24.1.]\n"),
+        );
+        assert_eq!(found.status, Status::Ok, "{found:?}");
+        assert!(
+            found.evidence.contains("inside [24.1,24.1.] of the firmware's compatible_version_drv"),
+            "{}",
+            found.evidence
+        );
+    }
+
+    #[test]
+    fn required_driver_interfaces_are_floors() {
+        let findings = required_driver_versions(&driver(), &cann("V100R001C18SPC001B231", "[V100R001C18]", "4.0.0"));
+        assert_eq!(findings.len(), 2);
+        assert!(findings.iter().all(|f| f.status == Status::Ok), "{findings:?}");
+
+        let findings = required_driver_versions(&driver(), &cann("V100R001C18SPC001B231", "[V100R001C18]", "7.36.0"));
+        let failed = &findings[0];
+        assert_eq!(failed.status, Status::Fail);
+        assert!(failed.evidence.contains(
+            "required_driver_ascendhal_version=7.36.0 (/usr/local/Ascend/ascend-toolkit/8.0.RC3/runtime/version.info:2) \
+             is newer than the driver's ascendhal_version=7.35.23 (/usr/local/Ascend/driver/version.info:2)"
+        ), "{}", failed.evidence);
+        assert!(failed.fix.as_deref().expect("fix").contains("ascendhal_version is at least 7.36.0"));
+
+        let mut without = driver();
+        without.info = VersionInfo::parse(b"Version=24.1.rc2.2\ndvppkernels_version=1.1\n");
+        let findings = required_driver_versions(&without, &cann("V100R001C18SPC001B231", "[V100R001C18]", "4.0.0"));
+        assert_eq!(findings[0].status, Status::Warn, "{findings:?}");
+    }
+
+    #[test]
+    fn the_inner_version_line_must_be_listed_by_the_driver() {
+        let listed = inner_version_listed(&driver(), &cann("V100R001C17SPC002B100", "[V100R001C17]", "4.0.0"));
+        assert_eq!(listed.status, Status::Ok, "{listed:?}");
+
+        let unlisted = inner_version_listed(&driver(), &cann("V100R001C21SPC001B231", "[V100R001C21]", "4.0.0"));
+        assert_eq!(unlisted.status, Status::Fail);
+        assert!(
+            unlisted.evidence.contains("line V100R001C21 of innerversion=V100R001C21SPC001B231"),
+            "{}",
+            unlisted.evidence
+        );
+        assert!(unlisted.evidence.contains("/usr/local/Ascend/driver/version.info:5"), "{}", unlisted.evidence);
+        let fix = unlisted.fix.expect("fix");
+        assert!(fix.contains("one of V100R001C30, V100R001C13, V100R001C15, V100R001C17, V100R001C18"), "{fix}");
+
+        let one_sided =
+            inner_version_listed(&driver(), &cann("V100R001C21SPC001B231", "[V100R001C18],[V100R001C21]", "4.0.0"));
+        assert_eq!(one_sided.status, Status::Warn, "{one_sided:?}");
+    }
+}
