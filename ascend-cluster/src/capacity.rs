@@ -86,7 +86,13 @@ fn fit(node: &NodeNpus, query: &CapacityQuery) -> Option<Fit> {
     } else {
         node.free - query.chips
     };
-    Some(Fit { node: node.node.clone(), chip_type: node.chip_type.clone(), free: node.free, hccs_groups: groups, left_over })
+    Some(Fit {
+        node: node.node.clone(),
+        chip_type: node.chip_type.clone(),
+        free: node.free,
+        hccs_groups: groups,
+        left_over,
+    })
 }
 
 /// Reads the cluster (the five lists of [`crate::nodes_report`]) and finds where the job fits.

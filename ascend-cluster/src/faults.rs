@@ -61,10 +61,8 @@ pub struct FaultsReport {
 impl FaultsReport {
     /// The report for objects already read.
     pub fn from_objects(objects: &ClusterObjects) -> FaultsReport {
-        let mut current: Vec<CurrentFault> = node_npus(objects)
-            .iter()
-            .flat_map(|npus| current_faults(npus, objects))
-            .collect();
+        let mut current: Vec<CurrentFault> =
+            node_npus(objects).iter().flat_map(|npus| current_faults(npus, objects)).collect();
         current.sort_by(|a, b| (b.since, &a.node, &a.chip).cmp(&(a.since, &b.node, &b.chip)));
         let mut events: Vec<FaultEvent> = objects.events.iter().filter_map(fault_event).collect();
         events.sort_by(|a, b| (b.time, &a.node, &a.chip).cmp(&(a.time, &b.node, &b.chip)));

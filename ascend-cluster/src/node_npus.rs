@@ -152,7 +152,11 @@ impl<'a> Index<'a> {
     fn new(objects: &'a ClusterObjects) -> Index<'a> {
         Index {
             slices: newest_slices(&objects.slices),
-            device_infos: objects.device_infos.iter().filter_map(|map| Some((map.metadata.name.as_deref()?, map))).collect(),
+            device_infos: objects
+                .device_infos
+                .iter()
+                .filter_map(|map| Some((map.metadata.name.as_deref()?, map)))
+                .collect(),
             pods: group_by(&objects.pods, |pod| pod.spec.as_ref()?.node_name.as_deref()),
             claimed: claimed_devices(&objects.claims),
         }
@@ -234,17 +238,16 @@ impl<'a> Index<'a> {
 
 impl NodeNpus {
     fn count_chips(&mut self) {
-        let count = |pick: &dyn Fn(&Chip) -> bool| u32::try_from(self.chips.iter().filter(|c| pick(c)).count()).unwrap_or(u32::MAX);
+        let count = |pick: &dyn Fn(&Chip) -> bool| {
+            u32::try_from(self.chips.iter().filter(|c| pick(c)).count()).unwrap_or(u32::MAX)
+        };
         self.total = count(&|_| true);
         self.unhealthy = count(&|chip| chip.unhealthy.is_some());
         self.healthy = self.total - self.unhealthy;
         self.allocated = count(&|chip| !chip.holders.is_empty());
         self.free = count(&|chip| chip.unhealthy.is_none() && chip.holders.is_empty());
-        self.unhealthy_reasons = self
-            .chips
-            .iter()
-            .filter_map(|chip| Some(format!("{}: {}", chip.name, chip.unhealthy.as_ref()?)))
-            .collect();
+        self.unhealthy_reasons =
+            self.chips.iter().filter_map(|chip| Some(format!("{}: {}", chip.name, chip.unhealthy.as_ref()?))).collect();
     }
 }
 
@@ -338,15 +341,15 @@ fn dra_chips(slices: &[&ResourceSlice], claimed: Option<&BTreeMap<&str, Vec<Stri
         .map(|device| {
             let phy = int_attribute(device, "physicalId");
             let taint = device.taints.iter().flatten().find(|taint| taint.key == DRA_UNHEALTHY_TAINT);
-            let mut holders: BTreeSet<String> = phy.and_then(|phy| holders_by_phy.get(&phy)).cloned().unwrap_or_default();
+            let mut holders: BTreeSet<String> =
+                phy.and_then(|phy| holders_by_phy.get(&phy)).cloned().unwrap_or_default();
             holders.extend(holders_by_name.get(device.name.as_str()).cloned().unwrap_or_default());
             Chip {
                 name: device.name.clone(),
                 phy,
                 hccs_group: int_attribute(device, "hccsGroup"),
-                unhealthy: taint.map(|taint| {
-                    format!("{} ({})", taint.value.as_deref().unwrap_or("unhealthy"), taint.effect)
-                }),
+                unhealthy: taint
+                    .map(|taint| format!("{} ({})", taint.value.as_deref().unwrap_or("unhealthy"), taint.effect)),
                 unhealthy_since: taint.and_then(|taint| taint.time_added.as_ref()).map(|time| time.0),
                 holders: holders.into_iter().collect(),
             }
@@ -361,7 +364,9 @@ fn volcano_chips(document: &DeviceInfoDocument, pods: &[&Pod], grouped: bool) ->
     let list = &document.device_list;
     let mut holders: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for pod in pods {
-        let Some(real) = pod.metadata.annotations.as_ref().and_then(|a| a.get(REAL_DEVICES_ANNOTATION)) else { continue };
+        let Some(real) = pod.metadata.annotations.as_ref().and_then(|a| a.get(REAL_DEVICES_ANNOTATION)) else {
+            continue;
+        };
         for chip in real.split(',').map(str::trim).filter(|chip| !chip.is_empty()) {
             holders.entry(chip).or_default().push(pod_key(pod));
         }
@@ -403,7 +408,8 @@ fn volcano_chips(document: &DeviceInfoDocument, pods: &[&Pod], grouped: bool) ->
         for fault in list.faults(resource).unwrap_or_default() {
             if let Some(chip) = chips.get_mut(&fault.npu_name) {
                 let first = fault.fault_time_and_level_map.values().map(|entry| entry.fault_time).min();
-                let kind = if fault.fault_type == ascend_kube::device_info::CARD_NETWORK_UNHEALTHY { "network " } else { "" };
+                let kind =
+                    if fault.fault_type == ascend_kube::device_info::CARD_NETWORK_UNHEALTHY { "network " } else { "" };
                 chip.unhealthy =
                     Some(format!("{kind}fault {} (codes {})", fault.fault_level, fault.fault_code.replace(',', ", ")));
                 chip.unhealthy_since = first.and_then(|ms| Timestamp::from_millisecond(ms).ok());

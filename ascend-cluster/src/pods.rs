@@ -89,8 +89,13 @@ impl PodsReport {
 fn device_plugin_chips(pod: &Pod) -> Option<PodChips> {
     let spec = pod.spec.as_ref()?;
     let real = pod.metadata.annotations.as_ref().and_then(|annotations| annotations.get(REAL_DEVICES_ANNOTATION));
-    let named: Vec<String> =
-        real.iter().flat_map(|text| text.split(',')).map(str::trim).filter(|c| !c.is_empty()).map(str::to_owned).collect();
+    let named: Vec<String> = real
+        .iter()
+        .flat_map(|text| text.split(','))
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned)
+        .collect();
     let resources: std::collections::BTreeSet<&String> = spec
         .containers
         .iter()

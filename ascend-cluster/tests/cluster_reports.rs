@@ -6,9 +6,7 @@ use fake_apiserver::FakeApiServer;
 use serde_json::{json, Value};
 
 use ascend_cluster::cli::{exit, run, Args, Style};
-use ascend_cluster::{
-    capacity_report, faults_report, nodes_report, pods_report, CapacityQuery, Mode, NodeNpus, Scope,
-};
+use ascend_cluster::{capacity_report, faults_report, nodes_report, pods_report, CapacityQuery, Mode, NodeNpus, Scope};
 
 /// 2026-01-01T00:00:00Z: the seeded times are before it, the reports count ages to it.
 const NOW: i64 = 1_767_225_600;
@@ -139,7 +137,13 @@ async fn seeded_cluster() -> FakeApiServer {
         "large_model_fault_level": "SeparateNPU", "fault_level": "SeparateNPU", "fault_handling": "SeparateNPU",
         "fault_code": "80E01801",
         "fault_time_and_level_map": {"80E01801": {"fault_time": (NOW - 120) * 1000, "fault_level": "SeparateNPU"}}}]);
-    server.seed(device_info("train-1", "Ascend910-0,Ascend910-1,Ascend910-2,Ascend910-3,Ascend910-5", "Ascend910-4", fault, NOW - 5));
+    server.seed(device_info(
+        "train-1",
+        "Ascend910-0,Ascend910-1,Ascend910-2,Ascend910-3,Ascend910-5",
+        "Ascend910-4",
+        fault,
+        NOW - 5,
+    ));
     server.seed(pod(
         "train",
         "job-0",
@@ -216,7 +220,10 @@ async fn nodes_show_each_sources_truth_and_follow_a_switch_to_dra() {
     assert_eq!(train.last_update.map(|t| t.as_second()), Some(NOW - 5), "the device info's UpdateTime");
     let held: Vec<(&str, &[String])> =
         train.chips.iter().filter(|c| !c.holders.is_empty()).map(|c| (c.name.as_str(), c.holders.as_slice())).collect();
-    assert_eq!(held, [("Ascend910-6", &["train/job-0".to_owned()][..]), ("Ascend910-7", &["train/job-0".to_owned()][..])]);
+    assert_eq!(
+        held,
+        [("Ascend910-6", &["train/job-0".to_owned()][..]), ("Ascend910-7", &["train/job-0".to_owned()][..])]
+    );
 
     switch_to_dra(&server);
     let after = nodes_report(&client).await.expect("nodes after the switch").nodes;
@@ -280,7 +287,11 @@ async fn faults_list_current_faults_and_fault_events_newest_first() {
     // Since: train-1's chip 120 s ago, a3-1's taint 300 s ago, infer-1's condition 3600 s ago.
     assert_eq!(current, [("train-1", "Ascend910-4"), ("a3-1", "npu-1"), ("infer-1", "-")]);
     let events: Vec<(&str, &str)> = report.events.iter().map(|e| (e.node.as_str(), e.reason.as_str())).collect();
-    assert_eq!(events, [("train-1", "NpuFaultRaised"), ("infer-1", "NpuFaultRecovered")], "the Starting Event is not a fault");
+    assert_eq!(
+        events,
+        [("train-1", "NpuFaultRaised"), ("infer-1", "NpuFaultRecovered")],
+        "the Starting Event is not a fault"
+    );
 }
 
 #[tokio::test]
@@ -316,8 +327,18 @@ async fn the_command_line_prints_tables_and_exits_with_the_documented_codes() {
     let nodes = run(&client, &args(&["nodes"]), "default", style()).await.expect("nodes");
     assert_eq!(nodes.exit_code, exit::OK);
     let lines: Vec<&str> = nodes.stdout.lines().collect();
-    assert!(lines[0].starts_with("NAME      TYPE    CHIPS   HEALTHY   UNHEALTHY   ALLOCATED   FREE"), "{}", nodes.stdout);
-    assert!(lines[2].starts_with("infer-1   310P    4       3         1           2           1      24.1.rc2   8.0.RC3   device-plugin   20s"), "{}", nodes.stdout);
+    let words = |line: &str| line.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(words(lines[0]), "NAME TYPE CHIPS HEALTHY UNHEALTHY ALLOCATED FREE DRIVER CANN MODE UPDATED REASON");
+    // UPDATED: the AscendNPUUnhealthy condition's heartbeat (30 s ago), not the kubelet's (20 s ago).
+    assert_eq!(
+        words(lines[2]),
+        "infer-1 310P 4 3 1 2 1 24.1.rc2 8.0.RC3 device-plugin 30s 1 of 4 NPUs unhealthy: Ascend310P-2: fault \
+         80E01801 level SeparateNPU"
+    );
+    assert_eq!(
+        words(lines[3]).split(' ').take(10).collect::<Vec<_>>().join(" "),
+        "train-1 910B 8 7 1 2 5 24.1.rc2 - device-plugin,volcano"
+    );
 
     let faults = run(&client, &args(&["faults"]), "default", style()).await.expect("faults");
     assert_eq!(faults.exit_code, exit::FOUND, "a chip is unhealthy");
@@ -325,7 +346,11 @@ async fn the_command_line_prints_tables_and_exits_with_the_documented_codes() {
 
     let capacity = run(&client, &args(&["capacity", "--chips", "8"]), "default", style()).await.expect("capacity");
     assert_eq!(capacity.exit_code, exit::FOUND, "no node has 8 free chips");
-    assert!(capacity.stdout.starts_with("No node has 8 chips free now (3 NPU nodes considered)."), "{}", capacity.stdout);
+    assert!(
+        capacity.stdout.starts_with("No node has 8 chips free now (3 NPU nodes considered)."),
+        "{}",
+        capacity.stdout
+    );
 
     // `pods` without -n reads the context's namespace, as kubectl does.
     let pods = run(&client, &args(&["pods"]), "infer", style()).await.expect("pods");
@@ -340,7 +365,9 @@ async fn the_command_line_prints_tables_and_exits_with_the_documented_codes() {
     // The doctor needs a daemon pod on the node; there is none here.
     let doctor = run(&client, &args(&["doctor", "train-1"]), "default", style()).await.expect_err("no daemon pod");
     assert_eq!(ascend_cluster::cli::exit_code_of(&doctor), exit::DOCTOR_UNAVAILABLE);
-    assert!(doctor.to_string().contains("no running ascend-device-plugin or ascend-dra-driver pod on node \"train-1\""));
+    assert!(doctor
+        .to_string()
+        .contains("no running ascend-device-plugin or ascend-dra-driver pod on node \"train-1\""));
 }
 
 #[tokio::test]

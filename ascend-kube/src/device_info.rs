@@ -357,7 +357,8 @@ mod tests {
 
     #[test]
     fn a_written_document_reads_back_with_its_chips_and_faults() {
-        let fault = DeviceFault::chip("Ascend910-3", "SeparateNPU", &[(0x80E0_1801, 1_700_000_000_000, "SeparateNPU".into())]);
+        let fault =
+            DeviceFault::chip("Ascend910-3", "SeparateNPU", &[(0x80E0_1801, 1_700_000_000_000, "SeparateNPU".into())]);
         let devices = FamilyDevices {
             free: ["Ascend910-0".to_owned(), "Ascend910-1".to_owned()].into(),
             unhealthy: ["Ascend910-3".to_owned()].into(),

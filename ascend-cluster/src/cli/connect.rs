@@ -11,7 +11,8 @@ use crate::error::{Error, Result};
 /// # Errors
 /// [`Error::Kubeconfig`] when the kubeconfig cannot be read, names no such context, or no configuration is found.
 pub async fn client_for(args: &Args) -> Result<(kube::Client, String)> {
-    let failed = |source: Box<dyn std::error::Error + Send + Sync>| Error::Kubeconfig { context: args.context.clone(), source };
+    let failed =
+        |source: Box<dyn std::error::Error + Send + Sync>| Error::Kubeconfig { context: args.context.clone(), source };
     let options = KubeConfigOptions { context: args.context.clone(), cluster: None, user: None };
     let config = match (&args.kubeconfig, &args.context) {
         (Some(path), _) => {

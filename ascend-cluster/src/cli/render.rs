@@ -17,7 +17,8 @@ fn structured<T: Serialize>(report: &T, output: Option<Output>) -> Option<Result
                 .map_err(|error| Error::Encode { format: "JSON", reason: error.to_string() }),
         ),
         Some(Output::Yaml) => Some(
-            serde_yaml_ng::to_string(report).map_err(|error| Error::Encode { format: "YAML", reason: error.to_string() }),
+            serde_yaml_ng::to_string(report)
+                .map_err(|error| Error::Encode { format: "YAML", reason: error.to_string() }),
         ),
         _ => None,
     }
@@ -111,7 +112,12 @@ pub(crate) fn pods(report: &PodsReport, output: Option<Output>, style: Style, al
             row.push(pod.namespace.clone().into());
         }
         let chips = if pod.chips.is_empty() { format!("{} (unnamed)", pod.count) } else { pod.chips.join(",") };
-        row.extend([pod.pod.clone().into(), or_dash(pod.node.as_deref()).into(), pod.mode.as_str().into(), chips.into()]);
+        row.extend([
+            pod.pod.clone().into(),
+            or_dash(pod.node.as_deref()).into(),
+            pod.mode.as_str().into(),
+            chips.into(),
+        ]);
         if wide {
             row.extend([
                 pod.count.to_string().into(),
@@ -183,7 +189,8 @@ pub(crate) fn capacity(report: &CapacityReport, output: Option<Output>, style: S
     }
     let mut table = Table::new(vec!["NODE", "TYPE", "FREE", "HCCS GROUPS (FREE)", "LEFT OVER"]);
     for fit in &report.fits {
-        let groups: Vec<String> = fit.hccs_groups.iter().map(|group| format!("{}:{}", group.group, group.free)).collect();
+        let groups: Vec<String> =
+            fit.hccs_groups.iter().map(|group| format!("{}:{}", group.group, group.free)).collect();
         table.row(vec![
             fit.node.clone().into(),
             or_dash(fit.chip_type.as_deref()).into(),
@@ -193,11 +200,7 @@ pub(crate) fn capacity(report: &CapacityReport, output: Option<Output>, style: S
         ]);
     }
     let mut text = table.render(style.colour);
-    text.push_str(&format!(
-        "\n{} of {} NPU nodes have {what} free now.\n",
-        report.fits.len(),
-        report.nodes_considered
-    ));
+    text.push_str(&format!("\n{} of {} NPU nodes have {what} free now.\n", report.fits.len(), report.nodes_considered));
     Ok(text)
 }
 

@@ -95,8 +95,13 @@ async fn run(binary: &Path, kubeconfig: &Path, command: &[&str]) -> Result<Durat
             .with_context(|| format!("cannot run {}", binary.display()))?;
         let elapsed = started.elapsed();
         if !matches!(output.status.code(), Some(0 | 1)) {
-            bail!("{} {} failed ({}): {}", binary.display(), command.join(" "), output.status,
-                  String::from_utf8_lossy(&output.stderr));
+            bail!(
+                "{} {} failed ({}): {}",
+                binary.display(),
+                command.join(" "),
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            );
         }
         Ok(elapsed)
     })
@@ -117,7 +122,10 @@ async fn check_truth(args: &Args, kubeconfig: &Path) -> Result<()> {
     let unhealthy: u64 = report["nodes"].as_array().into_iter().flatten().filter_map(|n| n["unhealthy"].as_u64()).sum();
     let faulty = (0..args.nodes).filter(|index| is_faulty(*index)).count() as u64;
     if nodes != args.nodes || unhealthy != faulty {
-        bail!("nodes reported {nodes} nodes and {unhealthy} unhealthy chips; the fleet has {} and {faulty}", args.nodes);
+        bail!(
+            "nodes reported {nodes} nodes and {unhealthy} unhealthy chips; the fleet has {} and {faulty}",
+            args.nodes
+        );
     }
     Ok(())
 }
