@@ -801,7 +801,7 @@ class KubectlAscend(Section):
         rows = []
         for key, target in (("nodes", KUBECTL_NODES_S), ("capacity", KUBECTL_CAPACITY_S)):
             figure = figures[key]
-            rows.append((f"`kubectl ascend {figure['command']}`, {figures['nodes']} nodes, median / max",
+            rows.append((f"`kubectl ascend {figure['command']}`, {figures['fleet_nodes']} nodes, median / max",
                          f"{figure['p50_ms'] / 1000:.3f} / {figure['max_ms'] / 1000:.3f} s", f"median < {target:g} s",
                          verdict(figure["p50_ms"] / 1000 < target)))
         return rows
@@ -810,7 +810,7 @@ class KubectlAscend(Section):
         figures = self.figures()
         lines = [
             "Method: helper `benches/src/bin/perf-kubectl-ascend` seeds the in-repo fake API server (real HTTP/JSON, "
-            f"in the helper's process) with a simulated fleet of {figures['nodes']} nodes "
+            f"in the helper's process) with a simulated fleet of {figures['fleet_nodes']} nodes "
             f"({figures['objects']} objects, `benches/src/simulated_fleet.rs`): 40 % Ascend 910B servers under "
             "Volcano (device-info ConfigMaps), 20 % Atlas A3 servers under the DRA driver (ResourceSlices of 16 "
             "chips, claims), 25 % 310P and 15 % Atlas 950 servers under the plain device plugin; every tenth node "

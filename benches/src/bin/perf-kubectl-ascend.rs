@@ -54,7 +54,7 @@ async fn measure(args: Args) -> Result<serde_json::Value> {
     let kubeconfig = directory.path().join("kubeconfig");
     std::fs::write(&kubeconfig, kubeconfig_text(&server.url()))?;
     check_truth(&args, &kubeconfig).await?;
-    let mut figures = json!({"nodes": args.nodes, "objects": seeded, "runs": args.runs});
+    let mut figures = json!({"fleet_nodes": args.nodes, "objects": seeded, "runs": args.runs});
     for (key, command) in [("nodes", vec!["nodes"]), ("capacity", vec!["capacity", "--chips", "8"])] {
         server.clear_requests();
         run(&args.binary, &kubeconfig, &command).await?;
