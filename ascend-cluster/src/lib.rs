@@ -28,7 +28,7 @@
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), ascend_cluster::Error> {
-//! let client = kube::Client::try_default().await.map_err(|e| ascend_kube::Error::Config { source: Box::new(e) })?;
+//! let client = ascend_kube::connect().await?;
 //! for node in ascend_cluster::nodes_report(&client).await?.nodes {
 //!     println!("{}: {} of {} chips free", node.node, node.free, node.total);
 //! }

@@ -542,6 +542,40 @@ mod tests {
         }
     }
 
+    fn object<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
+        serde_json::from_value(value).expect("a valid object")
+    }
+
+    #[test]
+    fn a_claimed_partition_holds_its_chip_and_partitions_are_not_chips() {
+        let device = |name: &str, phy: u32, vnpu: bool| {
+            serde_json::json!({"name": name, "attributes": {"physicalId": {"int": phy}, "vnpu": {"bool": vnpu},
+                                                             "type": {"string": "Ascend310P"}}})
+        };
+        let objects = ClusterObjects {
+            nodes: vec![object(serde_json::json!({"metadata": {"name": "n1"}}))],
+            slices: vec![object(serde_json::json!({
+                "metadata": {"name": "n1-npu-huawei-com-0"},
+                "spec": {"driver": DRA_DRIVER_NAME, "nodeName": "n1", "pool": {"name": "n1", "generation": 3,
+                         "resourceSliceCount": 1},
+                         "devices": [device("npu-0", 0, false), device("npu-0-vir02", 0, true), device("npu-1", 1, false)]}
+            }))],
+            claims: vec![object(serde_json::json!({
+                "metadata": {"namespace": "ai", "name": "small"},
+                "spec": {},
+                "status": {"allocation": {"devices": {"results": [
+                    {"request": "r", "driver": DRA_DRIVER_NAME, "pool": "n1", "device": "npu-0-vir02"}]}}}
+            }))],
+            ..ClusterObjects::default()
+        };
+        let nodes = node_npus(&objects);
+        assert_eq!(nodes.len(), 1);
+        let node = &nodes[0];
+        assert_eq!((node.total, node.allocated, node.free), (2, 1, 1));
+        assert_eq!(node.chip_type.as_deref(), Some("310P"));
+        assert_eq!(node.chips[0].holders, ["claim ai/small"], "a claim no pod uses yet still holds the chip");
+    }
+
     #[test]
     fn resource_names_tell_the_chip_type() {
         assert_eq!(type_of_resource("huawei.com/Ascend310P"), "310P");

@@ -37,7 +37,7 @@ pub enum Scope {
     Namespace(String),
 }
 
-/// Which kinds to list; nodes are always listed except where a field says otherwise.
+/// Which kinds to list (each `true` or `Some` is one list call).
 #[derive(Debug, Clone, Default)]
 pub struct Wanted {
     /// Nodes.
