@@ -48,9 +48,12 @@ pub(crate) fn nodes(report: &NodesReport, output: Option<Output>, style: Style) 
     if let Some(text) = structured(report, output) {
         return text;
     }
+    if report.nodes.is_empty() {
+        return Ok("No NPU nodes found.\n".into());
+    }
     let wide = output == Some(Output::Wide);
-    let mut headers = vec!["NAME", "TYPE", "CHIPS", "HEALTHY", "UNHEALTHY", "ALLOCATED", "FREE", "DRIVER", "CANN"];
-    headers.extend(["MODE", "UPDATED"]);
+    let mut headers =
+        vec!["NAME", "TYPE", "CHIPS", "HEALTHY", "UNHEALTHY", "ALLOCATED", "FREE", "DRIVER", "CANN", "MODE", "UPDATED"];
     if wide {
         headers.extend(["READY", "SCHEDULABLE"]);
     }
@@ -82,9 +85,6 @@ pub(crate) fn nodes(report: &NodesReport, output: Option<Output>, style: Style) 
         }
         row.push(Cell::coloured(reason, Some(Colour::Red)));
         table.row(row);
-    }
-    if report.nodes.is_empty() {
-        return Ok("No NPU nodes found.\n".into());
     }
     Ok(table.render(style.colour))
 }
@@ -155,9 +155,7 @@ pub(crate) fn faults(report: &FaultsReport, output: Option<Output>, style: Style
         return Ok(text);
     }
     let wide = output == Some(Output::Wide);
-    let mut headers = vec!["LAST SEEN", "TYPE", "REASON", "NODE", "CHIP", "COUNT"];
-    headers.push("MESSAGE");
-    let mut table = Table::new(headers);
+    let mut table = Table::new(vec!["LAST SEEN", "TYPE", "REASON", "NODE", "CHIP", "COUNT", "MESSAGE"]);
     for event in &report.events {
         let warning = event.kind == "Warning";
         let note = if wide || event.note.chars().count() <= 80 {
