@@ -54,7 +54,7 @@ pub fn is_faulty(index: usize) -> bool {
 
 /// Whether node `index` runs a job of [`JOB_CHIPS`] chips.
 pub fn runs_job(index: usize) -> bool {
-    index % 3 == 0
+    index.is_multiple_of(3)
 }
 
 /// The chips a job holds.
@@ -152,7 +152,7 @@ fn node_objects(index: usize) -> Vec<Value> {
 
 fn device_info(node: &str, chips: u32, faulty: bool, held: &[u32]) -> Value {
     let name = |phy: u32| format!("Ascend910-{phy}");
-    let free: Vec<String> = (0..chips).filter(|phy| !(faulty && *phy == 2) && !held.contains(phy)).map(name).collect();
+    let free: Vec<String> = (0..chips).filter(|phy| !(held.contains(phy) || faulty && *phy == 2)).map(name).collect();
     let unhealthy = if faulty { name(2) } else { String::new() };
     let faults = if faulty {
         json!([{"fault_type": "CardUnhealthy", "npu_name": name(2), "large_model_fault_level": "SeparateNPU",
