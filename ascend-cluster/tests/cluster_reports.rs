@@ -214,3 +214,32 @@ async fn the_doctor_runs_in_the_device_plugin_pod_of_the_node() {
     let bad = ascend_cluster::daemon_pod(&server.client(), "Bad/Name").await;
     assert!(matches!(bad, Err(ascend_cluster::Error::Kube(ascend_kube::Error::InvalidNodeName(_)))));
 }
+
+#[tokio::test]
+async fn the_doctor_execs_ascend_doctor_in_the_chosen_container() {
+    let server = seeded_cluster().await;
+    server.seed(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"namespace": "kube-system", "name": "dp-x", "labels": {"app.kubernetes.io/name": "ascend-device-plugin"}},
+        "spec": {"nodeName": "train-1", "containers": [{"name": "node-labeller"}, {"name": "device-plugin"}]},
+        "status": {"phase": "Running"}}));
+    server.clear_requests();
+    let args = vec!["--json".to_owned()];
+    // The fake API server has no exec subresource: the request reaches it and is refused, which must come back as
+    // an exec error naming the pod and container, not as a cluster read error.
+    let error =
+        ascend_cluster::doctor_report(&server.client(), "train-1", &args).await.expect_err("no exec in the fake");
+    assert!(
+        matches!(&error, ascend_cluster::Error::Exec { pod, container, command, .. }
+            if pod == "dp-x" && container == "device-plugin" && command == "ascend-doctor --json"),
+        "{error}"
+    );
+    assert_eq!(ascend_cluster::cli::exit_code_of(&error), exit::DOCTOR_UNAVAILABLE);
+    let exec = server.requests().into_iter().find(|r| r.path.ends_with("/exec")).expect("an exec request");
+    assert_eq!(exec.path, "/api/v1/namespaces/kube-system/pods/dp-x/exec");
+    let query: Vec<(&str, &str)> = exec.query.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    for expected in
+        [("container", "device-plugin"), ("command", "ascend-doctor"), ("command", "--json"), ("stdout", "true")]
+    {
+        assert!(query.contains(&expected), "{expected:?} in {query:?}");
+    }
+}

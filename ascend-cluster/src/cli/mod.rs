@@ -109,6 +109,22 @@ pub fn exit_code_of(error: &Error) -> u8 {
     }
 }
 
+/// The error's message and those of its causes that it does not already hold (kube-rs nests the same words several
+/// levels deep; the root cause, such as "Connection refused", is often only at the bottom).
+pub fn message_with_causes(error: &Error) -> String {
+    let mut message = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(current) = cause {
+        let text = current.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        cause = current.source();
+    }
+    message
+}
+
 /// The whole program: parses the command line, connects as kubectl would, runs the command, prints, exits.
 pub async fn main() -> ExitCode {
     let args = <Args as clap::Parser>::parse();
@@ -126,13 +142,7 @@ pub async fn main() -> ExitCode {
             ExitCode::from(outcome.exit_code)
         }
         Err(error) => {
-            let mut message = format!("error: {error}");
-            let mut source = std::error::Error::source(&error);
-            while let Some(cause) = source {
-                message.push_str(&format!(": {cause}"));
-                source = cause.source();
-            }
-            eprintln!("{message}");
+            eprintln!("error: {}", message_with_causes(&error));
             ExitCode::from(exit_code_of(&error))
         }
     }
