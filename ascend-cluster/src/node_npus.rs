@@ -37,8 +37,8 @@ use crate::objects::{ClusterObjects, DRA_DRIVER_NAME};
 /// present.
 pub const CANN_VERSION_LABEL: &str = "ascend.huawei.com/cann-version";
 
-/// The DRA driver's taint key on a faulty chip (`ascend-dra`'s `health::TAINT_KEY`).
-pub const DRA_UNHEALTHY_TAINT: &str = "npu.huawei.com/unhealthy";
+/// The DRA driver's taint key on a faulty chip.
+pub const DRA_UNHEALTHY_TAINT: &str = ascend_kube::resource_slices::UNHEALTHY_TAINT_KEY;
 
 /// Chips per HCCS group on Ascend 910B and 910 A3 servers (chips 0-3 and 4-7), as the device plugin's topology-aware
 /// allocation and the DRA driver's `hccsGroup` attribute count them.

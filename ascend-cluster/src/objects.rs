@@ -24,8 +24,9 @@ use ascend_kube::device_info::{CONSUMER_LABEL, CONSUMER_LABEL_VALUE, DEVICE_INFO
 
 use crate::error::Result;
 
-/// The DRA driver's name, as its ResourceSlices and claim allocations carry it (`ascend-dra`'s default).
-pub const DRA_DRIVER_NAME: &str = "npu.huawei.com";
+/// The DRA driver's name, as its ResourceSlices and claim allocations carry it (`ascend-dra`'s default; a driver
+/// started with another `--driver-name` is not seen).
+pub const DRA_DRIVER_NAME: &str = ascend_kube::resource_slices::ASCEND_DRA_DRIVER_NAME;
 
 /// Where pods and claims are read from: `-n NAMESPACE` or `-A`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
