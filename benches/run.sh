@@ -18,8 +18,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SCRIPTS="$ROOT/benches/scripts"
 # The sections to run, by number; all when empty. A partial report never replaces docs/performance.md by default.
 SECTIONS=$(printf '%s' "${PERF_SECTIONS:-}" | tr ',' ' ')
-if [ -n "$(printf '%s' "$SECTIONS" | tr -d ' 1-7')" ]; then
-    echo "PERF_SECTIONS=$PERF_SECTIONS: give section numbers 1 to 7, separated by spaces or commas" >&2
+if [ -n "$(printf '%s' "$SECTIONS" | tr -d ' 1-8')" ]; then
+    echo "PERF_SECTIONS=$PERF_SECTIONS: give section numbers 1 to 8, separated by spaces or commas" >&2
     exit 2
 fi
 STARTED=$(date +%s)
@@ -137,6 +137,7 @@ selected 3 4 5 && BUILD_TARGETS+=(--bin npu-exporter)
 selected 4 5 && BUILD_TARGETS+=(--bin ascend-device-plugin --bin perf-device-plugin)
 selected 6 && BUILD_TARGETS+=(--bin ascend-ctk --bin dcmi-sim)
 selected 7 && BUILD_TARGETS+=(--bin ascend-dra-driver --bin perf-dra-driver)
+selected 8 && BUILD_TARGETS+=(--bin kubectl-ascend --bin perf-kubectl-ascend)
 BUILD_OK=1
 # One retry: rustc has been seen to crash (SIGSEGV in LLVM) on these loaded machines; a real error fails twice.
 run_section build 1800 bash -c "cd '$ROOT' && build() {
@@ -268,6 +269,13 @@ fi
 if selected 7 && built dra_driver; then
     run_section dra_driver 240 "$BIN/perf-dra-driver" --driver "$BIN/ascend-dra-driver" --library "$LIBRARY" \
         --prepares 300 --fault-repeats 10 --load-seconds 60 --out "$RESULTS/dra_driver.json" || true
+fi
+
+# ---- section 8: kubectl ascend on a fleet of 1,000 simulated nodes ------------------------------------------
+# About 30 s: the fleet seeded into the in-process fake API server, 16 runs of each command.
+if selected 8 && built kubectl_ascend; then
+    run_section kubectl_ascend 180 "$BIN/perf-kubectl-ascend" --binary "$BIN/kubectl-ascend" --nodes 1000 \
+        --runs 15 --out "$RESULTS/kubectl_ascend.json" || true
 fi
 
 # ---- the report -----------------------------------------------------------------------------------------------

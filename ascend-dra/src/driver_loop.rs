@@ -24,7 +24,7 @@ use crate::inventory::{discover, NpuChip};
 use crate::slices::{chip_groups, pack};
 
 /// The driver name Huawei's own DRA driver uses too, so DeviceClasses carry over.
-pub const DEFAULT_DRIVER_NAME: &str = "npu.huawei.com";
+pub const DEFAULT_DRIVER_NAME: &str = ascend_kube::resource_slices::ASCEND_DRA_DRIVER_NAME;
 
 /// Everything the driver is configured with.
 #[derive(Debug, Clone)]

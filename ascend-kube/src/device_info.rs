@@ -30,7 +30,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The namespace of every device-info ConfigMap.
 pub const DEVICE_INFO_NAMESPACE: &str = "kube-system";
@@ -79,7 +79,7 @@ pub enum KeySet {
 }
 
 /// One code's entry in [`DeviceFault::fault_time_and_level_map`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FaultTimeAndLevel {
     /// When the fault was first seen, Unix milliseconds.
     pub fault_time: i64,
@@ -91,7 +91,7 @@ pub struct FaultTimeAndLevel {
 ///
 /// Field order and names are Huawei's (`json` tags of `DeviceFault`); the three level fields carry the same value,
 /// as Huawei's plugin writes them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceFault {
     /// [`CARD_UNHEALTHY`] or [`CARD_NETWORK_UNHEALTHY`].
     pub fault_type: String,
@@ -178,6 +178,68 @@ impl DeviceList {
     pub fn entries(&self) -> &BTreeMap<String, String> {
         &self.0
     }
+
+    /// The chip names listed under `key` (`Ascend910-0,Ascend910-1`), blanks skipped; none when the key is absent.
+    pub fn chips(&self, key: &str) -> impl Iterator<Item = &str> {
+        self.get(key).unwrap_or_default().split(',').map(str::trim).filter(|chip| !chip.is_empty())
+    }
+
+    /// The fault entries of `resource` (its `-Fault` key); empty when the family writes none.
+    ///
+    /// # Errors
+    /// The JSON error when the key holds something other than a list of [`DeviceFault`].
+    pub fn faults(&self, resource: &str) -> Result<Vec<DeviceFault>, serde_json::Error> {
+        match self.get(&format!("{resource}{FAULT_SUFFIX}")) {
+            Some(text) if !text.trim().is_empty() => serde_json::from_str(text),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// The resource names (`huawei.com/Ascend910`): the keys without a state suffix.
+    pub fn resources(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str).filter(|key| {
+            ![UNHEALTHY_SUFFIX, NETWORK_UNHEALTHY_SUFFIX, RECOVERING_SUFFIX, FAULT_SUFFIX]
+                .iter()
+                .any(|suffix| key.ends_with(suffix))
+        })
+    }
+}
+
+/// A `DeviceInfoCfg` document as a reader sees it: the device list and when the plugin wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfoDocument {
+    /// The chips by state.
+    pub device_list: DeviceList,
+    /// `UpdateTime`, Unix seconds.
+    pub update_time: i64,
+}
+
+#[derive(Deserialize)]
+#[allow(non_snake_case)] // Go's field names, which are the JSON keys
+struct ReadNodeDeviceInfo {
+    #[serde(default)]
+    DeviceList: BTreeMap<String, String>,
+    #[serde(default)]
+    UpdateTime: i64,
+}
+
+#[derive(Deserialize)]
+#[allow(non_snake_case)]
+struct ReadNodeDeviceInfoCache {
+    DeviceInfo: ReadNodeDeviceInfo,
+}
+
+/// Reads a `DeviceInfoCfg` value, ours or Huawei's plugin's ([`device_info_cfg`] writes it). The `CheckCode` is
+/// not verified: a reader that only reports wants the map even when an older writer computed the code otherwise.
+///
+/// # Errors
+/// The JSON error when the text is not such a document.
+pub fn parse_device_info_cfg(text: &str) -> Result<DeviceInfoDocument, serde_json::Error> {
+    let document: ReadNodeDeviceInfoCache = serde_json::from_str(text)?;
+    Ok(DeviceInfoDocument {
+        device_list: DeviceList(document.DeviceInfo.DeviceList),
+        update_time: document.DeviceInfo.UpdateTime,
+    })
 }
 
 /// Where a node sits in a super-pod; both `-1` outside one.
@@ -292,6 +354,27 @@ impl serde_json::ser::Formatter for GoFormatter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_written_document_reads_back_with_its_chips_and_faults() {
+        let fault =
+            DeviceFault::chip("Ascend910-3", "SeparateNPU", &[(0x80E0_1801, 1_700_000_000_000, "SeparateNPU".into())]);
+        let devices = FamilyDevices {
+            free: ["Ascend910-0".to_owned(), "Ascend910-1".to_owned()].into(),
+            unhealthy: ["Ascend910-3".to_owned()].into(),
+            faults: vec![fault.clone()],
+            ..FamilyDevices::default()
+        };
+        let mut list = DeviceList::new();
+        list.add_family("huawei.com/Ascend910", KeySet::Training, &devices);
+        let read = parse_device_info_cfg(&device_info_cfg(&list, 1_700_000_123, Placement::default())).unwrap();
+        assert_eq!(read, DeviceInfoDocument { device_list: list.clone(), update_time: 1_700_000_123 });
+        assert_eq!(read.device_list.chips("huawei.com/Ascend910").collect::<Vec<_>>(), ["Ascend910-0", "Ascend910-1"]);
+        assert_eq!(read.device_list.chips("huawei.com/Ascend910-Recovering").count(), 0);
+        assert_eq!(read.device_list.faults("huawei.com/Ascend910").unwrap(), [fault]);
+        assert_eq!(read.device_list.resources().collect::<Vec<_>>(), ["huawei.com/Ascend910"]);
+        assert!(parse_device_info_cfg("{\"DeviceInfo\":3}").is_err());
+    }
 
     #[test]
     fn strings_are_escaped_as_go_escapes_them() {

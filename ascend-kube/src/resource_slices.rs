@@ -20,6 +20,13 @@ use kube::Api;
 use crate::client::{check_node_name, request, DEFAULT_REQUEST_TIMEOUT, DRA_DRIVER_FIELD_MANAGER};
 use crate::error::Result;
 
+/// The Ascend DRA driver's name (`ascend-dra`'s default; Huawei's own DRA driver uses it too, so DeviceClasses carry
+/// over): what its slices' `spec.driver` and its claims' allocation results say.
+pub const ASCEND_DRA_DRIVER_NAME: &str = "npu.huawei.com";
+/// The device taint key of a faulty chip in the Ascend DRA driver's slices; its value is the fault level (for example
+/// `SeparateNPU`). Defined here, beside the slices, so that the driver writing it and the tools reading it share it.
+pub const UNHEALTHY_TAINT_KEY: &str = "npu.huawei.com/unhealthy";
+
 /// The label on the slices naming their node, for people and tools (`kubectl get resourceslices -l ...`); the
 /// publisher itself selects its slices by the `spec.nodeName` and `spec.driver` fields.
 pub const NODE_LABEL: &str = "resource.ascend.huawei.com/node";

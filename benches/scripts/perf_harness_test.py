@@ -319,6 +319,29 @@ class ReportTests(unittest.TestCase):
         self.assertIn("target/release/perf-dra-driver --prepares 300", body)
         self.assertEqual(section.failures(), [])
 
+    def test_kubectl_ascend_figures_and_targets(self):
+        def run(command, p50, maximum, requests):
+            return {"count": 15, "p50_ms": p50, "p90_ms": p50, "p99_ms": maximum, "max_ms": maximum,
+                    "requests": requests, "command": command}
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "kubectl_ascend.json", {
+                "fleet_nodes": 1000, "objects": 2000, "runs": 15,
+                "nodes": run("nodes", 420.0, 900.0, 5), "capacity": run("capacity --chips 8", 2100.0, 2500.0, 5)})
+            self.write(results, "kubectl_ascend.cmd", "target/release/perf-kubectl-ascend --nodes 1000")
+            section, rows, body = self.section(report_sections.KubectlAscend, results)
+        self.assertIn("| 8 | `kubectl ascend nodes`, 1000 nodes, median / max | 0.420 / 0.900 s | median < 1 s | met |",
+                      rows)
+        self.assertIn("| 8 | `kubectl ascend capacity --chips 8`, 1000 nodes, median / max | 2.100 / 2.500 s | "
+                      "median < 2 s | **missed** |", rows)
+        self.assertIn("| `kubectl ascend nodes` | 5 | 420.0 ms | 420.0 ms | 900.0 ms |", body)
+        self.assertEqual(section.failures(), [])
+
+    def test_kubectl_ascend_without_its_figures_is_not_measured(self):
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "kubectl_ascend.error", "did not finish within 180 s")
+            section, rows, _ = self.section(report_sections.KubectlAscend, results)
+        self.assertEqual([name for name, _ in section.failures()], ["kubectl_ascend"])
+        self.assertIn("not measured", rows[0])
 
 if __name__ == "__main__":
     unittest.main()

@@ -17,6 +17,9 @@ KIB_PER_MIB = 1024
 DRA_PREPARE_P99_MS = 5.0
 DRA_RSS_MIB = 32
 DRA_FAULT_TO_TAINT_MS = 1000.0
+# Section 8, issue 32's targets: `kubectl ascend nodes` and `capacity` on a fleet of 1,000 simulated nodes.
+KUBECTL_NODES_S = 1.0
+KUBECTL_CAPACITY_S = 2.0
 # Section 4, issue 18's targets for compressed scrapes: gzip bytes at most this share of the plain bytes, and the
 # exporter's gzip rate at least nginx's serving the same pre-compressed body (gzip_static).
 GZIP_MAX_PERCENT = 15.0
@@ -785,4 +788,46 @@ class DraDriver(Section):
         return lines
 
 
-ALL = (SafetyCost, FullPoll, HungChip, ExporterLoad, DevicePlugin, ContainerStart, DraDriver)
+class KubectlAscend(Section):
+    number = 8
+    title = "kubectl ascend at scale"
+    result_names = ("kubectl_ascend",)
+
+    def figures(self):
+        return self.results.json("kubectl_ascend.json")
+
+    def rows(self):
+        figures = self.figures()
+        rows = []
+        for key, target in (("nodes", KUBECTL_NODES_S), ("capacity", KUBECTL_CAPACITY_S)):
+            figure = figures[key]
+            rows.append((f"`kubectl ascend {figure['command']}`, {figures['fleet_nodes']} nodes, median / max",
+                         f"{figure['p50_ms'] / 1000:.3f} / {figure['max_ms'] / 1000:.3f} s", f"median < {target:g} s",
+                         verdict(figure["p50_ms"] / 1000 < target)))
+        return rows
+
+    def details(self):
+        figures = self.figures()
+        lines = [
+            "Method: helper `benches/src/bin/perf-kubectl-ascend` seeds the in-repo fake API server (real HTTP/JSON, "
+            f"in the helper's process) with a simulated fleet of {figures['fleet_nodes']} nodes "
+            f"({figures['objects']} objects, `benches/src/simulated_fleet.rs`): 40 % Ascend 910B servers under "
+            "Volcano (device-info ConfigMaps), 20 % Atlas A3 servers under the DRA driver (ResourceSlices of 16 "
+            "chips, claims), 25 % 310P and 15 % Atlas 950 servers under the plain device plugin; every tenth node "
+            "has a faulty chip, every third runs a job of 4 chips. It checks once that `nodes -o json` reports every "
+            "node and every faulty chip, then runs the release `kubectl-ascend` binary with a kubeconfig for the "
+            f"server, one warm-up and {figures['runs']} timed runs per command, each timed from process start to "
+            "exit (connecting, the list calls, decoding, the table). The machine is shared with other builds, so "
+            "the maximum may carry their noise; the verdict is on the median.",
+            "",
+            "| Command | API requests | p50 | p90 | max |",
+            "|---|---|---|---|---|",
+        ]
+        for key in ("nodes", "capacity"):
+            figure = figures[key]
+            lines.append(f"| `kubectl ascend {figure['command']}` | {figure['requests']} | {figure['p50_ms']:.1f} ms | "
+                         f"{figure['p90_ms']:.1f} ms | {figure['max_ms']:.1f} ms |")
+        return lines
+
+
+ALL = (SafetyCost, FullPoll, HungChip, ExporterLoad, DevicePlugin, ContainerStart, DraDriver, KubectlAscend)

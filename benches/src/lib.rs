@@ -16,6 +16,9 @@
 //! * `fixed_cost`: the sampler's own cost per chip per poll (hand-offs, deadline bookkeeping, commit) with a driver
 //!   that answers instantly, and the readers' cost (`visit`, `snapshot`).
 //!
+//! * `simulated_fleet`: the objects of a simulated fleet of NPU nodes for the fake API server, which
+//!   `perf-kubectl-ascend` (the `kubectl ascend` section of `benches/run.sh`) seeds.
+//!
 //! `benches/run.sh` runs the first two and writes their figures into `docs/performance.md`.
 
 #![forbid(unsafe_code)]
@@ -30,3 +33,4 @@ pub mod poll_timing;
 pub mod replicated_topology;
 pub mod serial;
 pub mod sim;
+pub mod simulated_fleet;

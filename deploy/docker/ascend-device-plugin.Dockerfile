@@ -11,10 +11,12 @@ COPY . .
 # Generated gRPC and DCMI bindings are committed, so the build needs neither protoc nor libclang.
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked -p ascend-tools --no-default-features --features device-plugin,node-labeller \
-        --bin ascend-device-plugin --bin ascend-node-labeller \
+    cargo build --release --locked -p ascend-tools --no-default-features \
+        --features device-plugin,node-labeller,doctor \
+        --bin ascend-device-plugin --bin ascend-node-labeller --bin ascend-doctor \
     && install -D -m 0755 target/release/ascend-device-plugin /out/ascend-device-plugin \
-    && install -D -m 0755 target/release/ascend-node-labeller /out/ascend-node-labeller
+    && install -D -m 0755 target/release/ascend-node-labeller /out/ascend-node-labeller \
+    && install -D -m 0755 target/release/ascend-doctor /out/ascend-doctor
 
 # Runtime stage: slim glibc, not static musl: the daemon dlopen()s the host's libdcmi.so, a glibc shared library,
 # which a static binary cannot load. The driver's libraries come from the host mounts; bookworm-slim also carries
@@ -23,6 +25,9 @@ FROM debian:bookworm-slim AS runtime
 COPY --from=builder /out/ascend-device-plugin /usr/local/bin/ascend-device-plugin
 # The node labeller runs as a sidecar from the same image (deploy/kubernetes/base/device-plugin-daemonset.yaml).
 COPY --from=builder /out/ascend-node-labeller /usr/local/bin/ascend-node-labeller
+# `kubectl ascend doctor NODE` runs it here through the exec subresource: this container sees the host's driver,
+# device nodes and kubelet sockets, which is what the doctor checks.
+COPY --from=builder /out/ascend-doctor /usr/local/bin/ascend-doctor
 # Root, deliberately: the plugin creates its socket in the kubelet's /var/lib/kubelet/device-plugins and connects to
 # kubelet.sock there, both root-owned and closed to other users, and it opens the chips' device nodes via libdcmi.
 USER 0:0

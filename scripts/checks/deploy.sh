@@ -91,7 +91,7 @@ say "Dockerfiles"
 python3 scripts/check_dockerfiles.py --manifests deploy/kubernetes deploy/docker/*.Dockerfile
 
 say "host installation"
-shellcheck deploy/host/install.sh deploy/host/install_test.sh scripts/checks/deploy.sh
+shellcheck deploy/host/install.sh deploy/host/install_test.sh deploy/krew/package.sh scripts/checks/deploy.sh
 bash deploy/host/install_test.sh
 
 say "ascend-doctor check ids named in deploy/README.md"
