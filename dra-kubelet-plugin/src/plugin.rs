@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::UnixListener;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::UnixListenerStream;
-use tonic::transport::server::Router;
+use tokio_stream::{Stream, StreamExt};
+use tonic::transport::server::{Connected, Router};
 use tonic::transport::Server;
 
 use crate::api::dra_v1::dra_plugin_client::DraPluginClient;
@@ -29,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::health::HealthService;
 use crate::registration::{supported_versions, RegistrationService, RegistrationState, DRA_PLUGIN_TYPE};
 use crate::service::{Calls, DraV1, DraV1beta1};
-use kubelet_socket::{bind_fresh, connect, identity, remove_if_same, FileIdentity};
+use kubelet_socket::{bind_fresh, connect, identity, remove_if_same, AuthorityRewriter, FileIdentity};
 
 /// The kubelet's plugin-registration directory.
 pub const DEFAULT_REGISTRY_DIR: &str = "/var/lib/kubelet/plugins_registry";
@@ -197,7 +198,7 @@ impl<D: Driver> Servers<D> {
             };
             router = router.add_service(DraResourceHealthServer::new(service));
         }
-        let served = Served::spawn(router, listener, path, identity, stop, stopping);
+        let served = Served::spawn(router, UnixListenerStream::new(listener), path, identity, stop, stopping);
         if let Err(error) = self.check_dra(&served.path).await {
             served.stop().await;
             return Err(error);
@@ -223,7 +224,12 @@ impl<D: Driver> Servers<D> {
         let (stop, stopping) = watch::channel(false);
         let service = RegistrationService { info: self.info.clone(), state: Arc::clone(&self.state) };
         let router = Server::builder().add_service(RegistrationServer::new(service));
-        let served = Served::spawn(router, listener, path, identity, stop, stopping);
+        // The kubelet's plugin watcher dials this socket with the bare path as gRPC target (k8s.io/kubernetes
+        // pkg/kubelet/pluginmanager/operationexecutor/operation_generator.go, dial()), so grpc-go sends the path as
+        // :authority, which tonic's h2 refuses with RST_STREAM PROTOCOL_ERROR: the driver would never register.
+        // Its DRA dial uses "unix:" + path, whose authority is "localhost", so the DRA socket needs no rewriting.
+        let incoming = UnixListenerStream::new(listener).map(|accepted| accepted.map(AuthorityRewriter::new));
+        let served = Served::spawn(router, incoming, path, identity, stop, stopping);
         tracing::info!(socket = %served.path.display(), "serving registration");
         Ok(served)
     }
@@ -286,20 +292,23 @@ struct Served {
 }
 
 impl Served {
-    fn spawn(
+    fn spawn<IO>(
         router: Router,
-        listener: UnixListener,
+        incoming: impl Stream<Item = std::io::Result<IO>> + Send + 'static,
         path: PathBuf,
         identity: FileIdentity,
         stop: watch::Sender<bool>,
         mut stopping: watch::Receiver<bool>,
-    ) -> Self {
+    ) -> Self
+    where
+        IO: AsyncRead + AsyncWrite + Connected + Unpin + Send + 'static,
+    {
         let socket = path.clone();
         let task = tokio::spawn(async move {
             let shutdown = async move {
                 let _ = stopping.wait_for(|stop| *stop).await;
             };
-            if let Err(error) = router.serve_with_incoming_shutdown(UnixListenerStream::new(listener), shutdown).await {
+            if let Err(error) = router.serve_with_incoming_shutdown(incoming, shutdown).await {
                 tracing::error!(socket = %socket.display(), %error, "gRPC server failed");
             }
         });

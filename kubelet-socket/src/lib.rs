@@ -7,6 +7,8 @@
 //!   its plugin directory when it restarts, and a second instance may already own the path, so a stopping plugin
 //!   removes its socket only if the file is still the one it bound.
 //! - [`connect`] opens a tonic [`Channel`] to a socket, failing within a deadline when nothing listens there.
+//! - [`AuthorityRewriter`] wraps an accepted connection so that a tonic server accepts the socket path the
+//!   kubelet's plugin watcher sends as HTTP/2 `:authority` (h2 refuses it): serve registration sockets through it.
 //!
 //! ```no_run
 //! # async fn serve() -> Result<(), kubelet_socket::Error> {
@@ -21,6 +23,10 @@
 //! ```
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod authority;
+
+pub use authority::AuthorityRewriter;
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
