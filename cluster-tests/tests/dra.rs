@@ -1,0 +1,158 @@
+//! The DRA driver on the real cluster (deploy/kubernetes/overlays/dra, the examples of
+//! deploy/kubernetes/examples/dra applied as they are): the real API server accepts its ResourceSlices and compiles
+//! the DeviceClasses' CEL, the real scheduler allocates claims against the published attributes, the real kubelet
+//! calls prepare and unprepare, and containerd injects the chips from the claim's CDI spec.
+//! The reference for these scenarios; examples/tests/dra_driver_e2e.rs covers the driver against the in-repo fake
+//! API server and kubelet (kills, checkpoints, v1beta1, vNPU).
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::resource::v1::{ResourceClaim, ResourceSlice};
+use kube::api::{Api, DeleteParams, ListParams};
+use support::{test_namespace, NAMESPACE};
+
+const DRIVER: &str = "npu.huawei.com";
+const DRIVER_NAMESPACE: &str = "ascend-dra";
+
+/// Our devices published for the node, by name.
+async fn published_devices(cluster: &Cluster) -> Result<BTreeSet<String>, String> {
+    let slices: Api<ResourceSlice> = Api::all(cluster.client());
+    let list = slices.list(&ListParams::default()).await.map_err(|error| error.to_string())?;
+    Ok(list
+        .items
+        .into_iter()
+        .filter(|slice| slice.spec.driver == DRIVER && slice.spec.node_name.as_deref() == Some(NODE_NAME))
+        .flat_map(|slice| slice.spec.devices.unwrap_or_default())
+        .map(|device| device.name)
+        .collect())
+}
+
+/// Waits until the example pod ran to completion and returns its log.
+async fn completed_log(cluster: &Cluster, pod: &str) -> String {
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
+    wait_until(&format!("pod {pod} succeeded"), Duration::from_secs(90), || async {
+        let status = pods.get(pod).await.map_err(|error| error.to_string())?.status.unwrap_or_default();
+        match status.phase.as_deref() {
+            Some("Succeeded") => Ok(()),
+            Some("Failed") => panic!("pod {pod} failed: {:?}", status.container_statuses),
+            _ => Err(format!("{:?} {:?}", status.phase, status.conditions)),
+        }
+    })
+    .await;
+    cluster.kubectl(&["logs", "-n", NAMESPACE, pod])
+}
+
+/// The davinci nodes and ASCEND_RT_VISIBLE_DEVICES the example's container printed.
+fn chips_in_log(log: &str) -> (Vec<String>, String) {
+    let chips = log
+        .split_whitespace()
+        .filter(|word| word.strip_prefix("/dev/davinci").is_some_and(|id| id.parse::<u32>().is_ok()))
+        .map(str::to_owned)
+        .collect();
+    let visible = log.lines().find_map(|line| line.strip_prefix("ASCEND_RT_VISIBLE_DEVICES=")).unwrap_or("").to_owned();
+    (chips, visible)
+}
+
+async fn delete_example(cluster: &Cluster, file: &str, pod: &str) {
+    let path = cluster.repository().join(file);
+    cluster.kubectl(&["delete", "-n", NAMESPACE, "-f", path.to_str().expect("path"), "--wait=true"]);
+    let claims: Api<ResourceClaim> = Api::namespaced(cluster.client(), NAMESPACE);
+    wait_until(&format!("the claims of {pod} gone"), Duration::from_secs(60), || async {
+        let left = claims.list(&ListParams::default()).await.map_err(|error| error.to_string())?.items;
+        if left.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{:?}", left.iter().map(|claim| claim.metadata.name.clone()).collect::<Vec<_>>()))
+        }
+    })
+    .await;
+}
+
+/// The CDI spec files the driver keeps for claims on the node.
+fn claim_specs() -> Vec<String> {
+    std::fs::read_dir("/var/run/cdi")
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .filter(|name| name.contains("claim"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_real_scheduler_allocates_claims_and_containerd_injects_the_chips() {
+    let cluster = Cluster::connect().await;
+    let mut timer = Timer::start("dra");
+    // One kind of driver per node: the device plugin's pool goes first (it may have run in an earlier test).
+    let _ = cluster.try_kubectl(&["delete", "namespace", "ascend-training-910b", "--wait=true", "--timeout=120s"]);
+    cluster.label_node("ascend.huawei.com/chip-type", Some("910B"));
+    cluster.apply("-k", "deploy/kubernetes/overlays/dra");
+    cluster
+        .wait_pods_running(DRIVER_NAMESPACE, "app.kubernetes.io/name=ascend-dra-driver", 1, Duration::from_secs(120))
+        .await;
+    timer.mark("DRA driver pod running");
+    let devices = wait_until("8 devices published", Duration::from_secs(60), || async {
+        let devices = published_devices(&cluster).await?;
+        if devices.len() == 8 {
+            Ok(devices)
+        } else {
+            Err(format!("{devices:?}"))
+        }
+    })
+    .await;
+    timer.mark("ResourceSlices accepted by the API server");
+    println!("published: {devices:?}");
+    // `kubectl ascend nodes` sees the node as a DRA node.
+    let report = ascend_cluster::nodes_report(&cluster.client()).await.expect("nodes report");
+    let node = report.nodes.iter().find(|node| node.node == NODE_NAME).expect("our node in the report");
+    assert!(node.modes.contains(&ascend_cluster::Mode::Dra), "{node:?}");
+    assert_eq!(node.total, 8, "{node:?}");
+    test_namespace(&cluster).await;
+
+    cluster.kubectl(&[
+        "apply",
+        "-n",
+        NAMESPACE,
+        "-f",
+        cluster.repository().join("deploy/kubernetes/examples/dra/one-chip.yaml").to_str().expect("path"),
+    ]);
+    let (chips, visible) = chips_in_log(&completed_log(&cluster, "one-npu").await);
+    timer.mark("one-chip example ran");
+    assert_eq!(chips.len(), 1, "exactly the allocated chip: {chips:?}");
+    assert_eq!(visible.split(',').filter(|id| !id.is_empty()).count(), 1, "ASCEND_RT_VISIBLE_DEVICES={visible}");
+    delete_example(&cluster, "deploy/kubernetes/examples/dra/one-chip.yaml", "one-npu").await;
+    wait_until("the claim's CDI spec removed", Duration::from_secs(30), || async {
+        let specs = claim_specs();
+        if specs.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{specs:?}"))
+        }
+    })
+    .await;
+    timer.mark("claim unprepared, CDI spec gone");
+
+    cluster.kubectl(&[
+        "apply",
+        "-n",
+        NAMESPACE,
+        "-f",
+        cluster.repository().join("deploy/kubernetes/examples/dra/two-chips-same-hccs.yaml").to_str().expect("path"),
+    ]);
+    let (chips, _) = chips_in_log(&completed_log(&cluster, "two-npus-same-hccs").await);
+    timer.mark("two chips in one HCCS group ran");
+    assert_eq!(chips.len(), 2, "{chips:?}");
+    delete_example(&cluster, "deploy/kubernetes/examples/dra/two-chips-same-hccs.yaml", "two-npus-same-hccs").await;
+
+    let _ = cluster.kubectl(&["delete", "namespace", DRIVER_NAMESPACE, "--wait=true", "--timeout=120s"]);
+    let _ = Api::<Pod>::namespaced(cluster.client(), NAMESPACE)
+        .delete_collection(&DeleteParams::default(), &ListParams::default())
+        .await;
+}
