@@ -57,16 +57,23 @@ build_kubernetes() {
     finish "$out"
 }
 
-build_etcd() {
-    local version=$ETCD_VERSION out dir
-    out=$(cache_bin etcd "$version")
-    complete "$out" etcd && return 0
-    dir=$CLUSTER_CACHE/build/etcd-$version
-    wrapper "$dir" "module local/etcd-build" "go 1.24.0" "require go.etcd.io/etcd/server/v3 v$version"
-    (cd "$dir" && go get -tool "go.etcd.io/etcd/server/v3@v$version")
+# wrapped_build NAME VERSION PACKAGE [GO BUILD FLAG...]: builds the main package PACKAGE, the root of its module, at
+# VERSION through a wrapper module, into the cache as the program NAME.
+wrapped_build() {
+    local name=$1 version=$2 package=$3 out dir
+    shift 3
+    out=$(cache_bin "$name" "$version")
+    complete "$out" "$name" && return 0
+    dir=$CLUSTER_CACHE/build/$name-$version
+    wrapper "$dir" "module local/$name-build" "go 1.24.0" "require $package v$version"
+    (cd "$dir" && go get -tool "$package@v$version")
     mkdir -p "$out.partial"
-    (cd "$dir" && go build -trimpath -ldflags "-s -w" -o "$out.partial/etcd" go.etcd.io/etcd/server/v3)
+    (cd "$dir" && go build -trimpath "$@" -o "$out.partial/$name" "$package")
     finish "$out"
+}
+
+build_etcd() {
+    wrapped_build etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 -ldflags "-s -w"
 }
 
 build_containerd() {
@@ -84,18 +91,10 @@ build_containerd() {
 }
 
 build_runc() {
-    local version=$RUNC_VERSION out dir
-    out=$(cache_bin runc "$version")
-    complete "$out" runc && return 0
     # runc's go.mod has `exclude` lines, which only its own module may use: a wrapper module, as for etcd. Its nsenter
     # is C (cgo); seccomp support links libseccomp (Debian's libseccomp-dev), as upstream's release build does.
-    dir=$CLUSTER_CACHE/build/runc-$version
-    wrapper "$dir" "module local/runc-build" "go 1.24.0" "require github.com/opencontainers/runc v$version"
-    (cd "$dir" && go get -tool "github.com/opencontainers/runc@v$version")
-    mkdir -p "$out.partial"
-    (cd "$dir" && CGO_ENABLED=1 go build -trimpath -tags seccomp -ldflags "-s -w -X main.version=$version" \
-        -o "$out.partial/runc" github.com/opencontainers/runc)
-    finish "$out"
+    CGO_ENABLED=1 wrapped_build runc "$RUNC_VERSION" github.com/opencontainers/runc -tags seccomp \
+        -ldflags "-s -w -X main.version=$RUNC_VERSION"
 }
 
 # A set is complete when every program is there; it is built into a .partial directory and renamed at the end, so an
