@@ -151,6 +151,11 @@ async fn the_publisher_writes_at_volcanos_cadence_and_keeps_the_operators_key() 
     maps.patch(&config_map_name("worker-1"), &PatchParams::default(), &Patch::Merge(&edit))
         .await
         .expect("kubectl edit");
+    // The publisher reads the key from its watch of the ConfigMap: the edit arrives as a watch event.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while publisher.manually_separated().await.expect("read") != names(&[6]) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     assert_eq!(publisher.manually_separated().await.expect("read"), names(&[6]));
 
     let mut second = DeviceList::new();

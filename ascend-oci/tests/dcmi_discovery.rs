@@ -66,8 +66,9 @@ fn chips_from_dcmi_are_cross_checked_and_ordered_after_the_flag() {
     assert_eq!(flagged.chips.chip_type.as_deref(), Some("950"));
     assert_eq!(flagged.chips.phy_ids(), chips.phy_ids());
 
-    // A simulator without its topology fails dcmi_init: the /dev scan, saying why.
-    std::env::remove_var("DCMI_SIM_CONFIG");
+    // A simulator without its topology fails dcmi_init: the /dev scan, saying why. (The variable names a file that
+    // is not there; without it the simulator would read the topology the fake host put beside the library.)
+    std::env::set_var("DCMI_SIM_CONFIG", "/nonexistent/dcmi-sim/topology.toml");
     let fallback = discover_chips(&root, None).expect("fallback");
     let warning = fallback.source.fallback_warning().expect("a warning");
     assert!(warning.contains("dcmi_init") || warning.contains("-8005"), "{warning}");

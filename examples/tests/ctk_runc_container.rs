@@ -6,7 +6,7 @@
 mod ctk_support;
 
 use ctk_support::bundle::{Bundle, OciRuntime};
-use ctk_support::sim_host::SimHost;
+use ctk_support::sim_host::{SimHost, MISSING_TOPOLOGY};
 use ctk_support::{atlas_950_shared_nodes, ctk, describe, expected_npu_nodes, run, Probe, V1_SHARED_NODES};
 
 #[test]
@@ -65,7 +65,7 @@ fn later_containers_get_their_chips_from_the_cache_without_the_driver() {
     // the cache can still name the chip type, which decides the shared nodes.
     let second = Bundle::new(&["ASCEND_VISIBLE_DEVICES=5"]);
     let mut command = ctk();
-    host.with_driver(&mut command).env_remove("DCMI_SIM_CONFIG");
+    host.with_driver(&mut command).env("DCMI_SIM_CONFIG", MISSING_TOPOLOGY);
     command.args(["runtime", "exec", "--host-root"]).arg(host.root()).arg("--");
     command.arg("--root").arg(second.state_root()).args(["run", "--bundle"]).arg(second.path()).arg(&second.id);
     let output = run(&mut command);
@@ -79,7 +79,7 @@ fn later_containers_get_their_chips_from_the_cache_without_the_driver() {
     // with its warning.
     let third = Bundle::new(&["ASCEND_VISIBLE_DEVICES=6"]);
     let mut command = ctk();
-    host.with_driver(&mut command).env_remove("DCMI_SIM_CONFIG");
+    host.with_driver(&mut command).env("DCMI_SIM_CONFIG", MISSING_TOPOLOGY);
     command.args(["runtime", "exec", "--chip-cache", "off", "--host-root"]).arg(host.root()).arg("--");
     command.arg("--root").arg(third.state_root()).args(["run", "--bundle"]).arg(third.path()).arg(&third.id);
     let output = run(&mut command);

@@ -11,6 +11,10 @@ use std::process::Command;
 use dcmi_sim::fake_host::{DeviceNodeKind, FakeHost, FakeHostOptions};
 use dcmi_sim::Topology;
 
+/// A `DCMI_SIM_CONFIG` naming a file that is not there: the simulator's `dcmi_init` then fails, as a broken driver
+/// does. (Without the variable the simulator would read the topology the fake host put beside the library.)
+pub const MISSING_TOPOLOGY: &str = "/nonexistent/dcmi-sim/topology.toml";
+
 /// The mount points `base.list` (the built-in defaults) gives on a fake host.
 pub const BASE_MOUNTS: [&str; 5] = [
     "/usr/local/Ascend/driver/include",
@@ -84,7 +88,7 @@ impl SimHost {
     pub fn without_driver<'c>(&self, command: &'c mut Command) -> &'c mut Command {
         command
             .env_remove("ASCEND_DCMI_LIBRARY")
-            .env_remove("DCMI_SIM_CONFIG")
+            .env("DCMI_SIM_CONFIG", MISSING_TOPOLOGY)
             .env("ASCEND_CTK_CHIP_CACHE", self.chip_cache())
     }
 
