@@ -26,6 +26,7 @@ wait_seconds=${E2E_WAIT_SECONDS:-30}
 container_id="ascend-e2e-$$"
 
 work=""
+sockets=""
 target_dir=""
 started_pids=()
 current_step="start"
@@ -97,6 +98,7 @@ cleanup() {
         stop_process "$pid"
     done
     wait 2>/dev/null
+    [[ -n $sockets ]] && rm -rf "$sockets"
     if [[ -n $work && -d $work ]]; then
         if [[ ${E2E_KEEP:-0} == 1 ]]; then
             echo "[e2e] kept $work" >&2
@@ -243,20 +245,22 @@ step_fake_host() {
 }
 
 step_plugin_registers() {
-    mkdir -p "$work/device-plugins" || return 1
+    # The sockets live in a short directory of their own: a unix socket's path is limited to 107 bytes, which a
+    # checkout at a long path overflows below the target directory.
+    sockets=$(mktemp -d /tmp/ascend-e2e.XXXXXX) || return 1
     # The fake kubelet writes its JSON report to stdout and its progress to stderr.
     # It allocates the last healthy chip: on the sample its physical id is not 0, so the host's numbering
     # (/dev/davinci<phy>) and the container's (ASCEND_RT_VISIBLE_DEVICES=0) cannot be confused.
     start_background "$work/allocate.json" "$work/kubelet.log" "$bin/e2e-kubelet" \
-        --plugin-dir "$work/device-plugins" --pick last --timeout-secs "$wait_seconds"
+        --plugin-dir "$sockets" --pick last --timeout-secs "$wait_seconds"
     kubelet_pid=$last_pid
-    wait_for "the fake kubelet's socket" test -S "$work/device-plugins/kubelet.sock" ||
+    wait_for "the fake kubelet's socket" test -S "$sockets/kubelet.sock" ||
         { evidence_file "e2e-kubelet" "$work/kubelet.log"; return 1; }
 
     start_background /dev/null "$work/device-plugin.log" env \
         DCMI_SIM_CONFIG="$sim_config" RUST_LOG=info NO_COLOR=1 \
         "$bin/ascend-device-plugin" \
-        --plugin-dir "$work/device-plugins" \
+        --plugin-dir "$sockets" \
         --allocate-mode runtime-env \
         --host-root "$work/host" \
         --dcmi-library "$dcmi_library" \
