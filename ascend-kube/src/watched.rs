@@ -148,8 +148,13 @@ where
     }
 
     /// Waits, at most `timeout`, until the watch holds the object at `resource_version` (the answer of this
-    /// process's own write): until then its copy is older than the write, and a writer comparing with it would
-    /// write the same again. Returns whether it caught up.
+    /// process's own write) or later: until then its copy is older than the write, and a writer comparing with it
+    /// would write the same again. Returns whether it caught up.
+    ///
+    /// "Or later" matters: when someone else writes the object just after us, the watch may apply both events
+    /// before this reader looks, and it never sees our version itself. Later is decided as Kubernetes defines it
+    /// for resource versions of one kind (decimal integers, compared by value: KEP-5504 "Comparable Resource
+    /// Version", stable in 1.35); a server whose versions are not such integers is waited for by equality only.
     pub async fn caught_up(
         &self,
         namespace: Option<&str>,
@@ -163,8 +168,10 @@ where
         loop {
             changes.borrow_and_update();
             let held = self.get(namespace, name);
-            if held.as_ref().and_then(|object| object.meta().resource_version.as_deref()) == Some(wanted) {
-                return true;
+            if let Some(held) = held.as_ref().and_then(|object| object.meta().resource_version.clone()) {
+                if at_or_after(&held, wanted) {
+                    return true;
+                }
             }
             if !matches!(tokio::time::timeout_at(deadline, changes.changed()).await, Ok(Ok(()))) {
                 return false;
@@ -176,5 +183,40 @@ where
     /// a waiting reader.
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.changes.clone()
+    }
+}
+
+/// Whether resource version `held` is `wanted` or a later one. Versions are compared as KEP-5504 defines them:
+/// decimal integers without leading zeros, longer is later, equal lengths compare digit by digit (no parse, so no
+/// overflow). Anything else compares by equality only.
+fn at_or_after(held: &str, wanted: &str) -> bool {
+    let comparable = |version: &str| {
+        !version.is_empty() && version.bytes().all(|byte| byte.is_ascii_digit()) && !version.starts_with('0')
+    };
+    if held == wanted {
+        return true;
+    }
+    if !comparable(held) || !comparable(wanted) {
+        return false;
+    }
+    (held.len(), held) > (wanted.len(), wanted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::at_or_after;
+
+    #[test]
+    fn later_resource_versions_compare_by_value_and_opaque_ones_by_equality() {
+        assert!(at_or_after("41", "41"));
+        assert!(at_or_after("42", "41"));
+        assert!(at_or_after("100", "99"), "longer is later, whatever the first digit");
+        assert!(!at_or_after("99", "100"));
+        assert!(!at_or_after("41", "42"));
+        assert!(at_or_after("184467440737095516160", "18446744073709551615"), "past u64 without overflow");
+        assert!(!at_or_after("opaque-b", "opaque-a"), "not integers: equality only");
+        assert!(at_or_after("opaque-a", "opaque-a"));
+        assert!(!at_or_after("042", "41"), "a leading zero is not a comparable version");
+        assert!(!at_or_after("", "41"));
     }
 }

@@ -140,7 +140,9 @@ async fn the_device_info_publisher_reads_separations_from_its_watch_and_writes_o
         assert!(publisher.manually_separated().await.expect("separations").is_empty());
         publisher.publish(&list).await.expect("unchanged");
     }
-    // The first write is a PATCH answered 404 and the POST that creates the map.
+    // The first write is a PATCH answered 404 and the POST that creates the map. The watch opens after the list
+    // that made the separations readable, on the watch's own task: wait for it to reach the server.
+    wait_for("the watch to open", || counts(&server).contains_key("watch configmaps")).await;
     assert_eq!(
         counts(&server),
         expected(&[("create configmaps", 1), ("list configmaps", 1), ("patch configmaps", 1), ("watch configmaps", 1)])
