@@ -117,11 +117,7 @@ impl Cluster {
 
     /// Runs a script of scripts/cluster (for example `node.sh restart-kubelet`); panics with its output on failure.
     pub fn script(&self, name: &str, args: &[&str]) {
-        let output = Command::new("bash")
-            .arg(self.scripts.join(name))
-            .args(args)
-            .output()
-            .unwrap_or_else(|error| panic!("{name}: {error}"));
+        let output = self.script_output(name, args);
         assert!(
             output.status.success(),
             "{name} {}: {}{}",
@@ -129,6 +125,16 @@ impl Cluster {
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );
+    }
+
+    /// Runs a script of scripts/cluster and returns how it ended and what it printed, whatever its exit status
+    /// (`doctor.sh` exits 1 when a check fails).
+    pub fn script_output(&self, name: &str, args: &[&str]) -> std::process::Output {
+        Command::new("bash")
+            .arg(self.scripts.join(name))
+            .args(args)
+            .output()
+            .unwrap_or_else(|error| panic!("{name}: {error}"))
     }
 
     /// The node.

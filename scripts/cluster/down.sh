@@ -44,6 +44,7 @@ iptables -t nat -X ASCEND-TEST-SERVICES 2>/dev/null || true
 for netns in /run/netns/cni-*; do
     if [[ -e $netns ]]; then ip netns delete "$(basename "$netns")" 2>/dev/null || true; fi
 done
+bash "$CLUSTER_SCRIPTS/host_toolkit.sh" remove
 bash "$CLUSTER_SCRIPTS/fake_host.sh" remove
 rm -rf /var/lib/kubelet /var/lib/containerd /run/containerd /var/lib/cni /etc/cni/net.d/10-ascend-test.conflist \
     "$CLUSTER_STATE"

@@ -2,8 +2,10 @@
 # Makes this machine look like an Atlas server to our daemons: `dcmi-sim fake-host` lays the host out in a staging
 # root, and its device nodes (/dev/davinci<phy>, the manager nodes, Ascend950's UB nodes) and driver files
 # (/usr/local/Ascend, /usr/local/dcmi, npu-smi) are copied to the real paths, with the simulator as libdcmi.so and its
-# topology beside it (dcmi-sim finds it there without any environment variable). /sys and the kernel entries are
-# left out: they are the kernel's. Every path it creates is recorded, and `remove` deletes exactly those.
+# topology beside it (dcmi-sim finds it there without any environment variable), and the kernel headers the driver
+# builds against when the machine has none. /sys is the kernel's: the fake PCI devices and driver modules are kept in
+# $CLUSTER_STATE/fake-kernel, for doctor.sh to show the doctor in a mount namespace of its own. Every path it
+# creates is recorded, and `remove` deletes exactly those.
 #
 #   fake_host.sh install TOPOLOGY RELEASE_DIR     (RELEASE_DIR holds dcmi-sim and libdcmi_sim.so)
 #   fake_host.sh remove
@@ -15,6 +17,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 installed=$CLUSTER_STATE/fake-host.installed
+kernel=$CLUSTER_STATE/fake-kernel
 overlay=/usr/local/Ascend/driver/lib64/driver/dcmi-sim-overlay.toml
 
 remove() {
@@ -24,6 +27,7 @@ remove() {
         rm -rf -- "$path"
     done < <(sort -r "$installed")
     rm -f "$installed"
+    rm -rf "$kernel"
 }
 
 install() {
@@ -48,7 +52,17 @@ install() {
         for path in usr/local/Ascend usr/local/dcmi usr/local/bin/npu-smi etc/dcmi-sim; do
             [[ -e $path ]] && echo "$path"
         done
+        # Kernel headers are files a package installs, not the kernel's: added only where the machine has none.
+        if [[ ! -e /lib/modules ]]; then
+            echo lib/modules
+        elif [[ ! -e /lib/modules/$(uname -r) ]]; then
+            echo "lib/modules/$(uname -r)"
+        fi
     })
+    rm -rf "$kernel"
+    mkdir -p "$kernel/sys/bus/pci"
+    cp -a "$staging/sys/bus/pci/devices" "$kernel/sys/bus/pci/"
+    cp -a "$staging/sys/module" "$kernel/sys/"
     rm -rf "$staging"
 }
 

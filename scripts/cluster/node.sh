@@ -38,8 +38,9 @@ start_containerd() {
     cp "$CLUSTER_SCRIPTS/config/cni.conflist" /etc/cni/net.d/10-ascend-test.conflist
     # The kind and local-up-cluster default of 128 inotify instances is too few for a kubelet, containerd and pods.
     sysctl -qw fs.inotify.max_user_instances=8192 fs.inotify.max_user_watches=524288
-    # containerd finds containerd-shim-runc-v2 on its PATH.
-    PATH=$CONTAINERD_BIN:$PATH start containerd "$CONTAINERD_BIN/containerd" \
+    # containerd finds containerd-shim-runc-v2 on its PATH, and the "ascend" runtime (ascend-runtime) finds runc
+    # there, as on a node whose runc is installed in /usr/bin.
+    PATH=$CONTAINERD_BIN:$RUNC_BIN:$PATH start containerd "$CONTAINERD_BIN/containerd" \
         --config "$CONTAINERD_CONFIG"
     WAIT_LOG=containerd wait_for 30 containerd "$CONTAINERD_BIN/ctr" --address "$CONTAINERD_SOCKET" version
 }

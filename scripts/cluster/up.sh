@@ -47,8 +47,6 @@ bash "$CLUSTER_SCRIPTS/pki.sh"
 
 say "the simulated Atlas host ($topology)"
 bash "$CLUSTER_SCRIPTS/fake_host.sh" install "$topology" "$target/release"
-# The host's CDI spec, as deploy/host/ascend-cdi-refresh.service writes it on an NPU node at boot.
-"$target/release/ascend-ctk" cdi generate --output-dir /var/run/cdi >/dev/null
 
 say "etcd $ETCD_VERSION"
 mkdir -p "$CLUSTER_STATE/etcd"
@@ -63,6 +61,9 @@ say "control plane ready"
 
 say "containerd $CONTAINERD_VERSION"
 bash "$CLUSTER_SCRIPTS/node.sh" install-containerd-config
+# Our toolkit, installed as deploy/README.md tells operators to: the CDI spec of the chips, and the "ascend" runtime
+# registered in the containerd configuration just written, before containerd reads it.
+bash "$CLUSTER_SCRIPTS/host_toolkit.sh" install "$target/release"
 bash "$CLUSTER_SCRIPTS/node.sh" start-containerd
 for archive in "$images"/*.tar; do
     ctr images import --snapshotter overlayfs "$archive" >/dev/null
