@@ -7,30 +7,13 @@
 
 mod support;
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::api::resource::v1::{ResourceClaim, ResourceSlice};
-use kube::api::{Api, DeleteParams, ListParams};
-use support::{test_namespace, NAMESPACE};
-
-const DRIVER: &str = "npu.huawei.com";
-const DRIVER_NAMESPACE: &str = "ascend-dra";
-
-/// Our devices published for the node, by name.
-async fn published_devices(cluster: &Cluster) -> Result<BTreeSet<String>, String> {
-    let slices: Api<ResourceSlice> = Api::all(cluster.client());
-    let list = slices.list(&ListParams::default()).await.map_err(|error| error.to_string())?;
-    Ok(list
-        .items
-        .into_iter()
-        .filter(|slice| slice.spec.driver == DRIVER && slice.spec.node_name.as_deref() == Some(NODE_NAME))
-        .flat_map(|slice| slice.spec.devices.unwrap_or_default())
-        .map(|device| device.name)
-        .collect())
-}
+use k8s_openapi::api::resource::v1::ResourceClaim;
+use kube::api::{Api, ListParams};
+use support::{deploy_dra, published_devices, remove_dra, test_namespace, NAMESPACE};
 
 /// Waits until the example pod ran to completion and returns its log.
 async fn completed_log(cluster: &Cluster, pod: &str) -> String {
@@ -90,24 +73,8 @@ fn claim_specs() -> Vec<String> {
 async fn the_real_scheduler_allocates_claims_and_containerd_injects_the_chips() {
     let cluster = Cluster::connect().await;
     let mut timer = Timer::start("dra");
-    // One kind of driver per node: the device plugin's pool goes first (it may have run in an earlier test).
-    let _ = cluster.try_kubectl(&["delete", "namespace", "ascend-training-910b", "--wait=true", "--timeout=120s"]);
-    cluster.label_node("ascend.huawei.com/chip-type", Some("910B"));
-    cluster.apply("-k", "deploy/kubernetes/overlays/dra");
-    cluster
-        .wait_pods_running(DRIVER_NAMESPACE, "app.kubernetes.io/name=ascend-dra-driver", 1, Duration::from_secs(120))
-        .await;
-    timer.mark("DRA driver pod running");
-    let devices = wait_until("8 devices published", Duration::from_secs(60), || async {
-        let devices = published_devices(&cluster).await?;
-        if devices.len() == 8 {
-            Ok(devices)
-        } else {
-            Err(format!("{devices:?}"))
-        }
-    })
-    .await;
-    timer.mark("ResourceSlices accepted by the API server");
+    deploy_dra(&cluster, &mut timer).await;
+    let devices = published_devices(&cluster).await.expect("published devices");
     println!("published: {devices:?}");
     // `kubectl ascend nodes` sees the node as a DRA node.
     let report = ascend_cluster::nodes_report(&cluster.client()).await.expect("nodes report");
@@ -151,8 +118,5 @@ async fn the_real_scheduler_allocates_claims_and_containerd_injects_the_chips() 
     assert_eq!(chips.len(), 2, "{chips:?}");
     delete_example(&cluster, "deploy/kubernetes/examples/dra/two-chips-same-hccs.yaml", "two-npus-same-hccs").await;
 
-    let _ = cluster.kubectl(&["delete", "namespace", DRIVER_NAMESPACE, "--wait=true", "--timeout=120s"]);
-    let _ = Api::<Pod>::namespaced(cluster.client(), NAMESPACE)
-        .delete_collection(&DeleteParams::default(), &ListParams::default())
-        .await;
+    remove_dra(&cluster).await;
 }

@@ -5,12 +5,19 @@ use std::time::Duration;
 
 use ascend_cluster_tests::{wait_until, Cluster, Timer};
 use k8s_openapi::api::core::v1::{Namespace, Pod};
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
 pub const RESOURCE: &str = "huawei.com/Ascend910";
 pub const NAMESPACE: &str = "ascend-e2e";
 /// The namespace the 910B pool's overlay deploys to.
 pub const SYSTEM: &str = "ascend-training-910b";
+/// The DRA driver's name, and the namespace its overlay deploys to.
+pub const DRA_DRIVER: &str = "npu.huawei.com";
+pub const DRA_NAMESPACE: &str = "ascend-dra";
+/// The DeviceClass of the 910B pool's whole chips (deploy/kubernetes/overlays/dra/device-classes.yaml).
+pub const DRA_CLASS_910B: &str = "ascend910b.npu.huawei.com";
+/// The test image, imported by scripts/cluster/up.sh.
+pub const BUSYBOX: &str = "localhost/ascend-test/busybox:1";
 
 /// Labels the node as an NPU node of the 910B pool (deploy/README.md, step 3) and applies the pool's overlay; waits
 /// until the device plugin's and exporter's pods run and the node offers 8 chips.
@@ -92,4 +99,49 @@ pub fn chip_fault(logic_id: u32, faulty: bool) -> dcmi_sim::ChipOverlay {
         faults: Some(faults),
         ..dcmi_sim::ChipOverlay::default()
     }
+}
+
+/// Our DRA devices published for the node, by name.
+pub async fn published_devices(cluster: &Cluster) -> Result<std::collections::BTreeSet<String>, String> {
+    let slices: Api<k8s_openapi::api::resource::v1::ResourceSlice> = Api::all(cluster.client());
+    let list = slices.list(&ListParams::default()).await.map_err(|error| error.to_string())?;
+    Ok(list
+        .items
+        .into_iter()
+        .filter(|slice| {
+            slice.spec.driver == DRA_DRIVER && slice.spec.node_name.as_deref() == Some(ascend_cluster_tests::NODE_NAME)
+        })
+        .flat_map(|slice| slice.spec.devices.unwrap_or_default())
+        .map(|device| device.name)
+        .collect())
+}
+
+/// Swaps the node from the device plugin to the DRA driver (one kind of driver per node: the device plugin's pool,
+/// which an earlier test may have left, goes first), applies deploy/kubernetes/overlays/dra, and waits until the
+/// driver runs and the API server holds its 8 devices.
+pub async fn deploy_dra(cluster: &Cluster, timer: &mut Timer) {
+    let _ = cluster.try_kubectl(&["delete", "namespace", SYSTEM, "--wait=true", "--timeout=120s"]);
+    cluster.label_node("ascend.huawei.com/chip-type", Some("910B"));
+    cluster.apply("-k", "deploy/kubernetes/overlays/dra");
+    cluster
+        .wait_pods_running(DRA_NAMESPACE, "app.kubernetes.io/name=ascend-dra-driver", 1, Duration::from_secs(120))
+        .await;
+    timer.mark("DRA driver pod running");
+    wait_until("8 devices published", Duration::from_secs(60), || async {
+        let devices = published_devices(cluster).await?;
+        if devices.len() == 8 {
+            Ok(devices)
+        } else {
+            Err(format!("{devices:?}"))
+        }
+    })
+    .await;
+    timer.mark("ResourceSlices accepted by the API server");
+}
+
+/// Removes the test namespace's pods and claims, then the DRA driver, so that the next test finds the node free.
+pub async fn remove_dra(cluster: &Cluster) {
+    let _ =
+        cluster.try_kubectl(&["delete", "pods,deployments,resourceclaims", "--all", "-n", NAMESPACE, "--wait=true"]);
+    let _ = cluster.try_kubectl(&["delete", "namespace", DRA_NAMESPACE, "--wait=true", "--timeout=120s"]);
 }
