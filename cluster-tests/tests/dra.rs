@@ -13,7 +13,7 @@ use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::resource::v1::ResourceClaim;
 use kube::api::{Api, ListParams};
-use support::{deploy_dra, published_devices, remove_dra, test_namespace, NAMESPACE};
+use support::{claim_cdi_specs, deploy_dra, published_devices, remove_dra, test_namespace, NAMESPACE};
 
 /// Waits until the example pod ran to completion and returns its log.
 async fn completed_log(cluster: &Cluster, pod: &str) -> String {
@@ -56,19 +56,6 @@ async fn delete_example(cluster: &Cluster, file: &str, pod: &str) {
     .await;
 }
 
-/// The CDI spec files the driver keeps for claims on the node.
-fn claim_specs() -> Vec<String> {
-    std::fs::read_dir("/var/run/cdi")
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|entry| entry.file_name().to_string_lossy().into_owned())
-                .filter(|name| name.contains("claim"))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[tokio::test]
 async fn the_real_scheduler_allocates_claims_and_containerd_injects_the_chips() {
     let cluster = Cluster::connect().await;
@@ -96,7 +83,7 @@ async fn the_real_scheduler_allocates_claims_and_containerd_injects_the_chips() 
     assert_eq!(visible.split(',').filter(|id| !id.is_empty()).count(), 1, "ASCEND_RT_VISIBLE_DEVICES={visible}");
     delete_example(&cluster, "deploy/kubernetes/examples/dra/one-chip.yaml", "one-npu").await;
     wait_until("the claim's CDI spec removed", Duration::from_secs(30), || async {
-        let specs = claim_specs();
+        let specs = claim_cdi_specs();
         if specs.is_empty() {
             Ok(())
         } else {

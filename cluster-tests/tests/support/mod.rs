@@ -145,3 +145,18 @@ pub async fn remove_dra(cluster: &Cluster) {
         cluster.try_kubectl(&["delete", "pods,deployments,resourceclaims", "--all", "-n", NAMESPACE, "--wait=true"]);
     let _ = cluster.try_kubectl(&["delete", "namespace", DRA_NAMESPACE, "--wait=true", "--timeout=120s"]);
 }
+
+/// The CDI spec files the DRA driver writes for the claims it prepared (`k8s.npu.huawei.com-<claim uid>.json` in
+/// /var/run/cdi, the name the DRA kubelet-plugin convention gives them), not the host's spec of every chip.
+pub fn claim_cdi_specs() -> Vec<String> {
+    let prefix = format!("k8s.{DRA_DRIVER}-");
+    std::fs::read_dir("/var/run/cdi")
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .filter(|name| name.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
