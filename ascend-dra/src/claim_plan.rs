@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use dra_kubelet_plugin::ClaimRef;
 use k8s_openapi::api::resource::v1::ResourceClaim;
 
-use crate::inventory::{parse_device_name, DeviceRef, NpuChip};
+use crate::inventory::{parse_device_name, template_label, DeviceRef, NpuChip};
 use crate::opaque_config;
 
 /// One allocated device of ours.
@@ -80,14 +80,18 @@ pub fn plan(
         let chip = chips.get(&phy).ok_or_else(|| {
             format!("{name}: device {} names chip {phy}, which this node does not have", result.device)
         })?;
-        if let Some(template) = template {
-            if !chip.vnpu_templates.iter().any(|t| t.name == template) {
-                return Err(format!(
-                    "{name}: device {} asks for vNPU template {template:?}, which a {} does not take",
-                    result.device, chip.chip_type
-                ));
-            }
-        }
+        let template = match template {
+            Some(label) => match chip.vnpu_templates.iter().find(|t| template_label(t.name) == label) {
+                Some(template) => Some(template.name),
+                None => {
+                    return Err(format!(
+                        "{name}: device {} asks for vNPU template {label:?}, which a {} does not take",
+                        result.device, chip.chip_type
+                    ))
+                }
+            },
+            None => None,
+        };
         let request = result.request.split('/').next().unwrap_or_default().to_owned();
         plan.devices.push(PlannedDevice {
             request,

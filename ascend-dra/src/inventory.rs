@@ -49,9 +49,17 @@ pub fn device_name(phy: u32) -> String {
     format!("npu-{phy}")
 }
 
-/// The partition device of a vNPU template on a chip: `npu-<phy>-<template>`, for example `npu-0-vir02`.
+/// The partition device of a vNPU template on a chip: `npu-<phy>-<template label>`, for example `npu-0-vir02` or
+/// `npu-0-vir04-3c-ndvpp` (template `vir04_3c_ndvpp`).
 pub fn partition_name(phy: u32, template: &str) -> String {
-    format!("npu-{phy}-{template}")
+    format!("npu-{phy}-{}", template_label(template))
+}
+
+/// A vNPU template's name as it appears in a device name. Device names must be DNS labels (lowercase letters,
+/// digits, `-`), and the API server refuses a slice holding `npu-0-vir02_1c`; Huawei's template names use `_` and
+/// never `-`, so the label maps back to the template unambiguously.
+pub fn template_label(template: &str) -> String {
+    template.to_ascii_lowercase().replace('_', "-")
 }
 
 /// What a device name of ours stands for.
@@ -59,7 +67,7 @@ pub fn partition_name(phy: u32, template: &str) -> String {
 pub enum DeviceRef<'a> {
     /// A whole chip.
     Chip(u32),
-    /// A vNPU of a template on a chip.
+    /// A vNPU of a template on a chip, the template as its label ([`template_label`]).
     Partition(u32, &'a str),
 }
 
@@ -122,6 +130,8 @@ mod tests {
     fn device_names_round_trip_and_reject_what_we_never_publish() {
         assert_eq!(parse_device_name(&device_name(12)), Some(DeviceRef::Chip(12)));
         assert_eq!(parse_device_name(&partition_name(3, "vir02")), Some(DeviceRef::Partition(3, "vir02")));
+        assert_eq!(partition_name(0, "vir04_3c_ndvpp"), "npu-0-vir04-3c-ndvpp");
+        assert_eq!(parse_device_name("npu-0-vir04-3c-ndvpp"), Some(DeviceRef::Partition(0, "vir04-3c-ndvpp")));
         for bad in ["gpu-0", "npu-", "npu-x", "npu-01", "npu-1-", "npu--1", "npu-99999999999"] {
             assert_eq!(parse_device_name(bad), None, "{bad}");
         }

@@ -22,10 +22,15 @@ pub const MAX_DEVICES_WITH_TAINTS_OR_COUNTERS: usize = 64;
 /// At most this many shared counters in one slice (1.34).
 pub const MAX_COUNTERS: usize = 32;
 
-/// The counter names of a chip's counter set.
+/// The capacity names of a device (what CEL selects on: `device.capacity['npu.huawei.com'].aiCores`).
 pub const AI_CORES: &str = "aiCores";
 /// See [`AI_CORES`].
 pub const MEMORY: &str = "memory";
+/// The counter names of a chip's counter set. The API server takes only DNS labels here (lowercase, no
+/// camelCase), unlike capacity names: `aiCores` as a counter is refused with 422 Invalid.
+pub const AI_CORES_COUNTER: &str = "aicores";
+/// See [`AI_CORES_COUNTER`].
+pub const MEMORY_COUNTER: &str = "memory";
 
 /// One chip's devices and, in partitionable mode, its counter set: they must share a slice.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,8 +93,8 @@ fn counter_set_name(chip: &NpuChip) -> String {
 
 fn chip_counters(aicore: u32, memory: u64) -> BTreeMap<String, Counter> {
     BTreeMap::from([
-        (AI_CORES.to_owned(), Counter { value: Quantity(aicore.to_string()) }),
-        (MEMORY.to_owned(), Counter { value: Quantity(memory.to_string()) }),
+        (AI_CORES_COUNTER.to_owned(), Counter { value: Quantity(aicore.to_string()) }),
+        (MEMORY_COUNTER.to_owned(), Counter { value: Quantity(memory.to_string()) }),
     ])
 }
 
@@ -250,7 +255,41 @@ mod tests {
         assert_eq!(vir02.capacity.as_ref().unwrap()[AI_CORES].value.0, "2");
         assert_eq!(vir02.attributes.as_ref().unwrap()["vnpu"].bool, Some(true));
         let whole = &first[0];
-        assert_eq!(whole.consumes_counters.as_ref().unwrap()[0].counters[AI_CORES].value.0, "8");
+        assert_eq!(whole.consumes_counters.as_ref().unwrap()[0].counters[AI_CORES_COUNTER].value.0, "8");
+    }
+
+    /// The API server's rule for device, counter-set and counter names (an RFC 1123 label).
+    fn is_dns_label(name: &str) -> bool {
+        let edge = |byte: u8| byte.is_ascii_lowercase() || byte.is_ascii_digit();
+        let bytes = name.as_bytes();
+        (1..=63).contains(&bytes.len())
+            && bytes.iter().all(|&byte| edge(byte) || byte == b'-')
+            && edge(bytes[0])
+            && edge(bytes[bytes.len() - 1])
+    }
+
+    #[test]
+    fn every_name_the_api_server_checks_is_a_dns_label() {
+        // Every 310P template, `vir04_3c_ndvpp` included, in partitionable mode.
+        let groups = chip_groups(&[chip(0)], &BTreeMap::new(), Path::new("/nonexistent"), true);
+        let slices = pack(&groups);
+        let mut names = Vec::new();
+        for slice in &slices {
+            for device in &slice.devices {
+                names.push(device.name.clone());
+                for consumption in device.consumes_counters.iter().flatten() {
+                    names.push(consumption.counter_set.clone());
+                    names.extend(consumption.counters.keys().cloned());
+                }
+            }
+            for set in &slice.shared_counters {
+                names.push(set.name.clone());
+                names.extend(set.counters.keys().cloned());
+            }
+        }
+        assert!(names.iter().any(|name| name == "npu-0-vir04-3c-ndvpp"), "{names:?}");
+        let bad: Vec<&String> = names.iter().filter(|name| !is_dns_label(name)).collect();
+        assert!(bad.is_empty(), "the API server refuses these names: {bad:?}");
     }
 
     #[test]

@@ -264,6 +264,7 @@ impl Store {
         metadata.insert("generation".into(), json!(1));
         metadata.remove("deletionTimestamp");
         set_type(kind, &mut object);
+        crate::validation::check(kind, &object)?;
         Ok(self.commit(key, None, object, ChangeType::Added))
     }
 
@@ -422,6 +423,7 @@ impl Store {
             new["metadata"]["generation"] = json!(generation);
         }
         set_type(kind, &mut new);
+        crate::validation::check(kind, &new)?;
         let finalized = new.pointer("/metadata/deletionTimestamp").is_some()
             && new.pointer("/metadata/finalizers").and_then(Value::as_array).is_none_or(Vec::is_empty);
         if finalized {
