@@ -32,9 +32,7 @@ const SAMPLES: [Sample; 3] = [
 ];
 
 fn release_binary(cluster: &Cluster, name: &str) -> PathBuf {
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| cluster.repository().join("target"), PathBuf::from);
-    let path = target.join("release").join(name);
+    let path = support::release_dir(cluster).join(name);
     assert!(path.exists(), "{}: scripts/cluster/up.sh builds it", path.display());
     path
 }

@@ -40,6 +40,7 @@ mod toml_fields;
 pub mod topology;
 mod validation;
 pub mod vnpu;
+pub mod vnpu_device_node;
 
 pub use chip_type::ChipType;
 pub use error::{Error, Result};

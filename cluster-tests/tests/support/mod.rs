@@ -160,3 +160,11 @@ pub fn claim_cdi_specs() -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// The release build's directory (`target/release`, or below `CARGO_TARGET_DIR`), where scripts/cluster/up.sh builds
+/// the simulator, the tools and the daemons.
+pub fn release_dir(cluster: &Cluster) -> std::path::PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| cluster.repository().join("target"), std::path::PathBuf::from);
+    target.join("release")
+}

@@ -49,6 +49,7 @@ pub unsafe extern "C" fn dcmi_create_vdevice(
             vfg_id: created.vfg_id,
             reserved: [0; 32],
         };
+        crate::vnpu_device_node::created(created.vdev_id);
         Ok(())
     })
 }
@@ -64,6 +65,8 @@ pub extern "C" fn dcmi_set_destroy_vdevice(card_id: c_int, device_id: c_int, vde
             .get_mut(index)
             .ok_or(code::INTERNAL_ERROR)?
             .destroy(vdevid)
-            .map_err(|error| error.dcmi_code().unwrap_or(code::INTERNAL_ERROR))
+            .map_err(|error| error.dcmi_code().unwrap_or(code::INTERNAL_ERROR))?;
+        crate::vnpu_device_node::destroyed(vdevid);
+        Ok(())
     })
 }

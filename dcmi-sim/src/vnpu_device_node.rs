@@ -1,0 +1,51 @@
+//! The host's `/dev/vdavinci<id>` of a vNPU. On an Atlas server the driver makes that node when DCMI creates a vNPU
+//! and removes it when the vNPU is destroyed; container runtimes and DRA drivers then hand it to containers as
+//! `/dev/davinci<id>`. The simulator does the same on a host laid out by [`crate::fake_host`]: when it runs as the
+//! `libdcmi.so` of such a host (at [`crate::fake_host::LIBRARY_PATH`] below a root), the node goes in that root's
+//! `/dev`, a character device where the kernel allows it and an empty file otherwise. Loaded from anywhere else (a
+//! build directory), it makes no node.
+
+use std::path::{Path, PathBuf};
+
+use crate::fake_host::{DAVINCI_MAJOR, LIBRARY_PATH};
+
+/// The node of vNPU `vdev_id` below `root`.
+pub fn node_path(root: &Path, vdev_id: u32) -> PathBuf {
+    root.join(format!("dev/vdavinci{vdev_id}"))
+}
+
+/// The fake host's root when the loaded library is its `libdcmi.so`.
+pub fn host_root() -> Option<PathBuf> {
+    let directory = crate::library_home::library_directory()?;
+    let below = Path::new(LIBRARY_PATH).parent()?;
+    let mut root = directory.as_path();
+    for _ in below.components() {
+        root = root.parent()?;
+    }
+    (root.join(below) == directory).then(|| root.to_path_buf())
+}
+
+/// Makes the node of a created vNPU; a failure leaves the vNPU made (the DCMI call succeeded) without its node,
+/// as a driver that could not create the node would.
+pub fn created(vdev_id: u32) {
+    let Some(root) = host_root() else { return };
+    let path = node_path(&root, vdev_id);
+    let _ = std::fs::remove_file(&path);
+    let made = rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &path,
+        rustix::fs::FileType::CharacterDevice,
+        rustix::fs::Mode::from_raw_mode(0o666),
+        rustix::fs::makedev(DAVINCI_MAJOR, vdev_id),
+    );
+    if made.is_err() {
+        let _ = std::fs::write(&path, b"");
+    }
+}
+
+/// Removes the node of a destroyed vNPU.
+pub fn destroyed(vdev_id: u32) {
+    if let Some(root) = host_root() {
+        let _ = std::fs::remove_file(node_path(&root, vdev_id));
+    }
+}
