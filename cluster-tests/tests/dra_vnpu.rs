@@ -15,8 +15,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
 use serde_json::json;
 use support::{
-    delete_pod, published_devices, release_dir, remove_dra, test_namespace, BUSYBOX, DRA_DRIVER, DRA_NAMESPACE,
-    NAMESPACE, SYSTEM,
+    delete_pod, published_devices, release_dir, remove_dra, test_namespace, wait_dra_registered, BUSYBOX, DRA_DRIVER,
+    DRA_NAMESPACE, NAMESPACE, SYSTEM,
 };
 
 /// A sleeping pod whose claim (named as the pod) asks for one device of `class` picked by `cel`.
@@ -81,18 +81,8 @@ async fn a_partition_claim_gets_a_vnpu_made_and_destroyed_by_the_driver() {
         DRA_NAMESPACE,
         "ASCEND_DRA_PARTITIONABLE=true",
     ]);
-    // The pod of the first template may have started: wait for the one with partitions to run and to be registered
-    // with the kubelet (a claim prepared before that waits out the kubelet's retry backoff).
-    cluster.kubectl(&["rollout", "status", "daemonset/ascend-dra-driver", "-n", DRA_NAMESPACE, "--timeout=120s"]);
-    wait_until("the partitionable driver registered with the kubelet", Duration::from_secs(60), || async {
-        let log = cluster.try_kubectl(&["logs", "-n", DRA_NAMESPACE, "daemonset/ascend-dra-driver"])?;
-        if log.contains("registered with the kubelet") {
-            Ok(())
-        } else {
-            Err("not registered yet".to_owned())
-        }
-    })
-    .await;
+    // The pod of the first template may have started: the one with partitions must be the one registered.
+    wait_dra_registered(&cluster).await;
     wait_until("the partitions published", Duration::from_secs(120), || async {
         let devices = published_devices(&cluster).await?;
         if devices.contains("npu-0-vir02") {

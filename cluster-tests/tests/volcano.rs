@@ -86,7 +86,9 @@ async fn the_volcano_device_info_and_node_events_follow_a_fault() {
     .await;
     timer.mark("recovery in the device-info ConfigMap");
 
-    // Back to the plain 910B pool for the tests after this one.
+    // Back to the plain 910B pool for the tests after this one. The device-info ConfigMap outlives the Volcano mode
+    // (nothing else owns it): an operator leaving Volcano deletes it, or `kubectl ascend` keeps showing the mode.
     cluster.apply("-k", "deploy/kubernetes/overlays/training-910b");
     cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=180s"]);
+    config_maps.delete(&name, &Default::default()).await.expect("delete the device-info ConfigMap");
 }

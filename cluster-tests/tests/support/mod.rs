@@ -137,6 +137,22 @@ pub async fn deploy_dra(cluster: &Cluster, timer: &mut Timer) {
     })
     .await;
     timer.mark("ResourceSlices accepted by the API server");
+    wait_dra_registered(cluster).await;
+}
+
+/// Waits until the running driver pod has registered with the kubelet: a claim whose prepare comes earlier fails
+/// ("DRA driver npu.huawei.com is not registered") and waits out the kubelet's backoff, a minute or more.
+pub async fn wait_dra_registered(cluster: &Cluster) {
+    cluster.kubectl(&["rollout", "status", "daemonset/ascend-dra-driver", "-n", DRA_NAMESPACE, "--timeout=120s"]);
+    wait_until("the DRA driver registered with the kubelet", Duration::from_secs(60), || async {
+        let log = cluster.try_kubectl(&["logs", "-n", DRA_NAMESPACE, "daemonset/ascend-dra-driver"])?;
+        if log.contains("registered with the kubelet") {
+            Ok(())
+        } else {
+            Err("not registered yet".to_owned())
+        }
+    })
+    .await;
 }
 
 /// Removes the test namespace's pods and claims, then the DRA driver, so that the next test finds the node free.
