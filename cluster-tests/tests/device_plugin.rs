@@ -16,7 +16,8 @@ use kube::api::{Api, PostParams};
 mod support;
 
 use support::{
-    chip_fault, delete_pod, deploy_910b_pool, npu_pod, start_pod, test_namespace, NAMESPACE, RESOURCE, SYSTEM,
+    chip_fault, davinci_nodes, delete_pod, deploy_910b_pool, npu_pod, start_pod, test_namespace, unschedulable_reason,
+    NAMESPACE, RESOURCE, SYSTEM,
 };
 
 /// The shared nodes of a 910-family chip that every container with a chip gets (deploy/README.md, CDI).
@@ -26,11 +27,7 @@ const SHARED_NODES: [&str; 3] = ["davinci_manager", "devmm_svm", "hisi_hdc"];
 fn container_view(cluster: &Cluster, pod: &str) -> (Vec<String>, Vec<String>, String) {
     let listing = cluster.exec(NAMESPACE, pod, &["ls", "/dev"]).stdout;
     let nodes: Vec<String> = listing.split_whitespace().map(str::to_owned).collect();
-    let chips: Vec<String> = nodes
-        .iter()
-        .filter(|node| node.strip_prefix("davinci").is_some_and(|id| id.parse::<u32>().is_ok()))
-        .cloned()
-        .collect();
+    let chips = davinci_nodes(&listing);
     let shared = SHARED_NODES.iter().filter(|node| nodes.iter().any(|n| n == *node)).map(|n| n.to_string()).collect();
     let env = cluster.exec(NAMESPACE, pod, &["env"]).stdout;
     let visible =
@@ -64,18 +61,7 @@ async fn pods_get_chips_from_the_device_plugin_through_the_real_kubelet_schedule
     // Six chips are left: a pod asking for seven stays Pending with the scheduler's reason.
     let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
     pods.create(&PostParams::default(), &npu_pod("seven-chips", 7)).await.expect("create pod");
-    let reason = ascend_cluster_tests::wait_until("seven-chips unschedulable", Duration::from_secs(30), || async {
-        let pod = pods.get("seven-chips").await.map_err(|error| error.to_string())?;
-        let status = pod.status.unwrap_or_default();
-        status
-            .conditions
-            .iter()
-            .flatten()
-            .find(|c| c.type_ == "PodScheduled" && c.status == "False")
-            .and_then(|c| c.message.clone())
-            .ok_or_else(|| format!("{:?}", status.conditions))
-    })
-    .await;
+    let reason = unschedulable_reason(&cluster, "seven-chips").await;
     assert!(reason.contains(&format!("Insufficient {RESOURCE}")), "scheduler's reason: {reason}");
     assert_eq!(
         pods.get("seven-chips").await.expect("pod").status.unwrap_or_default().phase.as_deref(),

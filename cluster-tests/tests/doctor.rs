@@ -14,7 +14,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 
 mod support;
 
-use support::{delete_pod, deploy_910b_pool, npu_pod, test_namespace, NAMESPACE};
+use support::{davinci_nodes, delete_pod, deploy_910b_pool, npu_pod, test_namespace, NAMESPACE};
 
 /// A RuntimeClass made with the runtime's binary name as handler, the mistake deploy/kubernetes/base/runtime-class.yaml
 /// warns of: containerd registers the runtime as "ascend".
@@ -107,10 +107,7 @@ async fn every_check_passes_on_the_node_and_a_runtime_class_containerd_does_not_
     cluster.wait_running(NAMESPACE, "runtime-class", Duration::from_secs(60)).await;
     timer.mark("pod with runtimeClassName ascend running");
     let devices = cluster.exec(NAMESPACE, "runtime-class", &["ls", "/dev"]).stdout;
-    let chips: Vec<&str> = devices
-        .split_whitespace()
-        .filter(|node| node.strip_prefix("davinci").is_some_and(|id| id.parse::<u32>().is_ok()))
-        .collect();
+    let chips = davinci_nodes(&devices);
     assert_eq!(chips, ["davinci3"], "the chip ascend-runtime injected: {devices}");
     delete_pod(&cluster, "runtime-class").await;
 

@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::api::resource::v1::ResourceClaim;
-use kube::api::{Api, ListParams};
-use support::{claim_cdi_specs, deploy_dra, published_devices, remove_dra, test_namespace, NAMESPACE};
+use kube::api::Api;
+use support::{
+    deploy_dra, published_devices, remove_dra, test_namespace, wait_claims_gone, wait_no_claim_cdi_specs, NAMESPACE,
+};
 
 /// Waits until the example pod ran to completion and returns its log.
 async fn completed_log(cluster: &Cluster, pod: &str) -> String {
@@ -41,19 +42,10 @@ fn chips_in_log(log: &str) -> (Vec<String>, String) {
     (chips, visible)
 }
 
-async fn delete_example(cluster: &Cluster, file: &str, pod: &str) {
+async fn delete_example(cluster: &Cluster, file: &str) {
     let path = cluster.repository().join(file);
     cluster.kubectl(&["delete", "-n", NAMESPACE, "-f", path.to_str().expect("path"), "--wait=true"]);
-    let claims: Api<ResourceClaim> = Api::namespaced(cluster.client(), NAMESPACE);
-    wait_until(&format!("the claims of {pod} gone"), Duration::from_secs(60), || async {
-        let left = claims.list(&ListParams::default()).await.map_err(|error| error.to_string())?.items;
-        if left.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{:?}", left.iter().map(|claim| claim.metadata.name.clone()).collect::<Vec<_>>()))
-        }
-    })
-    .await;
+    wait_claims_gone(cluster).await;
 }
 
 #[tokio::test]
@@ -81,16 +73,8 @@ async fn the_real_scheduler_allocates_claims_and_containerd_injects_the_chips() 
     timer.mark("one-chip example ran");
     assert_eq!(chips.len(), 1, "exactly the allocated chip: {chips:?}");
     assert_eq!(visible.split(',').filter(|id| !id.is_empty()).count(), 1, "ASCEND_RT_VISIBLE_DEVICES={visible}");
-    delete_example(&cluster, "deploy/kubernetes/examples/dra/one-chip.yaml", "one-npu").await;
-    wait_until("the claim's CDI spec removed", Duration::from_secs(30), || async {
-        let specs = claim_cdi_specs();
-        if specs.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{specs:?}"))
-        }
-    })
-    .await;
+    delete_example(&cluster, "deploy/kubernetes/examples/dra/one-chip.yaml").await;
+    wait_no_claim_cdi_specs("the claim's CDI spec removed").await;
     timer.mark("claim unprepared, CDI spec gone");
 
     cluster.kubectl(&[
@@ -103,7 +87,7 @@ async fn the_real_scheduler_allocates_claims_and_containerd_injects_the_chips() 
     let (chips, _) = chips_in_log(&completed_log(&cluster, "two-npus-same-hccs").await);
     timer.mark("two chips in one HCCS group ran");
     assert_eq!(chips.len(), 2, "{chips:?}");
-    delete_example(&cluster, "deploy/kubernetes/examples/dra/two-chips-same-hccs.yaml", "two-npus-same-hccs").await;
+    delete_example(&cluster, "deploy/kubernetes/examples/dra/two-chips-same-hccs.yaml").await;
 
     remove_dra(&cluster).await;
 }

@@ -15,7 +15,10 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::resource::v1::{ResourceClaim, ResourceClaimTemplate};
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
-use support::{deploy_dra, remove_dra, test_namespace, BUSYBOX, DRA_CLASS_910B, NAMESPACE};
+use support::{
+    davinci_nodes, deploy_dra, remove_dra, sleeping_pod_spec, test_namespace, unschedulable_reason, wait_claims_gone,
+    DRA_CLASS_910B, NAMESPACE,
+};
 
 /// A claim spec for `count` whole 910B chips, with optional constraints.
 fn chips_spec(count: u32, constraints: serde_json::Value) -> serde_json::Value {
@@ -27,58 +30,9 @@ fn chips_spec(count: u32, constraints: serde_json::Value) -> serde_json::Value {
     })
 }
 
-/// A pod spec whose one container sleeps with the chips of `claim` (a ResourceClaim's name, or a template's).
-fn pod_spec(claim: serde_json::Value) -> serde_json::Value {
-    json!({
-        "terminationGracePeriodSeconds": 1,
-        "containers": [{
-            "name": "work",
-            "image": BUSYBOX,
-            "imagePullPolicy": "Never",
-            "command": ["sleep", "3600"],
-            "resources": {"claims": [{"name": "npus"}]},
-        }],
-        "resourceClaims": [claim],
-    })
-}
-
 /// The `/dev/davinci<N>` nodes a running pod's container sees.
 fn chips_seen(cluster: &Cluster, pod: &str) -> Vec<String> {
-    let listing = cluster.exec(NAMESPACE, pod, &["ls", "/dev"]).stdout;
-    listing
-        .split_whitespace()
-        .filter(|node| node.strip_prefix("davinci").is_some_and(|id| id.parse::<u32>().is_ok()))
-        .map(str::to_owned)
-        .collect()
-}
-
-/// The scheduler's message on a pod it could not place, once it has one.
-async fn unschedulable_reason(cluster: &Cluster, pod: &str) -> String {
-    let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
-    wait_until(&format!("{pod} unschedulable"), Duration::from_secs(60), || async {
-        let status = pods.get(pod).await.map_err(|error| error.to_string())?.status.unwrap_or_default();
-        status
-            .conditions
-            .iter()
-            .flatten()
-            .find(|condition| condition.type_ == "PodScheduled" && condition.status == "False")
-            .and_then(|condition| condition.message.clone())
-            .ok_or_else(|| format!("{:?} {:?}", status.phase, status.conditions))
-    })
-    .await
-}
-
-async fn wait_claims_gone(cluster: &Cluster) {
-    let claims: Api<ResourceClaim> = Api::namespaced(cluster.client(), NAMESPACE);
-    wait_until("every claim of the test namespace gone", Duration::from_secs(90), || async {
-        let left = claims.list(&ListParams::default()).await.map_err(|error| error.to_string())?.items;
-        if left.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{:?}", left.iter().map(|claim| claim.metadata.name.clone()).collect::<Vec<_>>()))
-        }
-    })
-    .await;
+    davinci_nodes(&cluster.exec(NAMESPACE, pod, &["ls", "/dev"]).stdout)
 }
 
 #[tokio::test]
@@ -122,7 +76,7 @@ async fn template_in_a_deployment(cluster: &Cluster, timer: &mut Timer) {
             "selector": {"matchLabels": {"app": "npu-workers"}},
             "template": {
                 "metadata": {"labels": {"app": "npu-workers"}},
-                "spec": pod_spec(json!({"name": "npus", "resourceClaimTemplateName": "one-npu"})),
+                "spec": sleeping_pod_spec(json!({"name": "npus", "resourceClaimTemplateName": "one-npu"})),
             },
         },
     });
@@ -193,7 +147,7 @@ async fn shared_claim(cluster: &Cluster, timer: &mut Timer) {
     for name in ["sharer-a", "sharer-b"] {
         let pod = json!({
             "metadata": {"name": name, "labels": {"app": "sharers"}},
-            "spec": pod_spec(json!({"name": "npus", "resourceClaimName": "shared-npu"})),
+            "spec": sleeping_pod_spec(json!({"name": "npus", "resourceClaimName": "shared-npu"})),
         });
         pods.create(&PostParams::default(), &serde_json::from_value(pod).expect("pod")).await.expect("create pod");
     }
@@ -220,7 +174,7 @@ async fn unmeetable_constraint(cluster: &Cluster, timer: &mut Timer) {
     let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
     let pod = json!({
         "metadata": {"name": "impossible"},
-        "spec": pod_spec(json!({"name": "npus", "resourceClaimName": "impossible"})),
+        "spec": sleeping_pod_spec(json!({"name": "npus", "resourceClaimName": "impossible"})),
     });
     pods.create(&PostParams::default(), &serde_json::from_value(pod).expect("pod")).await.expect("create pod");
     let reason = unschedulable_reason(cluster, "impossible").await;

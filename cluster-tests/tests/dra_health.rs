@@ -14,7 +14,8 @@ use k8s_openapi::api::resource::v1::{ResourceClaim, ResourceSlice};
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
 use support::{
-    chip_fault, delete_pod, deploy_dra, remove_dra, test_namespace, BUSYBOX, DRA_CLASS_910B, DRA_DRIVER, NAMESPACE,
+    chip_fault, delete_pod, deploy_dra, remove_dra, sleeping_pod_spec, test_namespace, unschedulable_reason,
+    DRA_CLASS_910B, DRA_DRIVER, NAMESPACE,
 };
 
 /// A sleeping pod with a claim (named as the pod) for one chip, picked by CEL when `physical_id` is given.
@@ -37,19 +38,12 @@ async fn start_pod_with_claim(cluster: &Cluster, name: &str, physical_id: Option
             .map_err(|error| error.to_string())
     })
     .await;
+    // The pod's name for the claim is the ResourceClaim's own: kubelet 1.34 looks the claim's health up by the name
+    // the container uses (kubernetes/kubernetes#134482, fixed in #134875), so a claim named otherwise, or made from
+    // a template, never shows allocatedResourcesStatus there.
     let pod = json!({
         "metadata": {"name": name},
-        "spec": {
-            "terminationGracePeriodSeconds": 1,
-            "containers": [{
-                "name": "work", "image": BUSYBOX, "imagePullPolicy": "Never", "command": ["sleep", "3600"],
-                "resources": {"claims": [{"name": name}]},
-            }],
-            // The pod's name for the claim is the ResourceClaim's own: kubelet 1.34 looks the claim's health up
-            // by the name the container uses (kubernetes/kubernetes#134482, fixed in #134875), so a claim named
-            // otherwise, or made from a template, never shows allocatedResourcesStatus there.
-            "resourceClaims": [{"name": name, "resourceClaimName": name}],
-        },
+        "spec": sleeping_pod_spec(json!({"name": name, "resourceClaimName": name})),
     });
     let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
     pods.create(&PostParams::default(), &serde_json::from_value(pod).expect("pod")).await.expect("create pod");
@@ -184,17 +178,7 @@ async fn chip_faults_taint_devices_report_health_and_evict() {
     // A claim for exactly the free, tainted chip is not allocated.
     start_pod_with_claim(&cluster, "tainted-chip", Some(free_physical)).await;
     let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
-    let reason = wait_until("the pod for the tainted chip unschedulable", Duration::from_secs(60), || async {
-        let status = pods.get("tainted-chip").await.map_err(|e| e.to_string())?.status.unwrap_or_default();
-        status
-            .conditions
-            .iter()
-            .flatten()
-            .find(|condition| condition.type_ == "PodScheduled" && condition.status == "False")
-            .and_then(|condition| condition.message.clone())
-            .ok_or_else(|| format!("{:?} {:?}", status.phase, status.conditions))
-    })
-    .await;
+    let reason = unschedulable_reason(&cluster, "tainted-chip").await;
     println!("scheduler: {reason}");
     assert!(reason.contains("cannot allocate all claims"), "{reason}");
     timer.mark("no claim allocated on the tainted chip");

@@ -11,13 +11,14 @@ use std::time::{Duration, Instant};
 
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::api::resource::v1::{ResourceClaim, ResourceSlice};
+use k8s_openapi::api::resource::v1::ResourceSlice;
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
 use support::{
-    claim_cdi_specs, delete_pod, deploy_dra, published_devices, remove_dra, test_namespace, BUSYBOX, DRA_CLASS_910B,
-    DRA_DRIVER, DRA_NAMESPACE, NAMESPACE,
+    claim_cdi_specs, davinci_nodes, delete_pod, deploy_dra, published_devices, remove_dra, sleeping_pod_spec,
+    test_namespace, DRA_CLASS_910B, DRA_DRIVER, DRA_NAMESPACE, NAMESPACE,
 };
+use support::{wait_claims_gone, wait_no_claim_cdi_specs};
 
 const DRIVER_SELECTOR: &str = "app.kubernetes.io/name=ascend-dra-driver";
 
@@ -27,24 +28,14 @@ async fn start_holder(cluster: &Cluster, name: &str) -> String {
     let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
     let pod = json!({
         "metadata": {"name": name},
-        "spec": {
-            "terminationGracePeriodSeconds": 1,
-            "containers": [{
-                "name": "work", "image": BUSYBOX, "imagePullPolicy": "Never", "command": ["sleep", "3600"],
-                "resources": {"claims": [{"name": "npu"}]},
-            }],
-            "resourceClaims": [{"name": "npu", "resourceClaimTemplateName": "restart-one-npu"}],
-        },
+        "spec": sleeping_pod_spec(json!({"name": "npu", "resourceClaimTemplateName": "restart-one-npu"})),
     });
     pods.create(&PostParams::default(), &serde_json::from_value(pod).expect("pod")).await.expect("create pod");
     cluster.wait_running(NAMESPACE, name, Duration::from_secs(90)).await;
     let listing = cluster.exec(NAMESPACE, name, &["ls", "/dev"]).stdout;
-    let chips: Vec<&str> = listing
-        .split_whitespace()
-        .filter(|node| node.strip_prefix("davinci").is_some_and(|id| id.parse::<u32>().is_ok()))
-        .collect();
+    let chips = davinci_nodes(&listing);
     assert_eq!(chips.len(), 1, "{name}: one chip: {listing}");
-    chips[0].to_owned()
+    chips[0].clone()
 }
 
 /// The uids of our ResourceSlices for the node.
@@ -85,15 +76,7 @@ async fn claims_survive_a_driver_pod_deletion_and_a_kubelet_restart() {
     // The driver's pod is deleted while a pod holds a prepared claim. (The claim of a pod an interrupted run left is
     // unprepared by the kubelet after the pod object is gone: wait for that first.)
     delete_pod(&cluster, "dra-holder").await;
-    wait_until("no prepared claim left on the node", Duration::from_secs(60), || async {
-        let specs = claim_cdi_specs();
-        if specs.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{specs:?}"))
-        }
-    })
-    .await;
+    wait_no_claim_cdi_specs("no prepared claim left on the node").await;
     let chip = start_holder(&cluster, "dra-holder").await;
     timer.mark("a pod holds a prepared claim");
     assert_eq!(claim_cdi_specs().len(), 1, "the prepared claim's CDI spec: {:?}", claim_cdi_specs());
@@ -117,26 +100,9 @@ async fn claims_survive_a_driver_pod_deletion_and_a_kubelet_restart() {
 
     // The pod goes: the new driver unprepares the claim it never prepared, from the checkpoint.
     delete_pod(&cluster, "dra-holder").await;
-    wait_until("the claim unprepared by the new driver", Duration::from_secs(60), || async {
-        let specs = claim_cdi_specs();
-        if specs.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{specs:?}"))
-        }
-    })
-    .await;
+    wait_no_claim_cdi_specs("the claim unprepared by the new driver").await;
     timer.mark("claim unprepared by the new driver pod");
-    let claims: Api<ResourceClaim> = Api::namespaced(cluster.client(), NAMESPACE);
-    wait_until("the pod's claim deleted", Duration::from_secs(60), || async {
-        let left = claims.list(&ListParams::default()).await.map_err(|error| error.to_string())?.items;
-        if left.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{} left", left.len()))
-        }
-    })
-    .await;
+    wait_claims_gone(&cluster).await;
 
     // The kubelet restarts while a pod holds a chip: the devices are published again within 5 s of its return and the
     // pod runs on with its chip.

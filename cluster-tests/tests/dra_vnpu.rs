@@ -15,8 +15,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
 use serde_json::json;
 use support::{
-    delete_pod, published_devices, release_dir, remove_dra, test_namespace, wait_dra_registered, BUSYBOX, DRA_DRIVER,
-    DRA_NAMESPACE, NAMESPACE, SYSTEM,
+    davinci_nodes, delete_pod, published_devices, release_dir, remove_dra, sleeping_pod_spec, test_namespace,
+    unschedulable_reason, wait_dra_registered, DRA_DRIVER, DRA_NAMESPACE, NAMESPACE, SYSTEM,
 };
 
 /// A sleeping pod whose claim (named as the pod) asks for one device of `class` picked by `cel`.
@@ -33,14 +33,7 @@ async fn start_pod(cluster: &Cluster, name: &str, class: &str, cel: &str) {
     claims.create(&PostParams::default(), &serde_json::from_value(claim).expect("claim")).await.expect("claim");
     let pod = json!({
         "metadata": {"name": name},
-        "spec": {
-            "terminationGracePeriodSeconds": 1,
-            "containers": [{
-                "name": "work", "image": BUSYBOX, "imagePullPolicy": "Never", "command": ["sleep", "3600"],
-                "resources": {"claims": [{"name": "npu"}]},
-            }],
-            "resourceClaims": [{"name": "npu", "resourceClaimName": name}],
-        },
+        "spec": sleeping_pod_spec(json!({"name": "npu", "resourceClaimName": name})),
     });
     let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
     pods.create(&PostParams::default(), &serde_json::from_value(pod).expect("pod")).await.expect("create pod");
@@ -112,26 +105,13 @@ async fn a_partition_claim_gets_a_vnpu_made_and_destroyed_by_the_driver() {
     let id = made[0].trim_start_matches("vdavinci").to_owned();
     assert!(id.parse::<u32>().is_ok_and(|id| id >= 100), "a vNPU id: {id}");
     let listing = cluster.exec(NAMESPACE, "vnpu-holder", &["ls", "/dev"]).stdout;
-    let chips: Vec<&str> = listing
-        .split_whitespace()
-        .filter(|node| node.starts_with("davinci") && node[7..].parse::<u32>().is_ok())
-        .collect();
+    let chips = davinci_nodes(&listing);
     assert_eq!(chips, [format!("davinci{id}")], "the container sees the vNPU as /dev/davinci{id}: {listing}");
 
     // The whole chip 0 is not allocatable while its partition is held.
     start_pod(&cluster, "whole-chip-0", "ascend310p.npu.huawei.com", &format!("{attributes}.physicalId == 0")).await;
     let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
-    let reason = wait_until("the whole chip's pod unschedulable", Duration::from_secs(60), || async {
-        let status = pods.get("whole-chip-0").await.map_err(|e| e.to_string())?.status.unwrap_or_default();
-        status
-            .conditions
-            .iter()
-            .flatten()
-            .find(|condition| condition.type_ == "PodScheduled" && condition.status == "False")
-            .and_then(|condition| condition.message.clone())
-            .ok_or_else(|| format!("{:?}", status.phase))
-    })
-    .await;
+    let reason = unschedulable_reason(&cluster, "whole-chip-0").await;
     println!("scheduler: {reason}");
     assert!(reason.contains("cannot allocate all claims"), "{reason}");
     timer.mark("the whole chip refused while its partition is held");

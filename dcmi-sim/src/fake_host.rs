@@ -242,18 +242,9 @@ impl Writer {
         if path.exists() || path.is_symlink() {
             self.io(&path, fs::remove_file(&path))?;
         }
-        if kind == DeviceNodeKind::CharacterDevices {
-            let made = rustix::fs::mknodat(
-                rustix::fs::CWD,
-                &path,
-                rustix::fs::FileType::CharacterDevice,
-                rustix::fs::Mode::from_raw_mode(0o666),
-                rustix::fs::makedev(major, minor),
-            );
-            if made.is_ok() {
-                self.io(&path, fs::set_permissions(&path, fs::Permissions::from_mode(0o666)))?;
-                return Ok(DeviceNodeKind::CharacterDevices);
-            }
+        if kind == DeviceNodeKind::CharacterDevices && make_character_device(&path, major, minor) {
+            self.io(&path, fs::set_permissions(&path, fs::Permissions::from_mode(0o666)))?;
+            return Ok(DeviceNodeKind::CharacterDevices);
         }
         self.bytes(relative, b"", 0o666)?;
         Ok(DeviceNodeKind::PlainFiles)
@@ -416,4 +407,16 @@ mod tests {
         let error = FakeHost::build(&two_chip_topology(), root.path(), &options).expect_err("no library");
         assert!(error.to_string().contains("absent.so"), "{error}");
     }
+}
+
+/// Makes a character device node (mode 0666 before the umask); false when the kernel refuses (no CAP_MKNOD).
+pub fn make_character_device(path: &Path, major: u32, minor: u32) -> bool {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::CharacterDevice,
+        rustix::fs::Mode::from_raw_mode(0o666),
+        rustix::fs::makedev(major, minor),
+    )
+    .is_ok()
 }

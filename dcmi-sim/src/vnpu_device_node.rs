@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::fake_host::{DAVINCI_MAJOR, LIBRARY_PATH};
+use crate::fake_host::{make_character_device, DAVINCI_MAJOR, LIBRARY_PATH};
 
 /// The node of vNPU `vdev_id` below `root`.
 pub fn node_path(root: &Path, vdev_id: u32) -> PathBuf {
@@ -31,14 +31,7 @@ pub fn created(vdev_id: u32) {
     let Some(root) = host_root() else { return };
     let path = node_path(&root, vdev_id);
     let _ = std::fs::remove_file(&path);
-    let made = rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &path,
-        rustix::fs::FileType::CharacterDevice,
-        rustix::fs::Mode::from_raw_mode(0o666),
-        rustix::fs::makedev(DAVINCI_MAJOR, vdev_id),
-    );
-    if made.is_err() {
+    if !make_character_device(&path, DAVINCI_MAJOR, vdev_id) {
         let _ = std::fs::write(&path, b"");
     }
 }

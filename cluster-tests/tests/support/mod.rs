@@ -184,3 +184,72 @@ pub fn release_dir(cluster: &Cluster) -> std::path::PathBuf {
         .map_or_else(|| cluster.repository().join("target"), std::path::PathBuf::from);
     target.join("release")
 }
+
+/// The chips of a `ls /dev` listing: the `davinci<N>` nodes (not `davinci_manager`), in listing order.
+pub fn davinci_nodes(listing: &str) -> Vec<String> {
+    listing
+        .split_whitespace()
+        .filter(|node| node.strip_prefix("davinci").is_some_and(|id| id.parse::<u32>().is_ok()))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The scheduler's message on a pod of the test namespace it could not place, once it has one.
+pub async fn unschedulable_reason(cluster: &Cluster, pod: &str) -> String {
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
+    wait_until(&format!("{pod} unschedulable"), Duration::from_secs(60), || async {
+        let status = pods.get(pod).await.map_err(|error| error.to_string())?.status.unwrap_or_default();
+        status
+            .conditions
+            .iter()
+            .flatten()
+            .find(|condition| condition.type_ == "PodScheduled" && condition.status == "False")
+            .and_then(|condition| condition.message.clone())
+            .ok_or_else(|| format!("{:?} {:?}", status.phase, status.conditions))
+    })
+    .await
+}
+
+/// Waits until the DRA driver holds no prepared claim's CDI spec on the node (`what` names the moment).
+pub async fn wait_no_claim_cdi_specs(what: &str) {
+    wait_until(what, Duration::from_secs(60), || async {
+        let specs = claim_cdi_specs();
+        if specs.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{specs:?}"))
+        }
+    })
+    .await;
+}
+
+/// Waits until the test namespace holds no ResourceClaim.
+pub async fn wait_claims_gone(cluster: &Cluster) {
+    let claims: Api<k8s_openapi::api::resource::v1::ResourceClaim> = Api::namespaced(cluster.client(), NAMESPACE);
+    wait_until("every claim of the test namespace gone", Duration::from_secs(90), || async {
+        let left = claims.list(&ListParams::default()).await.map_err(|error| error.to_string())?.items;
+        if left.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{:?}", left.iter().map(|claim| claim.metadata.name.clone()).collect::<Vec<_>>()))
+        }
+    })
+    .await;
+}
+
+/// The spec of a pod whose one container, `work`, sleeps with the devices of one claim: `claim` is the pod's entry
+/// for it (`{"name": "npu", "resourceClaimName": "x"}`, or with `resourceClaimTemplateName`); the container refers
+/// to it by that entry's name.
+pub fn sleeping_pod_spec(claim: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "terminationGracePeriodSeconds": 1,
+        "containers": [{
+            "name": "work",
+            "image": BUSYBOX,
+            "imagePullPolicy": "Never",
+            "command": ["sleep", "3600"],
+            "resources": {"claims": [{"name": claim["name"].clone()}]},
+        }],
+        "resourceClaims": [claim],
+    })
+}
