@@ -294,6 +294,18 @@ impl Writer {
     }
 }
 
+/// Makes a character device node (mode 0666 before the umask); false when the kernel refuses (no CAP_MKNOD).
+pub fn make_character_device(path: &Path, major: u32, minor: u32) -> bool {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::CharacterDevice,
+        rustix::fs::Mode::from_raw_mode(0o666),
+        rustix::fs::makedev(major, minor),
+    )
+    .is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -407,16 +419,4 @@ mod tests {
         let error = FakeHost::build(&two_chip_topology(), root.path(), &options).expect_err("no library");
         assert!(error.to_string().contains("absent.so"), "{error}");
     }
-}
-
-/// Makes a character device node (mode 0666 before the umask); false when the kernel refuses (no CAP_MKNOD).
-pub fn make_character_device(path: &Path, major: u32, minor: u32) -> bool {
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        path,
-        rustix::fs::FileType::CharacterDevice,
-        rustix::fs::Mode::from_raw_mode(0o666),
-        rustix::fs::makedev(major, minor),
-    )
-    .is_ok()
 }
