@@ -48,6 +48,16 @@ fn pod(name: &str, node: &str) -> serde_json::Value {
         "spec": {"nodeName": node, "containers": []}, "status": {"phase": "Running"}})
 }
 
+/// The Node's `ascend.huawei.com/chip-count` label as the server holds it.
+fn chip_count_label(server: &FakeApiServer) -> Option<String> {
+    server
+        .get::<Node>(None, NODE)
+        .and_then(|node| node.metadata.labels)
+        .unwrap_or_default()
+        .get("ascend.huawei.com/chip-count")
+        .cloned()
+}
+
 async fn wait_for(what: &str, condition: impl Fn() -> bool) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     while !condition() {
@@ -101,14 +111,7 @@ async fn an_idle_labeller_makes_no_request_beyond_its_watch() {
     let labeller = Arc::new(NodeLabeller::new(manager, client(&server), config).expect("labeller"));
     let running = Arc::clone(&labeller);
     let task = tokio::spawn(async move { running.run(std::future::pending()).await });
-    let labelled = || {
-        server
-            .get::<Node>(None, NODE)
-            .and_then(|node| node.metadata.labels)
-            .unwrap_or_default()
-            .get("ascend.huawei.com/chip-count")
-            .cloned()
-    };
+    let labelled = || chip_count_label(&server);
     wait_for("the labels", || labelled().as_deref() == Some("4")).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(counts(&server), expected(&[("list nodes", 1), ("patch nodes", 1), ("watch nodes", 1)]));
@@ -202,14 +205,7 @@ async fn after_an_api_server_restart_each_watch_reopens_once_and_the_state_catch
     let running = Arc::clone(&labeller);
     let task = tokio::spawn(async move { running.run(std::future::pending()).await });
     let pods = PodAssignments::new(client(&server), NODE, Duration::from_secs(5)).expect("node");
-    let label = || {
-        server
-            .get::<Node>(None, NODE)
-            .and_then(|node| node.metadata.labels)
-            .unwrap_or_default()
-            .get("ascend.huawei.com/chip-count")
-            .cloned()
-    };
+    let label = || chip_count_label(&server);
     wait_for("the labels", || label().as_deref() == Some("1")).await;
     assert_eq!(pods.watched_list().await.expect("pods").len(), 1);
     wait_for("both watches", || {

@@ -42,8 +42,7 @@ impl Cluster {
     /// none or the API server does not answer.
     pub async fn connect() -> Cluster {
         let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/cluster");
-        let state = std::env::var_os("CLUSTER_STATE").map_or_else(|| PathBuf::from(DEFAULT_STATE), PathBuf::from);
-        let kubeconfig_path = state.join("admin.kubeconfig");
+        let kubeconfig_path = Self::admin_kubeconfig();
         let kubeconfig = Kubeconfig::read_from(&kubeconfig_path).unwrap_or_else(|error| {
             panic!("{}: {error}; start the cluster first: scripts/cluster/up.sh", kubeconfig_path.display())
         });
@@ -57,6 +56,16 @@ impl Cluster {
         });
         println!("cluster: Kubernetes {}", version.git_version);
         cluster
+    }
+
+    /// The cluster's state directory (scripts/cluster/lib.sh's `CLUSTER_STATE`): PKI, kubeconfigs, pid files.
+    pub fn state_dir() -> PathBuf {
+        std::env::var_os("CLUSTER_STATE").map_or_else(|| PathBuf::from(DEFAULT_STATE), PathBuf::from)
+    }
+
+    /// The admin's kubeconfig, for a program the tests start.
+    pub fn admin_kubeconfig() -> PathBuf {
+        Self::state_dir().join("admin.kubeconfig")
     }
 
     /// The kube-rs client.

@@ -14,7 +14,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 
 mod support;
 
-use support::{davinci_nodes, delete_pod, deploy_910b_pool, npu_pod, test_namespace, NAMESPACE};
+use support::{davinci_nodes, delete_pod, deploy_910b_pool, npu_pod, sleeping_container, test_namespace, NAMESPACE};
 
 /// A RuntimeClass made with the runtime's binary name as handler, the mistake deploy/kubernetes/base/runtime-class.yaml
 /// warns of: containerd registers the runtime as "ascend".
@@ -86,19 +86,11 @@ async fn every_check_passes_on_the_node_and_a_runtime_class_containerd_does_not_
     // The RuntimeClass the doctor approved is the one containerd runs. The pod asks the scheduler for no chip and
     // names chip 3 in ASCEND_VISIBLE_DEVICES (Huawei's Ascend Docker Runtime contract): only ascend-runtime, run by
     // containerd for the handler, puts /dev/davinci3 in the container.
+    let mut container = sleeping_container();
+    container["env"] = serde_json::json!([{"name": "ASCEND_VISIBLE_DEVICES", "value": "3"}]);
     let pod: Pod = serde_json::from_value(serde_json::json!({
         "metadata": {"name": "runtime-class", "namespace": NAMESPACE},
-        "spec": {
-            "runtimeClassName": "ascend",
-            "terminationGracePeriodSeconds": 1,
-            "containers": [{
-                "name": "work",
-                "image": "localhost/ascend-test/busybox:1",
-                "imagePullPolicy": "Never",
-                "command": ["sleep", "3600"],
-                "env": [{"name": "ASCEND_VISIBLE_DEVICES", "value": "3"}],
-            }],
-        },
+        "spec": {"runtimeClassName": "ascend", "terminationGracePeriodSeconds": 1, "containers": [container]},
     }))
     .expect("pod");
     delete_pod(&cluster, "runtime-class").await;

@@ -37,8 +37,9 @@ fn release_binary(cluster: &Cluster, name: &str) -> PathBuf {
     path
 }
 
-fn state_dir() -> PathBuf {
-    std::env::var_os("CLUSTER_STATE").map_or_else(|| PathBuf::from("/var/lib/ascend-cluster"), PathBuf::from)
+/// Where a sample's fake host and its driver's files go: root-owned, as the driver insists for its libdcmi.so.
+fn sample_root(sample: &Sample) -> PathBuf {
+    Cluster::state_dir().join("samples").join(sample.topology)
 }
 
 /// The driver process; killed when dropped.
@@ -52,8 +53,7 @@ impl Drop for Driver {
 }
 
 fn start_driver(cluster: &Cluster, sample: &Sample, node: &str) -> Driver {
-    // Root-owned directories only: the driver refuses a libdcmi.so anyone else could replace.
-    let root = state_dir().join("samples").join(sample.topology);
+    let root = sample_root(sample);
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).expect("sample root");
     let status = Command::new(release_binary(cluster, "dcmi-sim"))
@@ -67,7 +67,7 @@ fn start_driver(cluster: &Cluster, sample: &Sample, node: &str) -> Driver {
     assert!(status.success(), "dcmi-sim fake-host --topology {}", sample.topology);
     let mut command = Command::new(release_binary(cluster, "ascend-dra-driver"));
     command
-        .env("KUBECONFIG", state_dir().join("admin.kubeconfig"))
+        .env("KUBECONFIG", Cluster::admin_kubeconfig())
         .env("DCMI_SIM_CONFIG", root.join("etc/dcmi-sim/topology.toml"))
         .args(["--node-name", node, "--listen", "127.0.0.1:0", "--host-root"])
         .arg(&root)
@@ -114,7 +114,7 @@ async fn the_real_api_server_accepts_the_slices_of_every_sample_host() {
         })
         .await;
         let driver = start_driver(&cluster, sample, &node);
-        let log = state_dir().join("samples").join(sample.topology).join("driver.log");
+        let log = sample_root(sample).join("driver.log");
         let slices = wait_until(&format!("{node}'s slices"), Duration::from_secs(30), || async {
             let slices = node_slices(&cluster, &node).await;
             let whole = slices
@@ -178,6 +178,6 @@ async fn the_real_api_server_accepts_the_slices_of_every_sample_host() {
             }
         })
         .await;
-        let _ = std::fs::remove_dir_all(state_dir().join("samples").join(sample.topology));
+        let _ = std::fs::remove_dir_all(sample_root(sample));
     }
 }

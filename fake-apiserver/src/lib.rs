@@ -52,7 +52,7 @@ pub mod selector;
 mod server;
 mod status;
 pub mod store;
-mod validation;
+pub mod validation;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

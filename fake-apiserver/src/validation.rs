@@ -1,5 +1,6 @@
 //! The field rules of the real API server that our clients have broken, checked on create and update so that the
-//! fast tests fail as the real server does (422 Invalid, naming the field).
+//! fast tests fail as the real server does (422 Invalid, naming the field). Public, so that a client's unit tests
+//! can hold what they build against the same rules.
 //!
 //! ResourceSlices (`resource.k8s.io`, pkg/apis/resource/validation in Kubernetes): a device's name and the names
 //! of counter sets and counters must be DNS labels (RFC 1123: lowercase letters, digits and `-`, at most 63,

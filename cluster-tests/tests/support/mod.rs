@@ -48,20 +48,23 @@ pub async fn test_namespace(cluster: &Cluster) {
 
 /// A busybox pod whose one container, `work`, asks for `chips` of the 910B resource.
 pub fn npu_pod(name: &str, chips: u32) -> Pod {
+    let mut container = sleeping_container();
+    container["resources"] = serde_json::json!({"limits": {RESOURCE: chips.to_string()}});
     serde_json::from_value(serde_json::json!({
         "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {
-            "terminationGracePeriodSeconds": 1,
-            "containers": [{
-                "name": "work",
-                "image": "localhost/ascend-test/busybox:1",
-                "imagePullPolicy": "Never",
-                "command": ["sleep", "3600"],
-                "resources": {"limits": {RESOURCE: chips.to_string()}},
-            }],
-        },
+        "spec": {"terminationGracePeriodSeconds": 1, "containers": [container]},
     }))
     .expect("pod")
+}
+
+/// The test pods' one container, `work`: the imported busybox, sleeping an hour.
+pub fn sleeping_container() -> serde_json::Value {
+    serde_json::json!({
+        "name": "work",
+        "image": BUSYBOX,
+        "imagePullPolicy": "Never",
+        "command": ["sleep", "3600"],
+    })
 }
 
 /// Starts the pod (replacing one an interrupted earlier run left) and waits until it runs.
@@ -241,15 +244,7 @@ pub async fn wait_claims_gone(cluster: &Cluster) {
 /// for it (`{"name": "npu", "resourceClaimName": "x"}`, or with `resourceClaimTemplateName`); the container refers
 /// to it by that entry's name.
 pub fn sleeping_pod_spec(claim: serde_json::Value) -> serde_json::Value {
-    serde_json::json!({
-        "terminationGracePeriodSeconds": 1,
-        "containers": [{
-            "name": "work",
-            "image": BUSYBOX,
-            "imagePullPolicy": "Never",
-            "command": ["sleep", "3600"],
-            "resources": {"claims": [{"name": claim["name"].clone()}]},
-        }],
-        "resourceClaims": [claim],
-    })
+    let mut container = sleeping_container();
+    container["resources"] = serde_json::json!({"claims": [{"name": claim["name"].clone()}]});
+    serde_json::json!({"terminationGracePeriodSeconds": 1, "containers": [container], "resourceClaims": [claim]})
 }
