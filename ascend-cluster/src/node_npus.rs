@@ -1,7 +1,8 @@
 //! One node's NPUs as the API shows them: which chips, which are unhealthy and why, which pod holds which, from
 //! whichever of our daemons publishes for the node.
 //!
-//! Three sources, the richest first (a node being switched from one to the other shows both modes):
+//! Three sources, the richest first (a node being switched from one to the other shows both modes while both publish;
+//! a device plugin gone from a DRA node is not shown, though the kubelet keeps its capacity for 5 minutes):
 //!
 //! 1. **DRA** (`ascend-dra`): the node's ResourceSlices of driver [`DRA_DRIVER_NAME`] (the newest generation of the
 //!    pool) list every chip by name (`npu-<phy>`) with its attributes (`type`, `physicalId`, `hccsGroup`,
@@ -167,8 +168,13 @@ impl<'a> Index<'a> {
         let labels = node.metadata.labels.as_ref();
         let label = |key: &str| labels.and_then(|labels| labels.get(key)).filter(|value| !value.is_empty()).cloned();
         let pods = self.pods.get(name).map(Vec::as_slice).unwrap_or_default();
-        let counts = device_plugin_counts(node, pods);
         let slices = self.slices.get(name).map(Vec::as_slice).unwrap_or_default();
+        // A device plugin that went away: the kubelet zeroes its allocatable at once but keeps its capacity for 5
+        // minutes (`endpointStopGracePeriod`, kubernetes pkg/kubelet/cm/devicemanager/types.go). On a node the DRA
+        // driver now publishes, with no pod holding the resource, that is the departed plugin, not a second mode.
+        let departed =
+            |counts: &DevicePluginCounts| !slices.is_empty() && counts.allocatable == 0 && counts.requested == 0;
+        let counts = device_plugin_counts(node, pods).filter(|counts| !departed(counts));
         let device_info = self
             .device_infos
             .get(config_map_name(name).as_str())

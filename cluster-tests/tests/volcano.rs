@@ -1,6 +1,6 @@
 //! The device plugin in Volcano mode on the real cluster (deploy/kubernetes/overlays/volcano-910b): the real API
 //! server accepts its device-info ConfigMap, the ConfigMap follows a chip fault, and the fault is a Node Event that
-//! `kubectl events` shows. The reference for these scenarios; examples/tests/device_plugin_volcano.rs and
+//! `kubectl events` and `kubectl ascend faults` show. The reference for these scenarios; examples/tests/device_plugin_volcano.rs and
 //! ascend-kube/tests/device_info_contract.rs cover the contract's details against the fake API server.
 
 mod support;
@@ -47,6 +47,7 @@ async fn the_volcano_device_info_and_node_events_follow_a_fault() {
     assert_eq!(labels.get("mx-consumer-cim").map(String::as_str), Some("true"), "Volcano's informer label");
     timer.mark("device-info ConfigMap accepted with 8 chips");
 
+    let fault_at = k8s_openapi::jiff::Timestamp::now();
     cluster.set_overlay(vec![chip_fault(2, true)]);
     let unhealthy_key = format!("{RESOURCE}-Unhealthy");
     let unhealthy = wait_until("the faulty chip listed unhealthy", Duration::from_secs(30), || async {
@@ -72,6 +73,16 @@ async fn the_volcano_device_info_and_node_events_follow_a_fault() {
     .await;
     println!("{events}");
     timer.mark("fault Event shown by kubectl events");
+    let faults = ascend_cluster::faults_report(&cluster.client()).await.expect("kubectl ascend faults");
+    let current: Vec<&str> =
+        faults.current.iter().filter(|fault| fault.node == NODE_NAME).map(|fault| fault.chip.as_str()).collect();
+    assert_eq!(current, [unhealthy[0].as_str()], "the faulty chip, by name: {faults:?}");
+    let raised = |event: &&ascend_cluster::FaultEvent| {
+        event.node == NODE_NAME && event.chip == unhealthy[0] && event.time.is_some_and(|time| time >= fault_at)
+    };
+    let newest = faults.events.iter().find(raised).expect("this fault's Event in kubectl ascend faults");
+    assert_eq!((newest.kind.as_str(), newest.reason.as_str()), ("Warning", "NpuFaultRaised"), "{newest:?}");
+    timer.mark("fault and its Event in kubectl ascend faults");
 
     cluster.set_overlay(vec![chip_fault(2, false)]);
     wait_until("the chip healthy again", Duration::from_secs(30), || async {

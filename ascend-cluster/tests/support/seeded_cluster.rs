@@ -166,13 +166,14 @@ pub async fn seeded_cluster() -> FakeApiServer {
     server
 }
 
-/// Switches `a3-1` to the DRA driver: the kubelet's capacity of the resource drops to 0, the driver publishes a
-/// slice (chip 1 tainted) and a claim holds chips 4 and 5.
+/// Switches `a3-1` to the DRA driver: the device plugin is gone, so the kubelet's allocatable of its resource drops
+/// to 0 while its capacity stays for 5 minutes (as the real kubelet does, seen on the test bed), the driver publishes
+/// a slice (chip 1 tainted) and a claim holds chips 4 and 5.
 pub fn switch_to_dra(server: &FakeApiServer) {
     server.seed(node(
         "a3-1",
         json!({"ascend.huawei.com/chip-type": "910A3", "ascend.huawei.com/driver-version": "25.2.0"}),
-        json!({"huawei.com/Ascend910": "0"}),
+        json!({"huawei.com/Ascend910": "8"}),
         json!({"huawei.com/Ascend910": "0"}),
         json!([ready(10)]),
     ));

@@ -158,11 +158,22 @@ pub async fn wait_dra_registered(cluster: &Cluster) {
     .await;
 }
 
-/// Removes the test namespace's pods and claims, then the DRA driver, so that the next test finds the node free.
+/// Removes the test namespace's pods and claims, then the DRA driver, and waits until its slices are gone, so that
+/// the next test finds the node free.
 pub async fn remove_dra(cluster: &Cluster) {
     let _ =
         cluster.try_kubectl(&["delete", "pods,deployments,resourceclaims", "--all", "-n", NAMESPACE, "--wait=true"]);
     let _ = cluster.try_kubectl(&["delete", "namespace", DRA_NAMESPACE, "--wait=true", "--timeout=120s"]);
+    // The kubelet deletes the slices of a driver that unregistered after its 30-s grace period.
+    wait_until("the DRA driver's slices deleted", Duration::from_secs(90), || async {
+        let devices = published_devices(cluster).await?;
+        if devices.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{devices:?}"))
+        }
+    })
+    .await;
 }
 
 /// The CDI spec files the DRA driver writes for the claims it prepared (`k8s.npu.huawei.com-<claim uid>.json` in
