@@ -136,7 +136,7 @@ selected 2 && [ -e "$SIM_ALLOC_TEST" ] && BUILD_TARGETS+=(--test sampler_alloc_s
 selected 3 4 5 && BUILD_TARGETS+=(--bin npu-exporter)
 selected 4 5 && BUILD_TARGETS+=(--bin ascend-device-plugin --bin perf-device-plugin)
 selected 6 && BUILD_TARGETS+=(--bin ascend-ctk --bin dcmi-sim)
-selected 7 && BUILD_TARGETS+=(--bin ascend-dra-driver --bin perf-dra-driver)
+selected 7 && BUILD_TARGETS+=(--bin ascend-dra-driver --bin perf-dra-driver --bin perf-pod-start)
 selected 8 && BUILD_TARGETS+=(--bin kubectl-ascend --bin perf-kubectl-ascend)
 BUILD_OK=1
 # One retry: rustc has been seen to crash (SIGSEGV in LLVM) on these loaded machines; a real error fails twice.
@@ -269,6 +269,17 @@ fi
 if selected 7 && built dra_driver; then
     run_section dra_driver 240 "$BIN/perf-dra-driver" --driver "$BIN/ascend-dra-driver" --library "$LIBRARY" \
         --prepares 300 --fault-repeats 10 --load-seconds 60 --out "$RESULTS/dra_driver.json" || true
+fi
+
+# ---- section 7, pod start on the real cluster: the device plugin against the DRA driver -----------------------
+# About 3 minutes, only with the test bed of scripts/cluster/up.sh running: 2 x 22 pods, the deploys between them.
+if selected 7 && built pod_start; then
+    if ! "$ROOT/scripts/cluster/kubectl" get --raw /readyz --request-timeout=5s >/dev/null 2>&1; then
+        not_measured pod_start "no real-cluster test bed is running (bash scripts/cluster/up.sh starts one, \
+docs/testing.md)"
+    else
+        run_section pod_start 600 "$BIN/perf-pod-start" --pods 20 --out "$RESULTS/pod_start.json" || true
+    fi
 fi
 
 # ---- section 8: kubectl ascend on a fleet of 1,000 simulated nodes ------------------------------------------

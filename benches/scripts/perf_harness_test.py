@@ -307,6 +307,11 @@ class ReportTests(unittest.TestCase):
                          "rss_high_water_kib": 15000},
             })
             self.write(results, "dra_driver.cmd", "target/release/perf-dra-driver --prepares 300")
+            self.write(results, "pod_start.json", {
+                "kubernetes": "v1.34.4", "pods": 20, "warmup": 2,
+                "device_plugin": {"count": 20, "p50_ms": 948.5, "p90_ms": 990.2, "p99_ms": 1001.0, "max_ms": 1001.0},
+                "dra": {"count": 20, "p50_ms": 939.3, "p90_ms": 960.0, "p99_ms": 970.0, "max_ms": 970.0}})
+            self.write(results, "pod_start.cmd", "target/release/perf-pod-start --pods 20")
             section, rows, body = self.section(report_sections.DraDriver, results)
         self.assertIn("| 7 | NodePrepareResources, claim of one chip, p50 / p99 | 1.20 / 2.50 ms | p99 < 5 ms | met |",
                       rows)
@@ -317,7 +322,22 @@ class ReportTests(unittest.TestCase):
         self.assertIn("| 7 | driver resident memory after 60 s of prepare/unprepare | 14.0 MiB | < 32 MiB | met |", rows)
         self.assertIn("| unprepare, 8 chips | 300 | 1.000 ms |", body)
         self.assertIn("target/release/perf-dra-driver --prepares 300", body)
+        self.assertIn("| 7 | pod creation to Running, one chip, device plugin, p50 / p90 of 20 | 948 / 990 ms | "
+                      "measured, no target |  |", rows)
+        self.assertIn("| DRA | 20 | 939 ms | 960 ms | 970 ms |", body)
+        self.assertIn("target/release/perf-pod-start --pods 20", body)
         self.assertEqual(section.failures(), [])
+
+    def test_pod_start_without_the_test_bed_is_not_measured_with_the_reason(self):
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "dra_driver.error", "the release build failed")
+            self.write(results, "pod_start.error", "no real-cluster test bed is running")
+            section = report_sections.DraDriver(write_report.Results(results))
+            rows, body = section.summary_rows(), "\n".join(section.body())
+        self.assertIn("| 7 | pod creation to Running on the real cluster | not measured: no real-cluster test bed is "
+                      "running |  | **not measured** |", rows)
+        self.assertIn("Pod start on the real cluster: not measured: no real-cluster test bed is running", body)
+        self.assertIn("pod_start", [name for name, _ in section.failures()])
 
     def test_kubectl_ascend_figures_and_targets(self):
         def run(command, p50, maximum, requests):

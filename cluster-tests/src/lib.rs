@@ -12,8 +12,9 @@
 
 mod cluster;
 mod port_forward;
+pub mod stack;
 mod wait;
 
 pub use cluster::{Cluster, PodCommand, NODE_NAME};
 pub use port_forward::PortForward;
-pub use wait::{wait_until, Timer};
+pub use wait::{wait_until, wait_until_empty, Timer};

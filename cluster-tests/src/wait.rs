@@ -23,6 +23,29 @@ where
     }
 }
 
+/// Polls `items` like [`wait_until`] until the collection it returns is empty (files left, devices published ...);
+/// panics naming `what` and the last collection seen.
+pub async fn wait_until_empty<C, F, Fut>(what: &str, limit: Duration, mut items: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<C, String>>,
+    C: std::fmt::Debug,
+    for<'a> &'a C: IntoIterator,
+{
+    wait_until(what, limit, || {
+        let listed = items();
+        async move {
+            let listed = listed.await?;
+            if (&listed).into_iter().next().is_none() {
+                Ok(())
+            } else {
+                Err(format!("{listed:?}"))
+            }
+        }
+    })
+    .await;
+}
+
 /// Measures the steps of a test and prints each with its duration, so the test log shows where the time goes.
 #[derive(Debug)]
 pub struct Timer {

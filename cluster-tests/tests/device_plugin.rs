@@ -13,9 +13,7 @@ use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
 
-mod support;
-
-use support::{
+use ascend_cluster_tests::stack::{
     chip_fault, davinci_nodes, delete_pod, deploy_910b_pool, npu_pod, start_pod, test_namespace, unschedulable_reason,
     NAMESPACE, RESOURCE, SYSTEM,
 };

@@ -12,9 +12,9 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::node::v1::RuntimeClass;
 use kube::api::{Api, DeleteParams, PostParams};
 
-mod support;
-
-use support::{davinci_nodes, delete_pod, deploy_910b_pool, npu_pod, sleeping_container, test_namespace, NAMESPACE};
+use ascend_cluster_tests::stack::{
+    davinci_nodes, delete_pod, deploy_910b_pool, npu_pod, sleeping_container, test_namespace, NAMESPACE,
+};
 
 /// A RuntimeClass made with the runtime's binary name as handler, the mistake deploy/kubernetes/base/runtime-class.yaml
 /// warns of: containerd registers the runtime as "ascend".

@@ -5,16 +5,14 @@
 //! The reference for these scenarios; examples/tests/dra_driver_e2e.rs covers the driver against the in-repo fake
 //! API server and kubelet (kills, checkpoints, v1beta1, vNPU).
 
-mod support;
-
 use std::time::Duration;
 
+use ascend_cluster_tests::stack::{
+    deploy_dra, published_devices, remove_dra, test_namespace, wait_claims_gone, wait_no_claim_cdi_specs, NAMESPACE,
+};
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
-use support::{
-    deploy_dra, published_devices, remove_dra, test_namespace, wait_claims_gone, wait_no_claim_cdi_specs, NAMESPACE,
-};
 
 /// Waits until the example pod ran to completion and returns its log.
 async fn completed_log(cluster: &Cluster, pod: &str) -> String {

@@ -3,13 +3,11 @@
 //! the API server knows the pod's node), a ResourceSlice of another node is refused with the policy's message, and a
 //! slice of the driver's own node is allowed, to create and to delete. RBAC alone would allow both.
 
-mod support;
-
 use std::time::Duration;
 
+use ascend_cluster_tests::stack::{deploy_dra, remove_dra, DRA_DRIVER, DRA_NAMESPACE};
 use ascend_cluster_tests::{Cluster, Timer, NODE_NAME};
 use serde_json::json;
-use support::{deploy_dra, remove_dra, DRA_DRIVER, DRA_NAMESPACE};
 
 /// A slice of `node` with no devices, in a pool of its own.
 fn slice(name: &str, node: &str) -> serde_json::Value {

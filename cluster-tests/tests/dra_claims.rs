@@ -4,21 +4,19 @@
 //! leaves the pod Pending and says why). examples/tests/dra_driver_e2e.rs covers the driver's side of the same
 //! claims against the in-repo stand-ins; this is the reference for the control plane's.
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use ascend_cluster_tests::stack::{
+    davinci_nodes, deploy_dra, remove_dra, sleeping_pod_spec, test_namespace, unschedulable_reason, wait_claims_gone,
+    DRA_CLASS_910B, NAMESPACE,
+};
 use ascend_cluster_tests::{wait_until, Cluster, Timer};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::resource::v1::{ResourceClaim, ResourceClaimTemplate};
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
-use support::{
-    davinci_nodes, deploy_dra, remove_dra, sleeping_pod_spec, test_namespace, unschedulable_reason, wait_claims_gone,
-    DRA_CLASS_910B, NAMESPACE,
-};
 
 /// A claim spec for `count` whole 910B chips, with optional constraints.
 fn chips_spec(count: u32, constraints: serde_json::Value) -> serde_json::Value {

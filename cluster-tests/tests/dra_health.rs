@@ -4,19 +4,17 @@
 //! claims off the chip and shows in the holder's `allocatedResourcesStatus` as Unhealthy, then Healthy after
 //! recovery; a fault that isolates the chip (`NoExecute`) has the controller manager evict the pod holding it.
 
-mod support;
-
 use std::time::Duration;
 
+use ascend_cluster_tests::stack::{
+    chip_fault, delete_pod, deploy_dra, remove_dra, sleeping_pod_spec, test_namespace, unschedulable_reason,
+    DRA_CLASS_910B, DRA_DRIVER, NAMESPACE,
+};
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::resource::v1::{ResourceClaim, ResourceSlice};
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
-use support::{
-    chip_fault, delete_pod, deploy_dra, remove_dra, sleeping_pod_spec, test_namespace, unschedulable_reason,
-    DRA_CLASS_910B, DRA_DRIVER, NAMESPACE,
-};
 
 /// A sleeping pod with a claim (named as the pod) for one chip, picked by CEL when `physical_id` is given.
 async fn start_pod_with_claim(cluster: &Cluster, name: &str, physical_id: Option<i64>) {

@@ -4,21 +4,19 @@
 //! keeps its chip). examples/tests/dra_driver_e2e.rs kills the driver between every step against the stand-ins;
 //! this is the reference for the real kubelet's side.
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+use ascend_cluster_tests::stack::{
+    claim_cdi_specs, davinci_nodes, delete_pod, deploy_dra, published_devices, remove_dra, sleeping_pod_spec,
+    test_namespace, DRA_CLASS_910B, DRA_DRIVER, DRA_NAMESPACE, NAMESPACE,
+};
+use ascend_cluster_tests::stack::{wait_claims_gone, wait_no_claim_cdi_specs};
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::resource::v1::ResourceSlice;
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
-use support::{
-    claim_cdi_specs, davinci_nodes, delete_pod, deploy_dra, published_devices, remove_dra, sleeping_pod_spec,
-    test_namespace, DRA_CLASS_910B, DRA_DRIVER, DRA_NAMESPACE, NAMESPACE,
-};
-use support::{wait_claims_gone, wait_no_claim_cdi_specs};
 
 const DRIVER_SELECTOR: &str = "app.kubernetes.io/name=ascend-dra-driver";
 

@@ -6,17 +6,15 @@
 //! publishes exactly as its pod would. The API server refusing a slice (it refused our first partition names and
 //! counter names) fails the test with the server's message.
 
-mod support;
-
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use ascend_cluster_tests::stack::DRA_DRIVER;
 use ascend_cluster_tests::{wait_until, Cluster, Timer};
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::api::resource::v1::{Device, ResourceSlice};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
-use support::DRA_DRIVER;
 
 struct Sample {
     topology: &'static str,
@@ -32,7 +30,7 @@ const SAMPLES: [Sample; 3] = [
 ];
 
 fn release_binary(cluster: &Cluster, name: &str) -> PathBuf {
-    let path = support::release_dir(cluster).join(name);
+    let path = ascend_cluster_tests::stack::release_dir(cluster).join(name);
     assert!(path.exists(), "{}: scripts/cluster/up.sh builds it", path.display());
     path
 }

@@ -5,19 +5,17 @@
 //! chip is not allocatable while the partition is held, and the vNPU is destroyed when the pod goes. The node is
 //! an Atlas 800T A2 again afterwards.
 
-mod support;
-
 use std::path::Path;
 use std::time::Duration;
 
-use ascend_cluster_tests::{wait_until, Cluster, Timer};
-use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, PostParams};
-use serde_json::json;
-use support::{
+use ascend_cluster_tests::stack::{
     davinci_nodes, delete_pod, published_devices, release_dir, remove_dra, sleeping_pod_spec, test_namespace,
     unschedulable_reason, wait_dra_registered, DRA_DRIVER, DRA_NAMESPACE, NAMESPACE, SYSTEM,
 };
+use ascend_cluster_tests::{wait_until, wait_until_empty, Cluster, Timer};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, PostParams};
+use serde_json::json;
 
 /// A sleeping pod whose claim (named as the pod) asks for one device of `class` picked by `cel`.
 async fn start_pod(cluster: &Cluster, name: &str, class: &str, cel: &str) {
@@ -118,15 +116,7 @@ async fn a_partition_claim_gets_a_vnpu_made_and_destroyed_by_the_driver() {
 
     // The partition's pod goes: the vNPU is destroyed, and the whole chip is given out.
     delete_pod(&cluster, "vnpu-holder").await;
-    wait_until("the vNPU destroyed", Duration::from_secs(60), || async {
-        let left = host_vnpu_nodes();
-        if left.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{left:?}"))
-        }
-    })
-    .await;
+    wait_until_empty("the vNPU destroyed", Duration::from_secs(60), || async { Ok(host_vnpu_nodes()) }).await;
     cluster.wait_running(NAMESPACE, "whole-chip-0", Duration::from_secs(90)).await;
     timer.mark("vNPU destroyed, the whole chip running");
     delete_pod(&cluster, "whole-chip-0").await;
@@ -158,14 +148,7 @@ async fn a_partition_claim_gets_a_vnpu_made_and_destroyed_by_the_driver() {
         let _ = cluster.try_kubectl(&["delete", "resourceclaim", name, "-n", NAMESPACE, "--wait=true"]);
     }
     remove_dra(&cluster).await;
-    wait_until("the host free of vNPUs", Duration::from_secs(30), || async {
-        if host_vnpu_nodes().is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{:?}", host_vnpu_nodes()))
-        }
-    })
-    .await;
+    wait_until_empty("the host free of vNPUs", Duration::from_secs(30), || async { Ok(host_vnpu_nodes()) }).await;
     assert!(Path::new("/usr/local/Ascend/driver").exists());
     switch_host(&cluster, "atlas-800t-a2", "910B");
 }

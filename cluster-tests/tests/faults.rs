@@ -4,17 +4,15 @@
 //! The reference for these scenarios; examples/tests/device_plugin_faults.rs covers the plugin's side of them
 //! against the in-repo kubelet peer (socket removal, kubelet restarts, wall-clock jumps).
 
-mod support;
-
 use std::time::Duration;
 
-use ascend_cluster_tests::{wait_until, Cluster, Timer};
-use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ListParams, PostParams};
-use support::{
+use ascend_cluster_tests::stack::{
     chip_fault, daemon_pod, delete_pod, deploy_910b_pool, npu_pod, start_pod, test_namespace, NAMESPACE, RESOURCE,
     SYSTEM,
 };
+use ascend_cluster_tests::{wait_until, Cluster, Timer};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams, PostParams};
 
 /// The davinci nodes the pod's container sees.
 async fn chips_seen(cluster: &Cluster, pod: &str) -> Vec<String> {

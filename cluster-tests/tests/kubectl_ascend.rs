@@ -5,22 +5,20 @@
 //! the command line against the fake API server. The fault Events of `faults` are checked in volcano.rs, where the
 //! device plugin runs with `--node-events`.
 
-mod support;
-
 use std::time::Duration;
 
 use ascend_cluster::{
     capacity_report, doctor_report, faults_report, nodes_report, pods_report, CapacityQuery, Mode, NodeNpus, Scope,
+};
+use ascend_cluster_tests::stack::{
+    chip_fault, delete_pod, deploy_910b_pool, deploy_dra, remove_dra, sleeping_pod_spec, start_pod, test_namespace,
+    DRA_CLASS_910B, NAMESPACE,
 };
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::resource::v1::ResourceClaim;
 use kube::api::{Api, PostParams};
 use serde_json::json;
-use support::{
-    chip_fault, delete_pod, deploy_910b_pool, deploy_dra, remove_dra, sleeping_pod_spec, start_pod, test_namespace,
-    DRA_CLASS_910B, NAMESPACE,
-};
 
 async fn our_node(cluster: &Cluster) -> Result<NodeNpus, String> {
     let report = nodes_report(&cluster.client()).await.map_err(|error| error.to_string())?;

@@ -4,12 +4,12 @@
 //! The references for these scenarios; ascend-exporter/tests/pod_resources.rs and ascend-kube/tests/node_labels*.rs
 //! cover the same code against the in-repo kubelet and API server stand-ins.
 
-mod support;
-
 use std::time::Duration;
 
+use ascend_cluster_tests::stack::{
+    daemon_pod, delete_pod, deploy_910b_pool, start_pod, test_namespace, NAMESPACE, SYSTEM,
+};
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
-use support::{daemon_pod, delete_pod, deploy_910b_pool, start_pod, test_namespace, NAMESPACE, SYSTEM};
 
 #[tokio::test]
 async fn the_exporter_names_the_pod_holding_each_chip_from_the_real_kubelet() {

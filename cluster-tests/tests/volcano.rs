@@ -3,14 +3,12 @@
 //! `kubectl events` and `kubectl ascend faults` show. The reference for these scenarios; examples/tests/device_plugin_volcano.rs and
 //! ascend-kube/tests/device_info_contract.rs cover the contract's details against the fake API server.
 
-mod support;
-
 use std::time::Duration;
 
+use ascend_cluster_tests::stack::{chip_fault, RESOURCE, SYSTEM};
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::Api;
-use support::{chip_fault, RESOURCE, SYSTEM};
 
 /// The chip names under one key of the device list (`huawei.com/Ascend910-Unhealthy` ...).
 fn device_list(config_map: &ConfigMap, key: &str) -> Result<Vec<String>, String> {

@@ -1,18 +1,21 @@
-//! What the cluster tests share: deploying the 910B pool's stack from deploy/ and starting pods that ask for chips.
-#![allow(dead_code)]
+//! What the cluster tests and the test bed's benchmark share: deploying our stack from deploy/ as an operator would
+//! (the 910B pool's device plugin, the DRA driver), and starting pods that ask for chips.
 
 use std::time::Duration;
 
-use ascend_cluster_tests::{wait_until, Cluster, Timer};
+use crate::{wait_until, wait_until_empty, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
+/// The device plugin's resource of the 910B pool's chips.
 pub const RESOURCE: &str = "huawei.com/Ascend910";
+/// The namespace of the tests' own pods and claims.
 pub const NAMESPACE: &str = "ascend-e2e";
 /// The namespace the 910B pool's overlay deploys to.
 pub const SYSTEM: &str = "ascend-training-910b";
-/// The DRA driver's name, and the namespace its overlay deploys to.
+/// The DRA driver's name.
 pub const DRA_DRIVER: &str = "npu.huawei.com";
+/// The namespace the DRA overlay deploys to.
 pub const DRA_NAMESPACE: &str = "ascend-dra";
 /// The DeviceClass of the 910B pool's whole chips (deploy/kubernetes/overlays/dra/device-classes.yaml).
 pub const DRA_CLASS_910B: &str = "ascend910b.npu.huawei.com";
@@ -32,6 +35,7 @@ pub async fn deploy_910b_pool(cluster: &Cluster, timer: &mut Timer) {
     timer.mark("node allocatable huawei.com/Ascend910 = 8");
 }
 
+/// Creates the tests' namespace [`NAMESPACE`] if absent and waits for its default ServiceAccount (pods need it).
 pub async fn test_namespace(cluster: &Cluster) {
     let namespaces: Api<Namespace> = Api::all(cluster.client());
     if namespaces.get_opt(NAMESPACE).await.expect("get namespace").is_none() {
@@ -75,6 +79,7 @@ pub async fn start_pod(cluster: &Cluster, name: &str, chips: u32) -> Pod {
     cluster.wait_running(NAMESPACE, name, Duration::from_secs(60)).await
 }
 
+/// Deletes a pod of the test namespace at once and waits until it is gone (absent already is fine).
 pub async fn delete_pod(cluster: &Cluster, name: &str) {
     let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
     let _ = pods.delete(name, &DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() }).await;
@@ -111,9 +116,7 @@ pub async fn published_devices(cluster: &Cluster) -> Result<std::collections::BT
     Ok(list
         .items
         .into_iter()
-        .filter(|slice| {
-            slice.spec.driver == DRA_DRIVER && slice.spec.node_name.as_deref() == Some(ascend_cluster_tests::NODE_NAME)
-        })
+        .filter(|slice| slice.spec.driver == DRA_DRIVER && slice.spec.node_name.as_deref() == Some(NODE_NAME))
         .flat_map(|slice| slice.spec.devices.unwrap_or_default())
         .map(|device| device.name)
         .collect())
@@ -165,15 +168,7 @@ pub async fn remove_dra(cluster: &Cluster) {
         cluster.try_kubectl(&["delete", "pods,deployments,resourceclaims", "--all", "-n", NAMESPACE, "--wait=true"]);
     let _ = cluster.try_kubectl(&["delete", "namespace", DRA_NAMESPACE, "--wait=true", "--timeout=120s"]);
     // The kubelet deletes the slices of a driver that unregistered after its 30-s grace period.
-    wait_until("the DRA driver's slices deleted", Duration::from_secs(90), || async {
-        let devices = published_devices(cluster).await?;
-        if devices.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{devices:?}"))
-        }
-    })
-    .await;
+    wait_until_empty("the DRA driver's slices deleted", Duration::from_secs(90), || published_devices(cluster)).await;
 }
 
 /// The CDI spec files the DRA driver writes for the claims it prepared (`k8s.npu.huawei.com-<claim uid>.json` in
@@ -226,15 +221,7 @@ pub async fn unschedulable_reason(cluster: &Cluster, pod: &str) -> String {
 
 /// Waits until the DRA driver holds no prepared claim's CDI spec on the node (`what` names the moment).
 pub async fn wait_no_claim_cdi_specs(what: &str) {
-    wait_until(what, Duration::from_secs(60), || async {
-        let specs = claim_cdi_specs();
-        if specs.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{specs:?}"))
-        }
-    })
-    .await;
+    wait_until_empty(what, Duration::from_secs(60), || async { Ok(claim_cdi_specs()) }).await;
 }
 
 /// Waits until the test namespace holds no ResourceClaim.

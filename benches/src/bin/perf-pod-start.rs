@@ -1,0 +1,126 @@
+//! `perf-pod-start`: the device plugin against the DRA driver on the real-cluster test bed (issue 28's figures, in
+//! the DRA section of `benches/run.sh`).
+//!
+//! On the one-node Kubernetes of `scripts/cluster/up.sh` (real API server, scheduler, controller manager, kubelet
+//! and containerd, on a host simulated by dcmi-sim), deploys our stack from `deploy/` as the cluster tests do, then
+//! times pods of one chip each, created one after another, from the create request to the watch's report that the
+//! pod is Running:
+//!
+//! - device plugin (the 910B pool's overlay): the pod asks for `huawei.com/Ascend910: 1`; the time holds the
+//!   scheduler's fit on the node's allocatable, the kubelet's admission and the plugin's `Allocate` (CDI device
+//!   names), containerd's sandbox and container start with the devices injected from the host's CDI spec, and the
+//!   kubelet's status update;
+//! - DRA (the DRA overlay): the pod names a ResourceClaimTemplate; the time also holds the controller manager's
+//!   creation of the pod's claim, the scheduler's structured-parameters allocation and the reservation, and the
+//!   driver's `NodePrepareResources` (the claim's CDI spec written), which replace the plugin's part.
+//!
+//! Each pod is deleted, and gone, before the next is created; the first pods of each kind warm the caches and are
+//! not counted. Writes the figures as JSON to `--out`; the node is left on the device plugin's pool.
+
+#![forbid(unsafe_code)]
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use ascend_benches::figures_file::{measure_into, summary};
+use ascend_cluster_tests::stack::{
+    delete_pod, deploy_910b_pool, deploy_dra, npu_pod, remove_dra, sleeping_pod_spec, test_namespace, wait_claims_gone,
+    DRA_CLASS_910B, NAMESPACE,
+};
+use ascend_cluster_tests::{Cluster, Timer};
+use clap::Parser;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::resource::v1::ResourceClaimTemplate;
+use kube::api::{Api, PostParams};
+use kube::runtime::wait::{await_condition, conditions::is_pod_running};
+use serde_json::json;
+
+/// The name of the ResourceClaimTemplate the DRA pods use.
+const TEMPLATE: &str = "one-npu-for-the-bench";
+
+/// Pod start with the device plugin and with the DRA driver, on the test bed.
+#[derive(Debug, Parser)]
+struct Args {
+    /// Timed pods of each kind.
+    #[arg(long, default_value_t = 20)]
+    pods: usize,
+    /// Pods of each kind started first and not counted.
+    #[arg(long, default_value_t = 2)]
+    warmup: usize,
+    /// Where the figures go.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let args = Args::parse();
+    let out = args.out.clone();
+    measure_into(&out, measure(args)).await
+}
+
+async fn measure(args: Args) -> Result<serde_json::Value> {
+    let cluster = Cluster::connect().await;
+    let version = cluster.client().apiserver_version().await?.git_version;
+    let mut timer = Timer::start("pod start");
+    deploy_910b_pool(&cluster, &mut timer).await;
+    test_namespace(&cluster).await;
+    let device_plugin = starts(&cluster, &args, "start-dp", |name| npu_pod(name, 1)).await?;
+    timer.mark("device-plugin pods");
+
+    deploy_dra(&cluster, &mut timer).await;
+    test_namespace(&cluster).await;
+    let templates: Api<ResourceClaimTemplate> = Api::namespaced(cluster.client(), NAMESPACE);
+    let _ = templates.delete(TEMPLATE, &Default::default()).await;
+    let template = json!({
+        "metadata": {"name": TEMPLATE},
+        "spec": {"spec": {"devices": {"requests": [{"name": "npu", "exactly": {"deviceClassName": DRA_CLASS_910B}}]}}},
+    });
+    templates.create(&PostParams::default(), &serde_json::from_value(template)?).await.context("claim template")?;
+    let dra = starts(&cluster, &args, "start-dra", |name| {
+        let pod = json!({
+            "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": sleeping_pod_spec(json!({"name": "npu", "resourceClaimTemplateName": TEMPLATE})),
+        });
+        serde_json::from_value(pod).expect("a pod")
+    })
+    .await?;
+    timer.mark("DRA pods");
+    templates.delete(TEMPLATE, &Default::default()).await.context("delete the claim template")?;
+    wait_claims_gone(&cluster).await;
+    remove_dra(&cluster).await;
+    deploy_910b_pool(&cluster, &mut timer).await;
+
+    Ok(json!({
+        "kubernetes": version,
+        "pods": args.pods,
+        "warmup": args.warmup,
+        "device_plugin": summary(device_plugin, "device-plugin pod starts")?,
+        "dra": summary(dra, "DRA pod starts")?,
+    }))
+}
+
+/// Creates `warmup + pods` pods built by `pod`, one after another, each timed from the create request until the
+/// watch reports it Running, then deleted and gone before the next; returns the timed ones.
+async fn starts(cluster: &Cluster, args: &Args, prefix: &str, pod: impl Fn(&str) -> Pod) -> Result<Vec<Duration>> {
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
+    let mut times = Vec::with_capacity(args.pods);
+    for index in 0..args.warmup + args.pods {
+        let name = format!("{prefix}-{index}");
+        delete_pod(cluster, &name).await;
+        let started = Instant::now();
+        pods.create(&PostParams::default(), &pod(&name)).await.with_context(|| format!("create pod {name}"))?;
+        tokio::time::timeout(Duration::from_secs(120), await_condition(pods.clone(), &name, is_pod_running()))
+            .await
+            .with_context(|| format!("pod {name} not Running within 120 s"))?
+            .with_context(|| format!("watching pod {name}"))?;
+        let elapsed = started.elapsed();
+        println!("{name}: Running after {:.1} ms", elapsed.as_secs_f64() * 1e3);
+        if index >= args.warmup {
+            times.push(elapsed);
+        }
+        delete_pod(cluster, &name).await;
+    }
+    Ok(times)
+}
