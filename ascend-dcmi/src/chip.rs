@@ -145,6 +145,18 @@ impl Chip {
         self.dcmi.library().product_type(self.target())
     }
 
+    /// The firmware version the chip runs, for example `"7.5.0.1.129"`: what the driver's `compatible_version_fw`
+    /// must hold. After a firmware upgrade that did not reach every chip (or before the reboot that activates it),
+    /// it differs from the installed firmware package's `version.info`.
+    ///
+    /// # Errors
+    /// [`Error::UnavailableOnApi`] on the V2 API (Ascend950), [`Error::FunctionMissing`] on drivers without the
+    /// call, or any DCMI error.
+    #[doc(alias = "dcmi_get_version")]
+    pub fn firmware_version(&self) -> Result<String> {
+        self.dcmi.library().firmware_version(self.target())
+    }
+
     /// The PCIe address.
     ///
     /// # Errors

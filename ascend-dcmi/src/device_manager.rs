@@ -65,6 +65,18 @@ pub trait DeviceManager: Send + Sync {
         Ok(self.identity(chip)? == *known)
     }
 
+    /// The firmware version the chip runs (`dcmi_get_version`), for example `"7.5.0.1.129"`.
+    ///
+    /// The default, for implementations that predate the call, answers [`crate::Error::FunctionMissing`], which
+    /// [`crate::Error::is_unsupported`] counts as unsupported.
+    ///
+    /// # Errors
+    /// [`crate::Error::UnavailableOnApi`] on the V2 API, or any DCMI error.
+    fn firmware_version(&self, chip: LogicId) -> Result<String> {
+        let _ = chip;
+        Err(crate::Error::FunctionMissing("dcmi_get_version"))
+    }
+
     /// Health word plus active fault codes, graded by the fault policy. A dropped card is reported as such, not as an
     /// error.
     ///
@@ -216,6 +228,10 @@ impl DeviceManager for Dcmi {
 
     fn identity_unchanged(&self, chip: LogicId, known: &ChipIdentity) -> Result<bool> {
         self.view(chip)?.identity_is(known)
+    }
+
+    fn firmware_version(&self, chip: LogicId) -> Result<String> {
+        self.chip(chip)?.firmware_version()
     }
 
     fn health(&self, chip: LogicId) -> Result<HealthReport> {

@@ -32,7 +32,8 @@ const NOT_SUPPORTED: c_int = -8255;
 const ERROR_CODE_SLOTS: usize = MAX_FAULT_CODES;
 /// Slots for processes: four times the documented 32, because the call takes no capacity argument.
 const PROCESS_SLOTS: usize = 4 * MAX_PROCESSES;
-/// Bytes for strings whose size the caller passes (product type, version): the vendor uses 65 and 33.
+/// Bytes for strings whose size the caller passes (product type, versions): the vendor uses 65 and 33, and
+/// `dcmi_get_version` refuses less than 64.
 pub(crate) const STRING_BUFFER: usize = 256;
 /// Bytes for the affinity CPU list, which has no size argument at all (the vendor's 33 bytes can overflow).
 const AFFINITY_BUFFER: usize = 4096;
@@ -451,6 +452,24 @@ impl LoadedLibrary {
         let code = unsafe { call(buffer.as_mut_ptr(), STRING_BUFFER as c_int) };
         check(code, CallContext::global(name))?;
         Ok(c_string(&buffer))
+    }
+
+    /// `dcmi_get_version`: the firmware version the chip runs (V1 only; the V2 API has no per-chip counterpart).
+    pub fn firmware_version(&self, target: Target) -> Result<String> {
+        self.require(ApiFamily::V1, "dcmi_get_version")?;
+        let locator = target.v1_locator("dcmi_get_version")?;
+        let call = function!(self.dcmi_get_version);
+        let mut buffer = [0 as c_char; STRING_BUFFER];
+        let mut length: c_int = 0;
+        // SAFETY: the buffer is valid for `STRING_BUFFER` bytes, which is the size passed (above the driver's
+        // minimum of 64), and the length pointer is valid for writes.
+        let code = unsafe {
+            call(locator.card.0, locator.device.0, buffer.as_mut_ptr(), STRING_BUFFER as c_uint, &mut length)
+        };
+        check(code, target.context("dcmi_get_version"))?;
+        let length = usize::try_from(length).unwrap_or(0).min(STRING_BUFFER);
+        let used = if length == 0 { &buffer[..] } else { &buffer[..length] };
+        Ok(c_string(used).trim().to_owned())
     }
 
     /// `dcmi_get_device_chip_info_v2`, falling back to `dcmi_get_device_chip_info` on older drivers.

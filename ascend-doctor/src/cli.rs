@@ -13,6 +13,7 @@ use super::compatibility::{CompatibilityTable, HOST_TABLE_PATH};
 use super::context::{DcmiConnector, DoctorOptions};
 use super::host::HostRoot;
 use super::kubernetes_checks::default_pod_resources_socket;
+use super::pod_container::PodRef;
 use super::report::{render_json, render_text, run};
 
 /// `ascend-doctor`: runs the operator's troubleshooting chain and prints what is wrong and how to fix it.
@@ -40,6 +41,11 @@ pub struct DoctorCli {
     /// (a directory on this machine holding usr/local/Ascend/...).
     #[arg(long, value_name = "DIR")]
     pub image_root: Option<PathBuf>,
+    /// Also check the CANN of a pod's running container against the host's driver: the pod must run on this node;
+    /// its container's root file system is found through the container runtime's state below --root (containerd,
+    /// CRI-O, Docker). CONTAINER may be left out for a pod with one container. Needs the API server.
+    #[arg(long, value_name = "NAMESPACE/NAME[/CONTAINER]", conflicts_with = "image_root")]
+    pub pod: Option<PodRef>,
     /// RuntimeClass manifests (YAML or `kubectl get runtimeclass -o json`) to check instead of asking the API server.
     #[arg(long, value_name = "FILE")]
     pub runtime_class_manifest: Option<PathBuf>,
@@ -112,6 +118,7 @@ pub fn options(cli: &DoctorCli) -> Result<DoctorOptions, String> {
         compatibility: compatibility(cli, &host)?,
         kernel_release: kernel_release(),
         image_root: cli.image_root.clone(),
+        pod: cli.pod.clone(),
         runtime_class_manifest: cli.runtime_class_manifest.clone(),
         node_name: cli.node.clone(),
         connector: Box::new(DcmiConnector {

@@ -11,6 +11,7 @@ use ascend_oci::runtime_config::RuntimeClassRef;
 use super::check::Section;
 use super::compatibility::CompatibilityTable;
 use super::host::HostRoot;
+use super::pod_container::{PodContainers, PodRef};
 use ascend_smi::installed_software::InstalledSoftware;
 
 /// Loads `libdcmi.so` and calls `dcmi_init`: the only way the doctor talks to the driver, so tests can replace it.
@@ -65,6 +66,16 @@ pub trait ClusterApi: Send + Sync {
     /// # Errors
     /// Why the API server gave no answer.
     fn runtime_classes(&self) -> Result<Vec<RuntimeClassRef>, String>;
+
+    /// Pod `namespace/name`: its node and its containers' statuses; `Ok(None)` when there is no such pod. The
+    /// default, for clients written before `--pod`, says it cannot answer.
+    ///
+    /// # Errors
+    /// Why the API server gave no answer.
+    fn pod(&self, namespace: &str, name: &str) -> Result<Option<PodContainers>, String> {
+        let _ = (namespace, name);
+        Err("this API client does not read single pods".to_owned())
+    }
 }
 
 /// A node's `status.capacity` and `status.allocatable`: resource name to quantity as the API server writes it.
@@ -124,6 +135,9 @@ pub struct DoctorOptions {
     pub compatibility: Option<CompatibilityTable>,
     /// A container image's unpacked root file system, whose CANN is checked against the host's driver too.
     pub image_root: Option<PathBuf>,
+    /// A pod (and container) on this node whose running container's CANN is checked against the host's driver
+    /// ([`crate::pod_container`]); used when `image_root` is `None`.
+    pub pod: Option<PodRef>,
     /// A file with RuntimeClass manifests (YAML or `kubectl get -o json` output) to check instead of asking the API
     /// server.
     pub runtime_class_manifest: Option<PathBuf>,
@@ -147,6 +161,7 @@ impl std::fmt::Debug for DoctorOptions {
             .field("host", &self.host)
             .field("kernel_release", &self.kernel_release)
             .field("image_root", &self.image_root)
+            .field("pod", &self.pod)
             .field("runtime_class_manifest", &self.runtime_class_manifest)
             .field("node_name", &self.node_name)
             .field("sections", &self.sections)

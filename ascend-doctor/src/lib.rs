@@ -46,6 +46,7 @@
 
 pub mod cdi_engine_checks;
 pub mod check;
+pub mod chip_firmware;
 pub mod cli;
 pub mod compatibility;
 pub mod container_engines;
@@ -62,6 +63,7 @@ pub mod library_safety;
 #[cfg_attr(docsrs, doc(cfg(feature = "kube")))]
 pub mod node_api;
 pub mod package_compatibility;
+pub mod pod_container;
 pub mod pod_resources;
 pub mod report;
 pub mod runtime_checks;

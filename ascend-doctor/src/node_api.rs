@@ -9,6 +9,7 @@ use std::time::Duration;
 use ascend_oci::runtime_config::RuntimeClassRef;
 
 use super::context::{ClusterApi, ClusterPod, NodeResources};
+use super::pod_container::PodContainers;
 
 /// The cluster `ascend_kube::connect` finds (in a pod its service account, else `KUBECONFIG` or
 /// `~/.kube/config`), or the one a configuration names.
@@ -100,6 +101,18 @@ impl ClusterApi for KubeClusterApi {
             .into_iter()
             .map(|view| ClusterPod { namespace: view.namespace, name: view.name, uid: view.uid, phase: view.phase })
             .collect())
+    }
+
+    fn pod(&self, namespace: &str, name: &str) -> Result<Option<PodContainers>, String> {
+        // A dynamic object: the doctor reads three fields and names no k8s-openapi version of its own.
+        let resource =
+            kube::api::ApiResource::from_gvk_with_plural(&kube::api::GroupVersionKind::gvk("", "v1", "Pod"), "pods");
+        let found = self.call(|client| {
+            let pods: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(client, namespace, &resource);
+            let object = format!("pods/{namespace}/{name}");
+            ascend_kube::client::request("get", object, self.timeout, async move { pods.get_opt(name).await })
+        })?;
+        Ok(found.map(|object| PodContainers::from_pod_json(&object.data)))
     }
 
     fn runtime_classes(&self) -> Result<Vec<RuntimeClassRef>, String> {

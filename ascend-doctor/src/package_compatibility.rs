@@ -93,59 +93,136 @@ fn field(file: &PackageFile, key: &str) -> String {
     }
 }
 
+/// A firmware version to judge and where it was read.
+struct FirmwareSide<'a> {
+    /// The version as read.
+    version: &'a str,
+    /// How evidence names it: `Version=7.5.0.1.129 (/usr/local/Ascend/firmware/version.info:1)`.
+    shown: String,
+    /// Who runs it, for fixes: `the firmware`, `NPU 3's firmware`.
+    whose: String,
+    /// The firmware package's file, whose `compatible_version_drv` DCMI also consults; `None` for a chip, which may
+    /// run another firmware than the package installed.
+    package: Option<&'a PackageFile>,
+}
+
 /// The firmware against the driver.
 pub fn firmware_against_driver(driver: &PackageFile, firmware: &PackageFile) -> Finding {
     let Some(firmware_text) = firmware.version.as_deref() else {
         return Finding::new(Status::Skip, format!("{} declares no Version: firmware not judged", firmware.source));
     };
-    let Some(firmware_version) = Version::parse(firmware_text) else {
-        return Finding::new(Status::Skip, format!("{}: Version is empty", firmware.source));
+    let side = FirmwareSide {
+        version: firmware_text,
+        shown: field(firmware, "Version"),
+        whose: "the firmware".to_owned(),
+        package: Some(firmware),
     };
-    let firmware_side = field(firmware, "Version");
-    let hdk_of_firmware = firmware.info.value("package_version");
-    let driver_text = driver.version.as_deref().unwrap_or("(unknown)");
-    let oldest = Version::parse(OLDEST_COMPATIBLE_FIRMWARE).expect("a version");
-    if firmware_version < oldest {
-        return Finding::new(
-            Status::Fail,
+    judge_firmware(driver, &side)
+        .unwrap_or_else(|| Finding::new(Status::Skip, format!("{}: Version is empty", firmware.source)))
+}
+
+/// The firmware some chips run, as DCMI reports it for each (`dcmi_get_version`), against the driver: the same
+/// ranges as [`firmware_against_driver`], without the package's own list of drivers (the chips may not run what the
+/// package installed). `phy_ids` are the chips that reported `reported`.
+pub fn chip_firmware_against_driver(driver: &PackageFile, phy_ids: &[u32], reported: &str) -> Finding {
+    let chips = npu_list(phy_ids);
+    let side = FirmwareSide {
+        version: reported,
+        shown: format!("{reported} ({chips}, dcmi_get_version)"),
+        whose: format!("the firmware of {chips}"),
+        package: None,
+    };
+    judge_firmware(driver, &side).unwrap_or_else(|| {
+        Finding::new(Status::Skip, format!("{chips}: dcmi_get_version reported {reported:?}, not a version"))
+    })
+}
+
+/// Chips that run another firmware than the installed package's `Version`: a firmware upgrade that did not reach
+/// them, or that waits for the reboot that activates it. `None` when they run the package's firmware (or either
+/// version is unreadable).
+pub fn chip_firmware_against_package(firmware: &PackageFile, phy_ids: &[u32], reported: &str) -> Option<Finding> {
+    let installed = firmware.version.as_deref().and_then(Version::parse)?;
+    let running = Version::parse(reported)?;
+    if running == installed {
+        return None;
+    }
+    let chips = npu_list(phy_ids);
+    Some(
+        Finding::new(
+            Status::Warn,
             format!(
-                "firmware {firmware_side} is older than {OLDEST_COMPATIBLE_FIRMWARE}, which DCMI pairs with no driver"
+                "{chips} run firmware {reported} (dcmi_get_version), not the installed firmware package's {}",
+                field(firmware, "Version")
             ),
         )
         .fix(format!(
-            "upgrade the firmware to the one of driver {driver_text}'s HDK release \
-             (Ascend-hdk-<chip>-npu-firmware_<version>.run --full, then reboot)"
-        ));
+            "the firmware upgrade has not reached {chips}: reboot the node to activate the installed firmware; if \
+             they still run {reported} afterwards, install the firmware package again \
+             (Ascend-hdk-<chip>-npu-firmware_<version>.run --full) and reboot"
+        )),
+    )
+}
+
+/// `NPU 3`, or `NPU 0, 1, 2` for several chips.
+fn npu_list(phy_ids: &[u32]) -> String {
+    let ids: Vec<String> = phy_ids.iter().map(u32::to_string).collect();
+    format!("NPU {}", ids.join(", "))
+}
+
+/// DCMI's pairing test of a firmware and the driver; `None` when the firmware's version is not one.
+fn judge_firmware(driver: &PackageFile, firmware: &FirmwareSide<'_>) -> Option<Finding> {
+    let firmware_version = Version::parse(firmware.version)?;
+    let (firmware_side, whose) = (&firmware.shown, &firmware.whose);
+    let hdk_of_firmware = firmware.package.and_then(|package| package.info.value("package_version"));
+    let driver_text = driver.version.as_deref().unwrap_or("(unknown)");
+    let oldest = Version::parse(OLDEST_COMPATIBLE_FIRMWARE).expect("a version");
+    if firmware_version < oldest {
+        return Some(
+            Finding::new(
+                Status::Fail,
+                format!(
+                    "firmware {firmware_side} is older than {OLDEST_COMPATIBLE_FIRMWARE}, which DCMI pairs with no \
+                     driver"
+                ),
+            )
+            .fix(format!(
+                "upgrade {whose} to the one of driver {driver_text}'s HDK release \
+                 (Ascend-hdk-<chip>-npu-firmware_<version>.run --full, then reboot)"
+            )),
+        );
     }
     let declared = driver.info.value("compatible_version_fw").map(ranges).unwrap_or_default();
     let driver_field = field(driver, "compatible_version_fw");
     if declared.is_empty() {
-        return Finding::new(
-            Status::Warn,
-            format!("{driver_field}: the driver declares no firmware range; firmware {firmware_side} not judged"),
-        )
-        .fix("reinstall the driver package: its version.info lacks compatible_version_fw".to_owned());
-    }
-    if let Some((range, ..)) = declared.iter().find(|(_, low, high)| in_declared_range(&firmware_version, low, high)) {
-        return Finding::new(
-            Status::Ok,
-            format!("firmware {firmware_side} is inside {range} of the driver's {driver_field}"),
+        return Some(
+            Finding::new(
+                Status::Warn,
+                format!("{driver_field}: the driver declares no firmware range; firmware {firmware_side} not judged"),
+            )
+            .fix("reinstall the driver package: its version.info lacks compatible_version_fw".to_owned()),
         );
     }
+    if let Some((range, ..)) = declared.iter().find(|(_, low, high)| in_declared_range(&firmware_version, low, high)) {
+        return Some(Finding::new(
+            Status::Ok,
+            format!("firmware {firmware_side} is inside {range} of the driver's {driver_field}"),
+        ));
+    }
     // DCMI's second test: the firmware's own list of drivers.
+    let package = firmware.package;
     let accepted_by_firmware = driver.version.as_deref().and_then(Version::parse).and_then(|driver_version| {
-        let listed = firmware.info.value("compatible_version_drv").map(ranges).unwrap_or_default();
+        let listed = package.and_then(|file| file.info.value("compatible_version_drv")).map(ranges).unwrap_or_default();
         listed.into_iter().find(|(_, low, high)| in_declared_range(&driver_version, low, high)).map(|(range, ..)| range)
     });
-    if let Some(range) = accepted_by_firmware {
-        return Finding::new(
+    if let (Some(range), Some(package)) = (accepted_by_firmware, package) {
+        return Some(Finding::new(
             Status::Ok,
             format!(
                 "firmware {firmware_side} is outside the driver's {driver_field}, but driver {driver_text} is inside \
                  {range} of the firmware's {} (DCMI accepts either)",
-                field(firmware, "compatible_version_drv")
+                field(package, "compatible_version_drv")
             ),
-        );
+        ));
     }
     let newest = declared.iter().map(|(_, _, high)| high).max().expect("not empty");
     let declared_text: Vec<&str> = declared.iter().map(|(range, ..)| range.as_str()).collect();
@@ -154,7 +231,7 @@ pub fn firmware_against_driver(driver: &PackageFile, firmware: &PackageFile) -> 
         (
             "newer than",
             format!(
-                "upgrade the driver to the HDK release of the firmware{hdk} \
+                "upgrade the driver to the HDK release of {whose}{hdk} \
                  (Ascend-hdk-<chip>-npu-driver_<version>_linux-<arch>.run --upgrade), or install a firmware in {} \
                  (the firmware of HDK {driver_text}), then reboot",
                 declared_text.join(" or ")
@@ -164,20 +241,27 @@ pub fn firmware_against_driver(driver: &PackageFile, firmware: &PackageFile) -> 
         (
             "older than",
             format!(
-                "upgrade the firmware to one in {} (the firmware of HDK {driver_text}: \
+                "upgrade {whose} to one in {} (the firmware of HDK {driver_text}: \
                  Ascend-hdk-<chip>-npu-firmware_<version>.run --full), then reboot",
                 declared_text.join(" or ")
             ),
         )
     };
-    let firmware_list = firmware.info.entry("compatible_version_drv").map_or_else(String::new, |_| {
-        format!("; the firmware's {} does not list driver {driver_text}", field(firmware, "compatible_version_drv"))
-    });
-    Finding::new(
-        Status::Fail,
-        format!("firmware {firmware_side} is {direction} every range of the driver's {driver_field}{firmware_list}"),
+    let firmware_list = match package {
+        Some(file) if file.info.entry("compatible_version_drv").is_some() => {
+            format!("; the firmware's {} does not list driver {driver_text}", field(file, "compatible_version_drv"))
+        }
+        _ => String::new(),
+    };
+    Some(
+        Finding::new(
+            Status::Fail,
+            format!(
+                "firmware {firmware_side} is {direction} every range of the driver's {driver_field}{firmware_list}"
+            ),
+        )
+        .fix(format!("{fix}; {MISMATCH_SYMPTOMS}")),
     )
-    .fix(format!("{fix}; {MISMATCH_SYMPTOMS}"))
 }
 
 /// Each `required_driver_<interface>_version` of the installation's components against the driver.
@@ -377,6 +461,51 @@ mod tests {
         let ancient = firmware_against_driver(&driver(), &firmware("Version=6.3.9\n"));
         assert_eq!(ancient.status, Status::Fail);
         assert!(ancient.evidence.contains("older than 6.4"), "{}", ancient.evidence);
+    }
+
+    #[test]
+    fn chips_firmware_is_judged_by_the_same_ranges_and_named_by_physical_id() {
+        let fits = chip_firmware_against_driver(&driver(), &[0, 3], "7.1.0.11.220");
+        assert_eq!(fits.status, Status::Ok, "{fits:?}");
+        assert!(
+            fits.evidence.contains("7.1.0.11.220 (NPU 0, 3, dcmi_get_version) is inside [7.0.0,7.2.99]"),
+            "{fits:?}"
+        );
+
+        let older = chip_firmware_against_driver(&driver(), &[5], "6.5.1");
+        assert_eq!(older.status, Status::Fail);
+        for wanted in [
+            "firmware 6.5.1 (NPU 5, dcmi_get_version) is older than every range of the driver's",
+            "compatible_version_fw=[6.4.0,6.4.99],[7.0.0,7.2.99] (/usr/local/Ascend/driver/version.info:6)",
+        ] {
+            assert!(older.evidence.contains(wanted), "{wanted}: {}", older.evidence);
+        }
+        let fix = older.fix.expect("fix");
+        assert!(fix.contains("upgrade the firmware of NPU 5 to one in [6.4.0,6.4.99] or [7.0.0,7.2.99]"), "{fix}");
+
+        let newer = chip_firmware_against_driver(&driver(), &[0], "7.7.0.1.231");
+        assert_eq!(newer.status, Status::Fail);
+        assert!(newer.fix.expect("fix").contains("upgrade the driver to the HDK release of the firmware of NPU 0"));
+
+        let garbage = chip_firmware_against_driver(&driver(), &[0], "");
+        assert_eq!(garbage.status, Status::Skip, "{garbage:?}");
+    }
+
+    #[test]
+    fn chips_left_on_another_firmware_than_the_package_are_a_warning() {
+        let package = firmware("Version=7.1.0.11.220\n");
+        assert_eq!(chip_firmware_against_package(&package, &[0, 1], "7.1.0.11.220"), None);
+        let behind = chip_firmware_against_package(&package, &[6], "7.0.0.5.100").expect("a finding");
+        assert_eq!(behind.status, Status::Warn);
+        assert!(
+            behind.evidence.contains(
+                "NPU 6 run firmware 7.0.0.5.100 (dcmi_get_version), not the installed firmware package's \
+                 Version=7.1.0.11.220 (/usr/local/Ascend/firmware/version.info:1)"
+            ),
+            "{}",
+            behind.evidence
+        );
+        assert!(behind.fix.expect("fix").contains("reboot the node"));
     }
 
     #[test]

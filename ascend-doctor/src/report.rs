@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use super::check::{CheckResult, Section, Status};
 use super::context::{DoctorOptions, Facts};
 use super::{
-    cdi_engine_checks, dra_api, driver_checks, kubelet_feature_gates, kubelet_version, kubernetes_checks,
-    runtime_checks, version_checks,
+    cdi_engine_checks, chip_firmware, dra_api, driver_checks, kubelet_feature_gates, kubelet_version,
+    kubernetes_checks, runtime_checks, version_checks,
 };
 use ascend_smi::table::wrap_hanging;
 
@@ -17,7 +17,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub type CheckFn = fn(&DoctorOptions, &mut Facts) -> CheckResult;
 
 /// Every check, in the order of the troubleshooting chain.
-pub const CHECKS: [(Section, CheckFn); 25] = [
+pub const CHECKS: [(Section, CheckFn); 26] = [
     (Section::Driver, driver_checks::pci_devices),
     (Section::Driver, driver_checks::kernel_headers),
     (Section::Driver, driver_checks::secure_boot),
@@ -27,6 +27,7 @@ pub const CHECKS: [(Section, CheckFn); 25] = [
     (Section::Driver, driver_checks::dcmi_init),
     (Section::Driver, driver_checks::chips_healthy),
     (Section::Driver, driver_checks::firmware),
+    (Section::Driver, chip_firmware::chip_firmware),
     (Section::Versions, version_checks::driver),
     (Section::Versions, version_checks::cann_host),
     (Section::Versions, version_checks::cann_image),

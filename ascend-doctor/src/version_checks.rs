@@ -11,7 +11,16 @@ use ascend_smi::installed_software::{CannInstallation, InstalledSoftware, Packag
 use super::check::{CheckResult, Section, Status};
 use super::compatibility::{CompatibilityTable, Placement, Version};
 use super::context::{DoctorOptions, Facts};
+use super::kubernetes_checks::node_name;
 use super::package_compatibility::{inner_version_listed, required_driver_versions, Finding, MISMATCH_SYMPTOMS};
+use super::pod_container::{pod_container_root, PodContainerRoot, PodRef};
+
+/// The running container of `--pod` on this node, through the API server and the runtime's state on the host.
+fn running_pod_root(options: &DoctorOptions, pod: &PodRef) -> Result<PodContainerRoot, String> {
+    let api = options.cluster().map_err(|reason| format!("API server not asked: {reason}"))?;
+    let node = node_name(options).ok_or("this node's name is unknown (pass --node)")?;
+    pod_container_root(api, &options.host, &node, pod)
+}
 
 /// The damaged lines of a file, as `file:line: problem` evidence.
 pub fn damaged_lines(file: &PackageFile) -> Vec<String> {
@@ -238,22 +247,49 @@ pub fn cann_host(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     judge(check, driver, &software.cann, options.compatibility.as_ref(), Whose::Host)
 }
 
-/// versions.cann_image: the CANN of a container image's root file system (`--image-root`) against the host driver,
-/// the combination its containers run.
+/// versions.cann_image: the CANN of a container image's root file system (`--image-root`), or of a pod's running
+/// container on this node (`--pod`, [`pod_container`](super::pod_container)), against the host driver: the
+/// combination its containers run.
 pub fn cann_image(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     let check = CheckResult::new("versions.cann_image", Section::Versions, "Image CANN matches the driver", Status::Ok);
-    let Some(image) = &options.image_root else {
-        return check
-            .evidence("no image given")
-            .fix("pass --image-root <the image's unpacked root file system> to check the CANN an image brings")
-            .with_status(Status::Skip);
-    };
-    let found = InstalledSoftware::read(image);
-    let check = check.evidence(format!("image root {}", image.display()));
+    let (image, check) =
+        match (&options.image_root, &options.pod) {
+            (Some(image), _) => (image.clone(), check.evidence(format!("image root {}", image.display()))),
+            (None, Some(pod)) => match running_pod_root(options, pod) {
+                Ok(found) => {
+                    let check = check.evidence(format!(
+                        "pod {}/{} container {} ({}): root {}",
+                        pod.namespace, pod.name, found.container, found.container_id, found.root.found_by
+                    ));
+                    (found.root.path, check)
+                }
+                Err(problem) => return check
+                    .evidence(format!("pod {pod} not checked: {problem}"))
+                    .fix(
+                        "run the doctor on the node the pod runs on, with access to the API server and to the host's \
+                          /run and /proc (in a container: the host's / mounted at --root and hostPID), naming a \
+                          running container: --pod NAMESPACE/NAME/CONTAINER",
+                    )
+                    .with_status(Status::Skip),
+            },
+            (None, None) => return check
+                .evidence("no image given")
+                .fix(
+                    "pass --image-root <the image's unpacked root file system>, or --pod NAMESPACE/NAME[/CONTAINER] \
+                      for a pod running on this node, to check the CANN an image brings",
+                )
+                .with_status(Status::Skip),
+        };
+    let found = InstalledSoftware::read(&image);
     if found.cann.is_empty() {
+        let fix = if options.image_root.is_some() {
+            "point --image-root at the image's unpacked root file system (for example `docker export $(docker create IMAGE) | tar -x -C DIR`)"
+        } else {
+            "the container brings no CANN: build its image on a CANN base image whose version the node's driver supports"
+        };
         return check
             .evidence(format!("no CANN under {ASCEND_HOME}/{{{}}} in the image", CANN_HOMES.join(",")))
-            .fix("point --image-root at the image's unpacked root file system (for example `docker export $(docker create IMAGE) | tar -x -C DIR`)")
+            .fix(fix)
             .with_status(Status::Fail);
     }
     let software = facts.software(&options.host);

@@ -112,6 +112,7 @@ impl Host {
             kernel_release: "6.1.0-test".to_owned(),
             compatibility: None,
             image_root: None,
+            pod: None,
             runtime_class_manifest: None,
             node_name: Some("worker-1".to_owned()),
             connector: Box::new(NoDriver),

@@ -380,6 +380,7 @@ fn apply_identity(shared: &Shared, identity: &ChipIdentity, verbose: bool) {
             board_id: identity.board.and_then(|b| b.board_id),
             voltage_volts: None,
             aicore_frequency_mhz: None,
+            firmware_version: None,
         });
     }
 }
@@ -496,8 +497,14 @@ fn read_details(manager: &dyn DeviceManager, chip: LogicId, shared: &Shared) {
     if let Err(error) = &frequency {
         record_error(shared, "details.aicore_frequency_mhz", error);
     }
+    begin(shared, "details.firmware_version");
+    let firmware = manager.firmware_version(chip);
+    if let Err(error) = &firmware {
+        record_error(shared, "details.firmware_version", error);
+    }
     let mut progress = lock(shared);
     let details = progress.report.details.get_or_insert_with(ChipDetails::default);
     details.voltage_volts = voltage.ok().map(|v| v.0);
     details.aicore_frequency_mhz = frequency.ok().map(|f| f.0);
+    details.firmware_version = firmware.ok();
 }

@@ -62,7 +62,9 @@ fn chip_block(report: &HostReport, chip: &ChipReport, lines: &mut Vec<String>) {
     line("Die id", &or_dash(details.die_id), lines);
     line("Serial number", &or_dash(details.serial_number), lines);
     line("Driver version", report.driver_version.as_deref().unwrap_or("-"), lines);
-    line("Firmware version", report.firmware_version.as_deref().unwrap_or("-"), lines);
+    // What the chip runs, else what the firmware package installed.
+    let firmware = details.firmware_version.as_deref().or(report.firmware_version.as_deref());
+    line("Firmware version", firmware.unwrap_or("-"), lines);
     line("Voltage", &or_dash(details.voltage_volts.map(|v| format!("{v:.2} V"))), lines);
     line("AI-core clock", &or_dash(details.aicore_frequency_mhz.map(|f| format!("{f} MHz"))), lines);
     let power = chip.power.map(|p| {

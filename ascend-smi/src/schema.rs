@@ -183,6 +183,10 @@ pub struct ChipDetails {
     pub voltage_volts: Option<f64>,
     /// Current AI-core clock in MHz.
     pub aicore_frequency_mhz: Option<u32>,
+    /// The firmware the chip runs (`dcmi_get_version`), which can differ from the installed firmware package's
+    /// `version.info` after a partial upgrade or before the reboot that activates a new one.
+    #[serde(default)]
+    pub firmware_version: Option<String>,
 }
 
 /// A field that could not be read. Fields the chip does not support are `null` without an entry here.

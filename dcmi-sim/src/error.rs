@@ -45,6 +45,14 @@ pub enum Error {
     /// The topology could not be serialised into a fake host.
     #[error("fake host: cannot write the topology: {0}")]
     TopologyNotSerialisable(String),
+    /// A fake host's option names a chip the topology does not have.
+    #[error("fake host: the topology has no chip with physical id {phy_id} (physical ids: {known:?})")]
+    NoSuchChip {
+        /// The physical id asked for.
+        phy_id: u32,
+        /// The topology's physical ids.
+        known: Vec<u32>,
+    },
     /// The chip family has no vNPU support (-8255).
     #[error("{0} chips do not support vNPUs")]
     VnpuUnsupported(ChipType),

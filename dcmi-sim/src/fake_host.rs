@@ -13,7 +13,7 @@
 //! | `usr/local/Ascend/driver/lib64/driver/libdcmi.so` | the simulator library (also linked from `lib64/` and `/usr/local/dcmi`) |
 //! | `usr/local/Ascend/driver/lib64/common/`, `.../include/`, `usr/local/bin/npu-smi` | the other driver files mount lists name |
 //! | `usr/local/Ascend/ascend-toolkit/<version>/...`, `.../latest` | the CANN toolkit versions and their `version.info` files ([`FakeSoftware`]) |
-//! | `etc/dcmi-sim/topology.toml` | the topology, to point `DCMI_SIM_CONFIG` at |
+//! | `etc/dcmi-sim/topology.toml` | the topology, to point `DCMI_SIM_CONFIG` at, with each chip's firmware version ([`FakeHostOptions::installed_topology`]) |
 //! | `usr/local/Ascend/driver/lib64/driver/dcmi-sim.toml` | the same topology beside the library, read when `DCMI_SIM_CONFIG` is unset ([`crate::library_home`]) |
 //! | `sys/devices/system/node/node<N>/cpulist` | NUMA nodes and their CPUs, from the chips' affinity |
 //! | `sys/bus/pci/devices/<bdf>/{vendor,device,numa_node}` | the chips' PCIe functions |
@@ -85,6 +85,38 @@ pub struct FakeHostOptions {
     pub plain_device_nodes: bool,
     /// The driver, firmware and CANN packages' version files (by default a set that fits together).
     pub software: FakeSoftware,
+    /// Chips (by physical id) that run another firmware than the installed package's, as after a partial upgrade:
+    /// each one's `firmware_version` in the installed topology. Every other chip without its own runs
+    /// [`FakeSoftware::firmware_version`].
+    pub chip_firmware: Vec<(u32, String)>,
+}
+
+impl FakeHostOptions {
+    /// The topology as this host runs it: each chip's firmware version set from [`Self::chip_firmware`], else from
+    /// its own `firmware_version`, else from the installed firmware package, so that by default DCMI reports per
+    /// chip what the firmware's `version.info` says.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchChip`] for a physical id of [`Self::chip_firmware`] that no chip has.
+    pub fn installed_topology(&self, topology: &Topology) -> Result<Topology, Error> {
+        let mut installed = topology.clone();
+        for (phy_id, _) in &self.chip_firmware {
+            if topology.chip_by_phy_id(*phy_id).is_none() {
+                let mut known: Vec<u32> = topology.chips().map(|found| found.chip.phy_id).collect();
+                known.sort_unstable();
+                return Err(Error::NoSuchChip { phy_id: *phy_id, known });
+            }
+        }
+        for chip in installed.cards.iter_mut().flat_map(|card| card.chips.iter_mut()) {
+            let chosen = self.chip_firmware.iter().rev().find(|(phy_id, _)| *phy_id == chip.phy_id);
+            if let Some((_, version)) = chosen {
+                chip.firmware_version = Some(version.clone());
+            } else if chip.firmware_version.is_none() {
+                chip.firmware_version.clone_from(&self.software.firmware_version);
+            }
+        }
+        Ok(installed)
+    }
 }
 
 /// A fake host that was laid out.
@@ -108,6 +140,7 @@ impl FakeHost {
     /// # Errors
     /// [`Error`] naming the path that could not be written, or saying that the library was not found.
     pub fn build(topology: &Topology, root: &Path, options: &FakeHostOptions) -> Result<FakeHost, Error> {
+        let topology = &options.installed_topology(topology)?;
         let library_source = match &options.library {
             Some(path) => path.clone(),
             None => crate::locate::library_path()?,
@@ -386,7 +419,12 @@ mod tests {
         let library = root.path().join("lib.so");
         fs::write(&library, b"x").expect("write");
         let software = FakeSoftware { cann_version: None, ..FakeSoftware::default() };
-        let options = FakeHostOptions { library: Some(library), plain_device_nodes: true, software };
+        let options = FakeHostOptions {
+            library: Some(library),
+            plain_device_nodes: true,
+            software,
+            ..FakeHostOptions::default()
+        };
         let host = FakeHost::build(&two_chip_topology(), root.path(), &options).expect("built");
         assert_eq!(host.device_nodes, DeviceNodeKind::PlainFiles);
         assert!(host.path("dev/davinci5").is_file());
@@ -410,6 +448,25 @@ mod tests {
         }
         assert!(!host.path("dev/devmm_svm").exists(), "Ascend950 hosts have no devmm_svm");
         assert!(!host.path("dev/dvpp_cmdlist").exists(), "Ascend950 hosts have no dvpp_cmdlist");
+    }
+
+    #[test]
+    fn chips_run_the_installed_firmware_unless_one_was_left_behind() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let library = root.path().join("lib.so");
+        fs::write(&library, b"x").expect("write");
+        let software = FakeSoftware { firmware_version: Some("7.6.0.1.200".to_owned()), ..FakeSoftware::default() };
+        let chip_firmware = vec![(5, "7.1.0.5.220".to_owned())];
+        let options = FakeHostOptions { library: Some(library), software, chip_firmware, ..FakeHostOptions::default() };
+        let host = FakeHost::build(&two_chip_topology(), root.path(), &options).expect("built");
+        let installed = Topology::load(&host.topology).expect("installed topology");
+        let firmware_of = |phy| installed.chip_by_phy_id(phy).and_then(|found| found.chip.firmware_version.clone());
+        assert_eq!(firmware_of(4).as_deref(), Some("7.6.0.1.200"));
+        assert_eq!(firmware_of(5).as_deref(), Some("7.1.0.5.220"));
+
+        let unknown = FakeHostOptions { chip_firmware: vec![(9, "7.0.0".to_owned())], ..options };
+        let error = FakeHost::build(&two_chip_topology(), root.path(), &unknown).expect_err("no chip 9");
+        assert!(error.to_string().contains("no chip with physical id 9 (physical ids: [4, 5])"), "{error}");
     }
 
     #[test]

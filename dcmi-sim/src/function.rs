@@ -5,7 +5,7 @@ use crate::chip_type::Api;
 
 macro_rules! functions {
     ($($variant:ident => $name:literal,)*) => {
-        /// One exported DCMI function: the 66 V1 functions (including `dcmi_get_card_num_list`) in
+        /// One exported DCMI function: the 67 V1 functions (including `dcmi_get_card_num_list`) in
         /// header order, then the 42 V2 (`dcmiv2_*`) functions.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[allow(missing_docs)] // each variant is the C symbol of the same name
@@ -73,6 +73,7 @@ functions! {
     GetDeviceBoardInfo => "dcmi_get_device_board_info",
     GetPcieLinkBandwidthInfo => "dcmi_get_pcie_link_bandwidth_info",
     GetDcmiVersion => "dcmi_get_dcmi_version",
+    GetVersion => "dcmi_get_version",
     GetMainboardId => "dcmi_get_mainboard_id",
     GetAffinityCpuInfoByDeviceId => "dcmi_get_affinity_cpu_info_by_device_id",
     GetHccsLinkBandwidthInfo => "dcmi_get_hccs_link_bandwidth_info",

@@ -192,6 +192,12 @@ pub struct Chip {
     /// RoCE netmask (default "255.255.255.0").
     #[serde(default = "default_netmask")]
     pub roce_netmask: String,
+    /// The firmware version the chip runs (`dcmi_get_version`, at most 63 bytes); unset:
+    /// [`crate::fake_software::DEFAULT_FIRMWARE_VERSION`], the firmware a default fake host installs. A fake host
+    /// sets it from its firmware package unless the topology does, so one chip set here is a chip a partial
+    /// firmware upgrade left behind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware_version: Option<String>,
     /// `dcmi_get_npu_work_mode` (910A only): 0 AMP, 1 SMP.
     #[serde(default)]
     pub work_mode: u8,
@@ -709,6 +715,11 @@ impl Topology {
     /// The chip with logic id `logic_id`.
     pub fn chip_by_logic_id(&self, logic_id: u32) -> Option<ChipRef<'_>> {
         self.chips().find(|found| found.chip.logic_id == logic_id)
+    }
+
+    /// The firmware version chip `chip` reports: its own, else the default fake host's firmware.
+    pub fn firmware_version_of(chip: &Chip) -> &str {
+        chip.firmware_version.as_deref().unwrap_or(crate::fake_software::DEFAULT_FIRMWARE_VERSION)
     }
 
     /// The chip with physical id `phy_id`.

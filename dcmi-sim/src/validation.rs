@@ -168,6 +168,9 @@ fn validate_chip(chip: &Chip, at: &str, file: &Path) -> Result<(), Error> {
     if let Err(problem) = chip.pcie.parsed_bdf() {
         return fail("pcie.bdf", problem);
     }
+    if chip.firmware_version.as_ref().is_some_and(|version| version.is_empty() || version.len() > 63) {
+        return fail("firmware_version", "is empty or longer than 63 bytes (callers pass a 64-byte buffer)".into());
+    }
     if chip.affinity_cpus.len() > 32 {
         return fail("affinity_cpus", "is longer than 32 bytes (callers pass a 33-byte buffer)".into());
     }

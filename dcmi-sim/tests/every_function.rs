@@ -54,7 +54,7 @@ fn header_functions_are_all_exported() {
     let header = common::header_functions();
     let exported: std::collections::BTreeSet<String> = Function::ALL.iter().map(|f| f.name().to_owned()).collect();
     assert_eq!(header, exported);
-    assert_eq!(header.len(), 66 + 42);
+    assert_eq!(header.len(), 67 + 42);
 }
 
 fn check_host(session: &Session) {
@@ -185,6 +185,17 @@ fn check_chip_identity(session: &Session, card: &dcmi_sim::Card, chip: &dcmi_sim
     if status == 0 {
         assert_eq!(text(&product), card.product_type);
     }
+
+    let mut firmware = [0 as c_char; 64];
+    let mut length: c_int = 0;
+    assert_eq!(call!(lib, dcmi_get_version(card_id, device_id, firmware.as_mut_ptr(), 64, &mut length)), 0);
+    assert_eq!(text(&firmware), dcmi_sim::topology::Topology::firmware_version_of(chip));
+    assert_eq!(usize::try_from(length).expect("length"), text(&firmware).len());
+    // The driver refuses buffers under its DRIVER_VERSION_MIN_LEN (64).
+    assert_eq!(
+        call!(lib, dcmi_get_version(card_id, device_id, firmware.as_mut_ptr(), 63, &mut length)),
+        INVALID_PARAMETER
+    );
 
     let mut die = dcmi_die_id::default();
     assert_eq!(call!(lib, dcmi_get_device_die_v2(card_id, device_id, dcmi_die_type::VDIE, &mut die)), 0);

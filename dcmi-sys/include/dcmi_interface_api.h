@@ -774,6 +774,13 @@ DCMIDLLEXPORT int dcmi_get_pcie_link_bandwidth_info(int card_id, int device_id,
 
 DCMIDLLEXPORT int dcmi_get_dcmi_version(char *dcmi_ver, int buf_size);
 
+/** The firmware version the chip runs (for example "7.5.0.1.129"; the driver reads it from the chip's logic id).
+ * version_len is the size of version_str and must be at least 64 (the driver's DRIVER_VERSION_MIN_LEN, else
+ * -8001); *len receives the length written. The vendor's header spells the buffer `verison_str`.
+ * Prototype and limit: Huawei's DCMI API reference as published in the driver repository github.com/verylucky01/driver,
+ * docs/zh/Ascend_910_93_DCMI_API/Ascend_910_93_DCMI_API/dcmi_get_version.md. */
+DCMIDLLEXPORT int dcmi_get_version(int card_id, int device_id, char *version_str, unsigned int version_len, int *len);
+
 DCMIDLLEXPORT int dcmi_get_mainboard_id(int card_id, int device_id, unsigned int *mainboard_id);
 
 /** No buffer size is passed: give affinity_cpu a generous buffer. */

@@ -1920,6 +1920,16 @@ pub struct DcmiLib {
         ) -> ::std::os::raw::c_int,
         ::libloading::Error,
     >,
+    pub dcmi_get_version: Result<
+        unsafe extern "C" fn(
+            card_id: ::std::os::raw::c_int,
+            device_id: ::std::os::raw::c_int,
+            version_str: *mut ::std::os::raw::c_char,
+            version_len: ::std::os::raw::c_uint,
+            len: *mut ::std::os::raw::c_int,
+        ) -> ::std::os::raw::c_int,
+        ::libloading::Error,
+    >,
     pub dcmi_get_mainboard_id: Result<
         unsafe extern "C" fn(
             card_id: ::std::os::raw::c_int,
@@ -2441,6 +2451,7 @@ impl DcmiLib {
         let dcmi_get_pcie_link_bandwidth_info =
             unsafe { __library.get(b"dcmi_get_pcie_link_bandwidth_info\0") }.map(|sym| *sym);
         let dcmi_get_dcmi_version = unsafe { __library.get(b"dcmi_get_dcmi_version\0") }.map(|sym| *sym);
+        let dcmi_get_version = unsafe { __library.get(b"dcmi_get_version\0") }.map(|sym| *sym);
         let dcmi_get_mainboard_id = unsafe { __library.get(b"dcmi_get_mainboard_id\0") }.map(|sym| *sym);
         let dcmi_get_affinity_cpu_info_by_device_id =
             unsafe { __library.get(b"dcmi_get_affinity_cpu_info_by_device_id\0") }.map(|sym| *sym);
@@ -2571,6 +2582,7 @@ impl DcmiLib {
             dcmi_get_device_board_info,
             dcmi_get_pcie_link_bandwidth_info,
             dcmi_get_dcmi_version,
+            dcmi_get_version,
             dcmi_get_mainboard_id,
             dcmi_get_affinity_cpu_info_by_device_id,
             dcmi_get_hccs_link_bandwidth_info,
@@ -3204,6 +3216,25 @@ impl DcmiLib {
         buf_size: ::std::os::raw::c_int,
     ) -> ::std::os::raw::c_int {
         unsafe { (self.dcmi_get_dcmi_version.as_ref().expect("Expected function, got error."))(dcmi_ver, buf_size) }
+    }
+    #[doc = " The firmware version the chip runs (for example \"7.5.0.1.129\"; the driver reads it from the chip's logic id).\n version_len is the size of version_str and must be at least 64 (the driver's DRIVER_VERSION_MIN_LEN, else\n -8001); *len receives the length written. The vendor's header spells the buffer `verison_str`.\n Prototype and limit: Huawei's DCMI API reference as published in the driver repository github.com/verylucky01/driver,\n docs/zh/Ascend_910_93_DCMI_API/Ascend_910_93_DCMI_API/dcmi_get_version.md."]
+    pub unsafe fn dcmi_get_version(
+        &self,
+        card_id: ::std::os::raw::c_int,
+        device_id: ::std::os::raw::c_int,
+        version_str: *mut ::std::os::raw::c_char,
+        version_len: ::std::os::raw::c_uint,
+        len: *mut ::std::os::raw::c_int,
+    ) -> ::std::os::raw::c_int {
+        unsafe {
+            (self.dcmi_get_version.as_ref().expect("Expected function, got error."))(
+                card_id,
+                device_id,
+                version_str,
+                version_len,
+                len,
+            )
+        }
     }
     pub unsafe fn dcmi_get_mainboard_id(
         &self,

@@ -7,7 +7,7 @@
 //!
 //! # The two API families
 //!
-//! One `libdcmi.so` carries two APIs. **V1** (`dcmi_*`, 66 functions) addresses a chip
+//! One `libdcmi.so` carries two APIs. **V1** (`dcmi_*`, 67 functions) addresses a chip
 //! by `(card_id, device_id)` and is the API of every chip up to the 910 family (910,
 //! 910B, 910_93/A3) and the 310 family. **V2** (`dcmiv2_*`, 42 functions) is the API of
 //! Ascend950 ("A5") servers: `dcmi_init` fails there, `dcmiv2_init` succeeds, and every

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::ffi::c_void;
-use std::os::raw::{c_int, c_uchar, c_uint};
+use std::os::raw::{c_char, c_int, c_uchar, c_uint};
 
 use dcmi_sys::*;
 
@@ -70,6 +70,7 @@ every_function!(
     dcmi_get_device_board_info,
     dcmi_get_pcie_link_bandwidth_info,
     dcmi_get_dcmi_version,
+    dcmi_get_version,
     dcmi_get_mainboard_id,
     dcmi_get_affinity_cpu_info_by_device_id,
     dcmi_get_hccs_link_bandwidth_info,
@@ -147,9 +148,9 @@ fn error_chain(error: &dyn std::error::Error) -> String {
     message
 }
 
-/// The 65 prototypes of the vendor's V1 header plus `dcmi_get_card_num_list`, and the
-/// 42 of its V2 header.
-const FUNCTION_COUNT: usize = 66 + 42;
+/// The 66 prototypes of the vendor's V1 header we declare plus `dcmi_get_card_num_list`, and
+/// the 42 of its V2 header.
+const FUNCTION_COUNT: usize = 67 + 42;
 
 const HEADERS: [&str; 2] =
     [include_str!("../include/dcmi_interface_api.h"), include_str!("../include/dcmi_interface_api_v2.h")];
@@ -210,6 +211,7 @@ type SubscribeFn = unsafe extern "C" fn(c_int, c_int, dcmi_event_filter, dcmi_fa
 type UtilizationPeriodFn = unsafe extern "C" fn(c_int, c_int, *mut dcmi_multi_utilization_info, c_int) -> Status;
 type DeviceInfoFn = unsafe extern "C" fn(c_int, c_int, dcmi_main_cmd, c_uint, *mut c_void, *mut c_uint) -> Status;
 type CardListFn = unsafe extern "C" fn(*mut c_int, *mut c_int, c_int) -> Status;
+type FirmwareVersionFn = unsafe extern "C" fn(c_int, c_int, *mut c_char, c_uint, *mut c_int) -> Status;
 type CardPowerFn = unsafe extern "C" fn(c_int, *mut c_int) -> Status;
 type WorkModeFn = unsafe extern "C" fn(c_int, *mut c_uchar) -> Status;
 type GetDiePolicyFn = unsafe extern "C" fn(*mut dcmi_multi_die_policy) -> Status;
@@ -250,6 +252,8 @@ fn irregular_signatures() {
     // Process-wide policy, no ids at all.
     has_signature::<GetDiePolicyFn>(|library| resolved(&library.dcmi_get_multi_die_policy));
     has_signature::<SetDiePolicyFn>(|library| resolved(&library.dcmi_set_multi_die_policy));
+    // An unsigned buffer size, then the written length through a signed pointer.
+    has_signature::<FirmwareVersionFn>(|library| resolved(&library.dcmi_get_version));
 }
 
 /// The V2 (Ascend950) signatures: one `dev_id` (the logic id) instead of (card, device).

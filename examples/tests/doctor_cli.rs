@@ -265,6 +265,38 @@ fn an_old_kubelet_an_engine_without_cdi_and_a_cann_needing_a_newer_driver_are_re
 }
 
 #[test]
+fn chips_a_partial_firmware_upgrade_left_behind_are_named_with_both_versions() {
+    // The firmware package (7.5.0.1.129) fits the driver; NPU 3 still runs a firmware the driver refuses and NPU 6
+    // one it accepts, both other than the package's.
+    let chip_firmware = vec![(3, "6.9.0.1.100".to_owned()), (6, "7.1.0.5.220".to_owned())];
+    let options = dcmi_sim::fake_host::FakeHostOptions { chip_firmware, ..Default::default() };
+    let host = DoctorHost::with_fake_host_options("atlas-800t-a2", options);
+    host.write(&format!("lib/modules/{}/build/Makefile", kernel_release()), "# headers\n");
+    let empty_path = host.dir.path().join("empty-path");
+    std::fs::create_dir_all(&empty_path).expect("empty PATH dir");
+    let output = doctor(&host, &host.fake.topology, &empty_path, &["--section", "driver", "--json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON report");
+    assert_eq!(check_of(&report, "driver.firmware")["status"], "ok", "the package itself fits");
+    assert_reported(
+        &report,
+        "driver.chip_firmware",
+        &[
+            "upgrade the firmware of NPU 3 to one in [7.0.0,7.7.99] (the firmware of HDK 24.1.rc2",
+            "the firmware upgrade has not reached NPU 6: reboot the node",
+        ],
+        &[
+            "firmware 6.9.0.1.100 (NPU 3, dcmi_get_version) is older than every range of the driver's \
+             compatible_version_fw=[7.0.0,7.7.99] (/usr/local/Ascend/driver/version.info:11)",
+            "NPU 3 run firmware 6.9.0.1.100 (dcmi_get_version), not the installed firmware package's \
+             Version=7.5.0.1.129 (/usr/local/Ascend/firmware/version.info:1)",
+            "firmware 7.1.0.5.220 (NPU 6, dcmi_get_version) is inside [7.0.0,7.7.99]",
+            "firmware 7.5.0.1.129 (NPU 0, 1, 2, 4, 5, 7, dcmi_get_version) is inside [7.0.0,7.7.99]",
+        ],
+    );
+}
+
+#[test]
 fn the_driver_section_of_a_host_whose_firmware_the_driver_refuses_says_what_to_install() {
     let software = dcmi_sim::fake_software::FakeSoftware {
         firmware_version: Some("7.8.0.1.100".to_owned()),

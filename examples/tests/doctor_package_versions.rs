@@ -48,6 +48,13 @@ fn a_set_that_fits_passes_with_both_sides_named() {
         &[&format!("firmware Version=7.5.0.1.129 ({FIRMWARE_FILE}:1) is inside [7.0.0,7.7.99] of the driver's compatible_version_fw=[7.0.0,7.7.99] ({DRIVER_FILE}:11)")],
         &[],
     );
+    assert_verdict(
+        &report,
+        "driver.chip_firmware",
+        Status::Ok,
+        &[&format!("firmware 7.5.0.1.129 (NPU 4, dcmi_get_version) is inside [7.0.0,7.7.99] of the driver's compatible_version_fw=[7.0.0,7.7.99] ({DRIVER_FILE}:11)")],
+        &[],
+    );
     assert_verdict(&report, "versions.driver", Status::Ok, &["Version=24.1.rc2", "interfaces: ascendhal 7.35.23"], &[]);
     assert_verdict(
         &report,

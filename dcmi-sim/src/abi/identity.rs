@@ -206,6 +206,41 @@ pub unsafe extern "C" fn dcmi_get_product_type(
     })
 }
 
+/// The smallest buffer `dcmi_get_version` accepts (the driver's `DRIVER_VERSION_MIN_LEN`; Huawei's DCMI API
+/// reference: "the size of version_str, at least 64").
+const VERSION_MIN_LEN: usize = 64;
+
+/// The firmware version the chip runs (`firmware_version` of the topology's chip, else the default fake host's
+/// firmware); `*len` receives the length written. A buffer under 64 bytes is -8001, as the driver refuses it.
+///
+/// # Safety
+/// `version_str` must be null or point to `version_len` writable bytes; `len` must be null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn dcmi_get_version(
+    card_id: c_int,
+    device_id: c_int,
+    version_str: *mut c_char,
+    version_len: c_uint,
+    len: *mut c_int,
+) -> c_int {
+    guard(|| {
+        let sim = sim()?;
+        let size = usize::try_from(version_len).map_err(|_| code::INVALID_PARAMETER)?;
+        if size < VERSION_MIN_LEN {
+            return Err(code::INVALID_PARAMETER);
+        }
+        // SAFETY: null or `version_len` writable bytes.
+        let buffer = unsafe { out_slice(version_str, size) }?;
+        // SAFETY: null or the caller's int.
+        let written = unsafe { out(len) }?;
+        let index = sim.chip_call(Function::GetVersion, card_id, device_id)?;
+        let version = crate::topology::Topology::firmware_version_of(sim.config(index).1);
+        copy_c_str(buffer, version);
+        *written = c_int::try_from(version.len()).map_err(|_| code::INVALID_PARAMETER)?;
+        Ok(())
+    })
+}
+
 /// Electronic label of a card.
 ///
 /// # Safety

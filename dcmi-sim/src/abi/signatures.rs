@@ -63,6 +63,7 @@ fn exports_match_bindings(library: &dcmi_sys::DcmiLib) {
     same(&library.dcmi_get_npu_work_mode, identity::dcmi_get_npu_work_mode);
     same(&library.dcmi_get_pcie_link_bandwidth_info, telemetry::dcmi_get_pcie_link_bandwidth_info);
     same(&library.dcmi_get_product_type, identity::dcmi_get_product_type);
+    same(&library.dcmi_get_version, identity::dcmi_get_version);
     same(&library.dcmi_get_spod_node_status, cluster::dcmi_get_spod_node_status);
     same(&library.dcmi_get_ub_ping_mesh_info, cluster::dcmi_get_ub_ping_mesh_info);
     same(&library.dcmi_get_ub_ping_mesh_state, cluster::dcmi_get_ub_ping_mesh_state);

@@ -5,7 +5,8 @@
 //! a topology file or the name of a sample topology. The version files fit together unless an option makes one
 //! mismatch: `--firmware-version` outside the driver's range, `--cann-requires-ascendhal` above the driver's
 //! ascendhal, `--cann-inner-line` a line the driver does not list; `--other-cann-version` installs more CANN versions
-//! beside the one `latest` points to.
+//! beside the one `latest` points to. Every chip reports the firmware's version through `dcmi_get_version` unless
+//! `--chip-firmware PHY=VERSION` leaves one on another, as a partial firmware upgrade does.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,6 +44,10 @@ enum Command {
         /// The firmware version (the driver accepts 7.0.0 to 7.7.99).
         #[arg(long, default_value = fake_software::DEFAULT_FIRMWARE_VERSION)]
         firmware_version: String,
+        /// A chip (by physical id) that runs another firmware than the installed package's, as after a partial
+        /// upgrade: PHY=VERSION (repeatable).
+        #[arg(long, value_name = "PHY=VERSION", value_parser = chip_firmware)]
+        chip_firmware: Vec<(u32, String)>,
         /// The required_driver_ascendhal_version of the latest CANN's runtime (the driver has 7.35.23).
         #[arg(long, value_name = "VERSION", default_value = fake_software::DEFAULT_REQUIRED_ASCENDHAL)]
         cann_requires_ascendhal: String,
@@ -60,6 +65,17 @@ enum Command {
         /// The sample's name.
         name: String,
     },
+}
+
+/// `--chip-firmware PHY=VERSION`.
+fn chip_firmware(text: &str) -> Result<(u32, String), String> {
+    let (phy_id, version) = text.split_once('=').ok_or_else(|| format!("{text:?}: expected PHY=VERSION"))?;
+    let phy_id = phy_id.trim().parse().map_err(|_| format!("{text:?}: {phy_id:?} is not a physical id"))?;
+    let version = version.trim();
+    if version.is_empty() {
+        return Err(format!("{text:?}: the version is empty"));
+    }
+    Ok((phy_id, version.to_owned()))
 }
 
 fn main() -> ExitCode {
@@ -83,6 +99,7 @@ fn run(cli: Cli) -> Result<(), String> {
             firmware_version,
             cann_requires_ascendhal,
             cann_inner_line,
+            chip_firmware,
             plain_device_nodes,
         } => {
             let topology = dcmi_sim::samples::load_file_or_sample(&topology).map_err(|error| error.to_string())?;
@@ -93,7 +110,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 required_ascendhal: cann_requires_ascendhal,
                 cann_inner_line,
             };
-            let options = FakeHostOptions { library, plain_device_nodes, software };
+            let options = FakeHostOptions { library, plain_device_nodes, software, chip_firmware };
             let host = FakeHost::build(&topology, &root, &options).map_err(|error| error.to_string())?;
             let nodes = match host.device_nodes {
                 DeviceNodeKind::CharacterDevices => "character devices",

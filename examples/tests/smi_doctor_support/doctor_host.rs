@@ -116,11 +116,16 @@ impl DoctorHost {
 
     /// A host of a sample topology, healthy but for what `software` makes mismatch.
     pub fn with_software(sample: &str, software: FakeSoftware) -> DoctorHost {
+        DoctorHost::with_fake_host_options(sample, FakeHostOptions { software, ..FakeHostOptions::default() })
+    }
+
+    /// A host of a sample topology laid out with these options (the simulator library is filled in).
+    pub fn with_fake_host_options(sample: &str, options: FakeHostOptions) -> DoctorHost {
         let dir = tempfile::tempdir().expect("temp dir");
         let root = std::fs::canonicalize(dir.path()).expect("canonical").join("host");
         let topology = dcmi_sim::samples::by_name(sample).expect("sample").topology().expect("valid sample");
         let library = dcmi_sim::locate::library_path().expect("libdcmi_sim.so is built");
-        let options = FakeHostOptions { library: Some(library), software, ..FakeHostOptions::default() };
+        let options = FakeHostOptions { library: Some(library), ..options };
         let fake = FakeHost::build(&topology, &root, &options).expect("fake host");
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -209,6 +214,7 @@ impl DoctorHost {
             kernel_release: KERNEL.to_owned(),
             compatibility: None,
             image_root: None,
+            pod: None,
             runtime_class_manifest: None,
             node_name: Some(NODE.to_owned()),
             connector: Box::new(MockConnector(manager(chips))),

@@ -47,6 +47,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("sim_overlay", simulator::sim_overlay),
     ("version_info", versions::version_info),
     ("package_compatibility", versions::package_compatibility),
+    ("pod_container", versions::pod_container),
 ];
 
 /// The entry named `name`.

@@ -2,7 +2,10 @@
 //! the host and from container images: the tolerant parser, and the doctor's verdicts over whatever it returns.
 
 use ascend_doctor::check::Status;
-use ascend_doctor::package_compatibility::{firmware_against_driver, inner_version_listed, required_driver_versions};
+use ascend_doctor::package_compatibility::{
+    chip_firmware_against_driver, firmware_against_driver, inner_version_listed, required_driver_versions,
+};
+use ascend_doctor::pod_container::{ContainerId, PodContainers, PodRef};
 use ascend_smi::installed_software::{CannComponent, CannInstallation, PackageFile};
 use ascend_smi::version_info::{bracketed_items, VersionInfo, MAX_LINES};
 
@@ -83,5 +86,34 @@ pub fn package_compatibility(data: &[u8]) {
             assert!(finding.fix.is_some(), "a failure without a fix: {finding:?}");
             assert!(finding.evidence.contains("/usr/local/Ascend/"), "a failure naming no file: {finding:?}");
         }
+    }
+    // The firmware's Version as a chip would report it: judged alike, naming the chip.
+    if let Some(reported) = firmware.version.as_deref() {
+        let finding = chip_firmware_against_driver(&driver, &[3], reported);
+        assert!(finding.status != Status::Fail || finding.fix.is_some(), "a failure without a fix: {finding:?}");
+        assert!(finding.status == Status::Skip || finding.evidence.contains("NPU 3"), "the chip unnamed: {finding:?}");
+    }
+}
+
+/// A Pod object's JSON as the API server sends it (`--pod`): its containers' statuses, each `containerID` parsed as
+/// the doctor parses it before making it part of host paths, and the bytes as a `--pod` argument. A parsed id is
+/// plain alphanumeric (never a separator or `..`) and prints back as it was read; so does a pod reference.
+pub fn pod_container(data: &[u8]) {
+    let Some(text) = crate::text(data) else { return };
+    let mut ids = vec![text.to_owned()];
+    if let Ok(pod) = serde_json::from_str::<serde_json::Value>(text) {
+        let found = PodContainers::from_pod_json(&pod);
+        ids.extend(found.containers.iter().filter_map(|status| status.container_id.clone()));
+    }
+    for id in ids {
+        if let Ok(parsed) = id.parse::<ContainerId>() {
+            assert!(parsed.id.bytes().all(|byte| byte.is_ascii_alphanumeric()), "a path-unsafe id: {parsed:?}");
+            assert_eq!(parsed.to_string(), id, "{parsed:?} does not print back");
+        }
+    }
+    if let Ok(pod) = text.parse::<PodRef>() {
+        assert_eq!(pod.to_string(), text, "{pod:?} does not print back");
+        let parts = [Some(&pod.namespace), Some(&pod.name), pod.container.as_ref()];
+        assert!(parts.iter().flatten().all(|part| !part.contains('/') && !part.starts_with('.')), "{pod:?}");
     }
 }
