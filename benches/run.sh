@@ -18,8 +18,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SCRIPTS="$ROOT/benches/scripts"
 # The sections to run, by number; all when empty. A partial report never replaces docs/performance.md by default.
 SECTIONS=$(printf '%s' "${PERF_SECTIONS:-}" | tr ',' ' ')
-if [ -n "$(printf '%s' "$SECTIONS" | tr -d ' 1-8')" ]; then
-    echo "PERF_SECTIONS=$PERF_SECTIONS: give section numbers 1 to 8, separated by spaces or commas" >&2
+if [ -n "$(printf '%s' "$SECTIONS" | tr -d ' 1-9')" ]; then
+    echo "PERF_SECTIONS=$PERF_SECTIONS: give section numbers 1 to 9, separated by spaces or commas" >&2
     exit 2
 fi
 STARTED=$(date +%s)
@@ -138,6 +138,7 @@ selected 4 5 && BUILD_TARGETS+=(--bin ascend-device-plugin --bin perf-device-plu
 selected 6 && BUILD_TARGETS+=(--bin ascend-ctk --bin dcmi-sim)
 selected 7 && BUILD_TARGETS+=(--bin ascend-dra-driver --bin perf-dra-driver --bin perf-pod-start)
 selected 8 && BUILD_TARGETS+=(--bin kubectl-ascend --bin perf-kubectl-ascend)
+selected 9 && BUILD_TARGETS+=(--bin perf-api-requests)
 BUILD_OK=1
 # One retry: rustc has been seen to crash (SIGSEGV in LLVM) on these loaded machines; a real error fails twice.
 run_section build 1800 bash -c "cd '$ROOT' && build() {
@@ -271,12 +272,17 @@ if selected 7 && built dra_driver; then
         --prepares 300 --fault-repeats 10 --load-seconds 60 --out "$RESULTS/dra_driver.json" || true
 fi
 
+# Sections 7 (pod start) and 9 (API requests) measure on the real-cluster test bed, when it runs.
+NO_TEST_BED="no real-cluster test bed is running (bash scripts/cluster/up.sh starts one, docs/testing.md)"
+test_bed_running() {
+    "$ROOT/scripts/cluster/kubectl" get --raw /readyz --request-timeout=5s >/dev/null 2>&1
+}
+
 # ---- section 7, pod start on the real cluster: the device plugin against the DRA driver -----------------------
 # About 3 minutes, only with the test bed of scripts/cluster/up.sh running: 2 x 22 pods, the deploys between them.
 if selected 7 && built pod_start; then
-    if ! "$ROOT/scripts/cluster/kubectl" get --raw /readyz --request-timeout=5s >/dev/null 2>&1; then
-        not_measured pod_start "no real-cluster test bed is running (bash scripts/cluster/up.sh starts one, \
-docs/testing.md)"
+    if ! test_bed_running; then
+        not_measured pod_start "$NO_TEST_BED"
     else
         run_section pod_start 600 "$BIN/perf-pod-start" --pods 20 --out "$RESULTS/pod_start.json" || true
     fi
@@ -287,6 +293,16 @@ fi
 if selected 8 && built kubectl_ascend; then
     run_section kubectl_ascend 180 "$BIN/perf-kubectl-ascend" --binary "$BIN/kubectl-ascend" --nodes 1000 \
         --runs 15 --out "$RESULTS/kubectl_ascend.json" || true
+fi
+
+# ---- section 9: what the node daemons ask of the real API server ----------------------------------------------
+# About 12 minutes, only with the test bed running: 5 minutes idle, 2 of churn, a restart, 2 idle under DRA.
+if selected 9 && built api_requests; then
+    if ! test_bed_running; then
+        not_measured api_requests "$NO_TEST_BED"
+    else
+        run_section api_requests 1200 "$BIN/perf-api-requests" --out "$RESULTS/api_requests.json" || true
+    fi
 fi
 
 # ---- the report -----------------------------------------------------------------------------------------------

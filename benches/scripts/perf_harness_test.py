@@ -339,6 +339,38 @@ class ReportTests(unittest.TestCase):
         self.assertIn("Pod start on the real cluster: not measured: no real-cluster test bed is running", body)
         self.assertIn("pod_start", [name for name, _ in section.failures()])
 
+    def test_api_requests_figures_and_targets(self):
+        def window(seconds, requests):
+            total = sum(count for *_, count in requests)
+            return {"seconds": seconds, "total": total, "per_minute": total * 60 / seconds if seconds else None,
+                    "requests": [{"agent": agent, "verb": verb, "resource": resource, "count": count}
+                                 for agent, verb, resource, count in requests]}
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "api_requests.json", {
+                "kubernetes": "v1.34.4", "settle_seconds": 30,
+                "volcano_startup": window(None, [("ascend-device-plugin", "list", "pods", 1)]),
+                "volcano_idle": window(300, [("ascend-device-plugin", "watch", "pods", 1),
+                                             ("ascend-node-labeller", "watch", "nodes", 1)]),
+                "volcano_churn": window(120, [("ascend-device-plugin", "patch", "configmaps", 24),
+                                              ("ascend-device-plugin", "patch", "pods", 12)]),
+                "apiserver_restart": {"first_minute": window(60, [("ascend-device-plugin", "watch", "pods", 2)]),
+                                      "fault_current_after_ms": 1500},
+                "dra_idle": window(120, []),
+            })
+            self.write(results, "api_requests.cmd", "target/release/perf-api-requests --out x")
+            section, rows, body = self.section(report_sections.ApiRequests, results)
+        self.assertIn("| 9 | Volcano node (device plugin + labeller), idle 300 s: requests per minute | 0.40 (2 "
+                      "requests) | ≤ 1 | met |", rows)
+        self.assertIn("| 9 | DRA node, idle 120 s: requests per minute | 0.00 (0 requests) | ≤ 1 | met |", rows)
+        self.assertIn("| 9 | churn, a pod of one chip every 10 s for 120 s: requests per pod | 3.0 (36 requests, 12 "
+                      "pods) | grows with pods, not time | measured |", rows)
+        self.assertIn("| 9 | API server restart: requests in the first minute / the idle rate per minute | 5.0 (2 "
+                      "requests) | < 3 | **missed** |", rows)
+        self.assertIn("| 9 | API server restart: a fault raised once it is ready, in the device-info ConfigMap after "
+                      "| 1.5 s | ≤ 60 s | met |", rows)
+        self.assertIn("| DRA node, idle (120 s) | (none) | | | 0 |", body)
+        self.assertIn("| Volcano node, start-up | ascend-device-plugin | list | pods | 1 |", body)
+
     def test_kubectl_ascend_figures_and_targets(self):
         def run(command, p50, maximum, requests):
             return {"count": 15, "p50_ms": p50, "p90_ms": p50, "p99_ms": maximum, "max_ms": maximum,

@@ -20,6 +20,12 @@ DRA_FAULT_TO_TAINT_MS = 1000.0
 # Section 8, issue 32's targets: `kubectl ascend nodes` and `capacity` on a fleet of 1,000 simulated nodes.
 KUBECTL_NODES_S = 1.0
 KUBECTL_CAPACITY_S = 2.0
+# Section 9, issue 35's targets: at idle at most one request per node per minute for the whole DaemonSet family;
+# after an API server restart, the first minute's requests under three times the steady rate, and the node's state
+# current within a minute.
+IDLE_REQUESTS_PER_MINUTE = 1.0
+RESTART_TO_STEADY_RATIO = 3.0
+RESTART_CURRENT_S = 60.0
 # Section 4, issue 18's targets for compressed scrapes: gzip bytes at most this share of the plain bytes, and the
 # exporter's gzip rate at least nginx's serving the same pre-compressed body (gzip_static).
 GZIP_MAX_PERCENT = 15.0
@@ -875,4 +881,66 @@ class KubectlAscend(Section):
         return lines
 
 
-ALL = (SafetyCost, FullPoll, HungChip, ExporterLoad, DevicePlugin, ContainerStart, DraDriver, KubectlAscend)
+class ApiRequests(Section):
+    number = 9
+    title = "API server requests of the node daemons, counted by the real API server"
+    result_names = ("api_requests",)
+
+    def figures(self):
+        return self.results.json("api_requests.json")
+
+    def rows(self):
+        figures = self.figures()
+        idle, dra, churn = figures["volcano_idle"], figures["dra_idle"], figures["volcano_churn"]
+        restart = figures["apiserver_restart"]
+        pods = churn["seconds"] // 10
+        ratio = restart["first_minute"]["total"] / idle["per_minute"] if idle["per_minute"] else float("inf")
+        current_s = restart["fault_current_after_ms"] / 1000
+        return [
+            (f"Volcano node (device plugin + labeller), idle {idle['seconds']} s: requests per minute",
+             f"{idle['per_minute']:.2f} ({idle['total']} requests)", f"≤ {IDLE_REQUESTS_PER_MINUTE:g}",
+             verdict(idle["per_minute"] <= IDLE_REQUESTS_PER_MINUTE)),
+            (f"DRA node, idle {dra['seconds']} s: requests per minute", f"{dra['per_minute']:.2f} ({dra['total']} "
+             "requests)", f"≤ {IDLE_REQUESTS_PER_MINUTE:g}", verdict(dra["per_minute"] <= IDLE_REQUESTS_PER_MINUTE)),
+            (f"churn, a pod of one chip every 10 s for {churn['seconds']} s: requests per pod",
+             f"{churn['total'] / pods:.1f} ({churn['total']} requests, {pods} pods)", "grows with pods, not time",
+             "measured"),
+            ("API server restart: requests in the first minute / the idle rate per minute",
+             f"{ratio:.1f} ({restart['first_minute']['total']} requests)", f"< {RESTART_TO_STEADY_RATIO:g}",
+             verdict(ratio < RESTART_TO_STEADY_RATIO)),
+            ("API server restart: a fault raised once it is ready, in the device-info ConfigMap after",
+             f"{current_s:.1f} s", f"≤ {RESTART_CURRENT_S:g} s", verdict(current_s <= RESTART_CURRENT_S)),
+        ]
+
+    def details(self):
+        figures = self.figures()
+        lines = [
+            "Method: helper `benches/src/bin/perf-api-requests.rs`, run when the test bed of `scripts/cluster/up.sh` "
+            f"is up (Kubernetes {figures['kubernetes']}), counts our daemons' requests in the real kube-apiserver's "
+            "audit log (every request's user agent, verb and resource; each daemon sends `User-Agent: "
+            "<daemon>/<version>`), a watch once when it starts, any other request once when it completes. The stack "
+            "is deployed from `deploy/` on the one node: the Volcano overlay (the device plugin in Volcano mode with "
+            "`--node-events`, and its node-labeller sidecar), counted from "
+            f"{figures['settle_seconds']} s after it runs, idle and then under churn; the API server restarted "
+            "(`control_plane.sh restart-apiserver`), a chip fault raised as soon as it is ready and the requests of "
+            "the minute after; then the DRA overlay alone, idle. One node is one fleet member: a fleet multiplies "
+            "each figure by its node count (docs/scale.md projects 1,000 and 5,000 nodes).",
+            "",
+            "| Window | Agent | Verb | Resource | Requests |",
+            "|---|---|---|---|---|",
+        ]
+        for key, label in (("volcano_startup", "Volcano node, start-up"), ("volcano_idle", "Volcano node, idle"),
+                           ("volcano_churn", "Volcano node, churn"), ("dra_idle", "DRA node, idle")):
+            window = figures[key]
+            label = f"{label} ({window['seconds']} s)" if window["seconds"] else label
+            lines += [f"| {label} | {r['agent']} | {r['verb']} | {r['resource']} | {r['count']} |"
+                      for r in window["requests"]] or [f"| {label} | (none) | | | 0 |"]
+        restart = figures["apiserver_restart"]["first_minute"]
+        lines += [f"| API server restart, first minute | {r['agent']} | {r['verb']} | {r['resource']} | "
+                  f"{r['count']} |" for r in restart["requests"]] or ["| API server restart, first minute | (none) | "
+                                                                      "| | 0 |"]
+        return lines
+
+
+ALL = (SafetyCost, FullPoll, HungChip, ExporterLoad, DevicePlugin, ContainerStart, DraDriver, KubectlAscend,
+       ApiRequests)

@@ -1,8 +1,10 @@
 //! ascend-doctor on the real node, run as an operator runs it (scripts/cluster/doctor.sh): after deploy/README.md's
 //! steps (the toolkit installed by deploy/host/install.sh, the 910B pool's overlay applied) every check passes, and a
 //! pod with `runtimeClassName: ascend` starts through our runtime. A RuntimeClass whose handler containerd does not
-//! know is what the doctor then reports, and the real kubelet agrees: its pod never starts.
+//! know is what the doctor then reports, and the real kubelet agrees: its pod never starts. `--pod` finds a running
+//! container's root through containerd and judges the CANN inside it against the host's driver.
 
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use ascend_cluster_tests::{wait_until, Cluster, Timer};
@@ -13,7 +15,7 @@ use k8s_openapi::api::node::v1::RuntimeClass;
 use kube::api::{Api, DeleteParams, PostParams};
 
 use ascend_cluster_tests::stack::{
-    davinci_nodes, delete_pod, deploy_910b_pool, npu_pod, sleeping_container, test_namespace, NAMESPACE,
+    davinci_nodes, delete_pod, deploy_910b_pool, npu_pod, sleeping_container, start_pod, test_namespace, NAMESPACE,
 };
 
 /// A RuntimeClass made with the runtime's binary name as handler, the mistake deploy/kubernetes/base/runtime-class.yaml
@@ -21,8 +23,8 @@ use ascend_cluster_tests::stack::{
 const MISTAKEN_CLASS: &str = "ascend-mistaken";
 const MISTAKEN_HANDLER: &str = "ascend-runtime";
 
-fn doctor(cluster: &Cluster) -> DoctorReport {
-    let output = cluster.script_output("doctor.sh", &["--json"]);
+fn doctor(cluster: &Cluster, args: &[&str]) -> DoctorReport {
+    let output = cluster.script_output("doctor.sh", &[&["--json"], args].concat());
     serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
         panic!(
             "doctor.sh --json ({}): {error}\n{}{}",
@@ -77,11 +79,11 @@ async fn every_check_passes_on_the_node_and_a_runtime_class_containerd_does_not_
     test_namespace(&cluster).await;
 
     // The node as deploy/README.md leaves it: every check of every section passes.
-    let report = doctor(&cluster);
+    let report = doctor(&cluster, &[]);
     timer.mark("doctor run");
     println!("{}", verdicts(&report));
     assert!(not_ok(&report).is_empty(), "checks not OK on the node: {:?}\n{}", not_ok(&report), verdicts(&report));
-    assert_eq!(report.checks.len(), 25, "every check of the four sections ran:\n{}", verdicts(&report));
+    assert_eq!(report.checks.len(), 26, "every check of the four sections ran:\n{}", verdicts(&report));
 
     // The RuntimeClass the doctor approved is the one containerd runs. The pod asks the scheduler for no chip and
     // names chip 3 in ASCEND_VISIBLE_DEVICES (Huawei's Ascend Docker Runtime contract): only ascend-runtime, run by
@@ -110,7 +112,7 @@ async fn every_check_passes_on_the_node_and_a_runtime_class_containerd_does_not_
     .expect("runtime class");
     let classes: Api<RuntimeClass> = Api::all(cluster.client());
     classes.create(&PostParams::default(), &class).await.expect("create the mistaken RuntimeClass");
-    let report = doctor(&cluster);
+    let report = doctor(&cluster, &[]);
     timer.mark("doctor run with the mistaken RuntimeClass");
     assert_eq!(not_ok(&report), ["container_runtime.runtime_class"], "{}", verdicts(&report));
     let check = report.checks.iter().find(|check| check.id == "container_runtime.runtime_class").expect("the check");
@@ -151,6 +153,57 @@ async fn every_check_passes_on_the_node_and_a_runtime_class_containerd_does_not_
     delete_pod(&cluster, "mistaken-class").await;
 
     delete_mistaken_class(&cluster).await;
-    let report = doctor(&cluster);
+    let report = doctor(&cluster, &[]);
     assert!(not_ok(&report).is_empty(), "after the fix: {}", verdicts(&report));
+
+    // `--pod`: the CANN a running container holds, against the host's driver. The test image has none, so the
+    // host's CANN goes into the container as an image would carry it; then its runtime asks for a newer driver.
+    start_pod(&cluster, "cann-in-image", 1).await;
+    copy_host_cann_into(&cluster, "cann-in-image");
+    let pod_argument = format!("{NAMESPACE}/cann-in-image");
+    let image_check = |report: &DoctorReport| {
+        let check = report.checks.iter().find(|check| check.id == "versions.cann_image").expect("versions.cann_image");
+        (check.status, check.evidence.join("\n"))
+    };
+    let report = doctor(&cluster, &["--section", "versions", "--pod", &pod_argument]);
+    let (status, evidence) = image_check(&report);
+    assert_eq!(status, Status::Ok, "{}", verdicts(&report));
+    assert!(evidence.contains("8.0.RC3"), "the container's CANN named: {evidence}");
+    timer.mark("doctor --pod: the container's CANN fits the driver");
+    cluster.exec(
+        NAMESPACE,
+        "cann-in-image",
+        &[
+            "busybox",
+            "sed",
+            "-i",
+            "s/^required_driver_ascendhal_version=.*/required_driver_ascendhal_version=99.0.0/",
+            RUNTIME_INFO,
+        ],
+    );
+    let report = doctor(&cluster, &["--section", "versions", "--pod", &pod_argument]);
+    let (status, evidence) = image_check(&report);
+    assert_eq!(status, Status::Fail, "{}", verdicts(&report));
+    assert!(evidence.contains("99.0.0") && evidence.contains("ascendhal"), "both sides named: {evidence}");
+    timer.mark("doctor --pod: a container's CANN that needs a newer driver");
+    delete_pod(&cluster, "cann-in-image").await;
+}
+
+/// The host's CANN runtime component's `version.info` (as `dcmi-sim fake-host` installs it), inside the container.
+const RUNTIME_INFO: &str = "/usr/local/Ascend/ascend-toolkit/8.0.RC3/runtime/version.info";
+
+/// Copies the host's /usr/local/Ascend/ascend-toolkit into the pod's container (tar through `kubectl exec -i`; the
+/// test image links few applets, so busybox is called by name).
+fn copy_host_cann_into(cluster: &Cluster, pod: &str) {
+    let mut tar = Command::new("tar")
+        .args(["-C", "/", "-cf", "-", "usr/local/Ascend/ascend-toolkit"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("tar");
+    let status = Command::new(cluster.kubectl_path())
+        .args(["exec", "-i", "-n", NAMESPACE, pod, "--", "busybox", "tar", "-xf", "-", "-C", "/"])
+        .stdin(tar.stdout.take().expect("tar's output"))
+        .status()
+        .expect("kubectl exec");
+    assert!(status.success() && tar.wait().expect("tar").success(), "copying the CANN into {pod}: {status}");
 }

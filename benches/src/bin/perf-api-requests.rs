@@ -1,0 +1,248 @@
+//! `perf-api-requests`: what our node daemons ask of the real API server of the test bed, counted by the API server
+//! itself (issue 35's figures, section 9 of `benches/run.sh`).
+//!
+//! The test bed's kube-apiserver writes an audit log with every request's user agent, verb and resource
+//! (`scripts/cluster/config/audit-policy.yaml`); each of our daemons sends `User-Agent: <daemon>/<version>`. On the
+//! one-node Kubernetes of `scripts/cluster/up.sh`, with our stack deployed from `deploy/`:
+//!
+//! 1. **Volcano node, idle**: the device plugin in Volcano mode with `--node-events` and its node-labeller sidecar
+//!    (the costliest family of DaemonSets, docs/scale.md), after a settling period, for `--idle-seconds` (longer than
+//!    the watches' 290-s server timeout, so their re-opening is counted);
+//! 2. **Volcano node, churn**: a pod of one chip created every 10 s and deleted, for `--churn-seconds`;
+//! 3. **API server restart**: `control_plane.sh restart-apiserver`; the daemons' requests in the first minute after
+//!    it is ready, and the time from ready until a chip fault raised then is in the device-info ConfigMap;
+//! 4. **DRA node, idle**: the DRA driver alone, for `--dra-idle-seconds`.
+//!
+//! A request is counted once: a watch when it starts (audit stage `ResponseStarted`), anything else when it completes
+//! (`ResponseComplete`). Writes the figures as JSON to `--out`; the node is left on the device plugin's pool.
+
+#![forbid(unsafe_code)]
+
+use std::collections::BTreeMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use ascend_benches::figures_file::measure_into;
+use ascend_cluster_tests::stack::{
+    chip_fault, delete_pod, deploy_910b_pool, deploy_dra, npu_pod, remove_dra, test_namespace, NAMESPACE, RESOURCE,
+    SYSTEM,
+};
+use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
+use clap::Parser;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, PostParams};
+use serde_json::json;
+
+/// The user agents of our daemons (`ascend_kube::client::connect_as`).
+const OUR_AGENTS: [&str; 4] = ["ascend-device-plugin", "ascend-node-labeller", "ascend-dra-driver", "npu-exporter"];
+
+/// Our daemons' requests to the real API server, counted from its audit log.
+#[derive(Debug, Parser)]
+struct Args {
+    /// The API server's audit log (scripts/cluster/lib.sh's `CLUSTER_LOGS`).
+    #[arg(long, default_value = "/var/log/ascend-cluster/audit.log")]
+    audit_log: PathBuf,
+    /// Seconds after a deploy before counting (start-up: the first LIST, WATCH and writes).
+    #[arg(long, default_value_t = 30)]
+    settle_seconds: u64,
+    /// The Volcano node's idle window.
+    #[arg(long, default_value_t = 300)]
+    idle_seconds: u64,
+    /// The churn window (a pod every 10 s).
+    #[arg(long, default_value_t = 120)]
+    churn_seconds: u64,
+    /// The DRA node's idle window.
+    #[arg(long, default_value_t = 120)]
+    dra_idle_seconds: u64,
+    /// Where the figures go.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let args = Args::parse();
+    let out = args.out.clone();
+    measure_into(&out, measure(args)).await
+}
+
+async fn measure(args: Args) -> Result<serde_json::Value> {
+    let cluster = Cluster::connect().await;
+    let version = cluster.client().apiserver_version().await?.git_version;
+    let audit = AuditLog { path: args.audit_log.clone() };
+    let mut timer = Timer::start("api requests");
+    cluster.set_overlay(vec![chip_fault(2, false)]);
+
+    // 1. The Volcano node: start-up, then idle.
+    let start = audit.mark()?;
+    cluster.label_node("ascend.huawei.com/chip-type", Some("910B"));
+    cluster.apply("-k", "deploy/kubernetes/overlays/volcano-910b");
+    cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=180s"]);
+    cluster.wait_allocatable(RESOURCE, "8", Duration::from_secs(60)).await;
+    test_namespace(&cluster).await;
+    tokio::time::sleep(Duration::from_secs(args.settle_seconds)).await;
+    let startup = audit.counted_since(&start)?;
+    timer.mark("Volcano node deployed and settled");
+    let idle = window(&audit, Duration::from_secs(args.idle_seconds), async {}).await?;
+    timer.mark("Volcano node idle");
+
+    // 2. Churn: a pod of one chip every 10 s.
+    let churn_seconds = args.churn_seconds;
+    let churn = window(&audit, Duration::from_secs(churn_seconds), async {
+        let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
+        for index in 0..churn_seconds / 10 {
+            let started = Instant::now();
+            let name = format!("churn-{index}");
+            pods.create(&PostParams::default(), &npu_pod(&name, 1)).await.expect("create pod");
+            cluster.wait_running(NAMESPACE, &name, Duration::from_secs(60)).await;
+            delete_pod(&cluster, &name).await;
+            tokio::time::sleep(Duration::from_secs(10).saturating_sub(started.elapsed())).await;
+        }
+    })
+    .await?;
+    timer.mark("churn");
+
+    // 3. The API server restarts; a fault raised once it is ready must reach the device-info ConfigMap.
+    cluster.script("control_plane.sh", &["restart-apiserver"]);
+    let ready = audit.mark()?;
+    let ready_at = Instant::now();
+    cluster.set_overlay(vec![chip_fault(2, true)]);
+    let config_maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "kube-system");
+    let name = format!("mindx-dl-deviceinfo-{NODE_NAME}");
+    wait_until("the fault in the device-info ConfigMap after the restart", Duration::from_secs(120), || async {
+        let map = config_maps.get(&name).await.map_err(|error| error.to_string())?;
+        let text = map.data.unwrap_or_default().remove("DeviceInfoCfg").unwrap_or_default();
+        if unhealthy_listed(&text) {
+            Ok(())
+        } else {
+            Err(text)
+        }
+    })
+    .await;
+    let current_after = ready_at.elapsed();
+    tokio::time::sleep(Duration::from_secs(60).saturating_sub(ready_at.elapsed())).await;
+    let restart = audit.counted_since(&ready)?;
+    cluster.set_overlay(vec![chip_fault(2, false)]);
+    timer.mark("API server restart");
+
+    // Back to the plain pool; Volcano's ConfigMap goes with the mode (cluster-tests/tests/volcano.rs).
+    cluster.apply("-k", "deploy/kubernetes/overlays/training-910b");
+    cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=180s"]);
+    config_maps.delete(&name, &Default::default()).await.context("delete the device-info ConfigMap")?;
+
+    // 4. The DRA node, idle.
+    deploy_dra(&cluster, &mut timer).await;
+    tokio::time::sleep(Duration::from_secs(args.settle_seconds)).await;
+    let dra_idle = window(&audit, Duration::from_secs(args.dra_idle_seconds), async {}).await?;
+    timer.mark("DRA node idle");
+    remove_dra(&cluster).await;
+    deploy_910b_pool(&cluster, &mut timer).await;
+
+    Ok(json!({
+        "kubernetes": version,
+        "settle_seconds": args.settle_seconds,
+        "volcano_startup": startup.to_json(None),
+        "volcano_idle": idle.to_json(Some(args.idle_seconds)),
+        "volcano_churn": churn.to_json(Some(args.churn_seconds)),
+        "apiserver_restart": json!({
+            "first_minute": restart.to_json(Some(60)),
+            "fault_current_after_ms": current_after.as_millis(),
+        }),
+        "dra_idle": dra_idle.to_json(Some(args.dra_idle_seconds)),
+    }))
+}
+
+/// Whether the device list's `-Unhealthy` entry names a chip (the ConfigMap's `DeviceInfoCfg` is JSON in a string).
+fn unhealthy_listed(device_info_cfg: &str) -> bool {
+    let Ok(document) = serde_json::from_str::<serde_json::Value>(device_info_cfg) else { return false };
+    document["DeviceInfo"]["DeviceList"][format!("{RESOURCE}-Unhealthy")].as_str().is_some_and(|list| !list.is_empty())
+}
+
+/// Counts our daemons' requests made while `during` runs and for at least `length`.
+async fn window(audit: &AuditLog, length: Duration, during: impl std::future::Future<Output = ()>) -> Result<Counts> {
+    let mark = audit.mark()?;
+    let started = Instant::now();
+    during.await;
+    tokio::time::sleep(length.saturating_sub(started.elapsed())).await;
+    audit.counted_since(&mark)
+}
+
+/// The API server's audit log, read from a mark on.
+struct AuditLog {
+    path: PathBuf,
+}
+
+/// Where a window starts: the log's length and the time.
+struct Mark {
+    offset: u64,
+    at: Timestamp,
+}
+
+impl AuditLog {
+    fn mark(&self) -> Result<Mark> {
+        let offset = std::fs::metadata(&self.path).with_context(|| format!("{}", self.path.display()))?.len();
+        Ok(Mark { offset, at: Timestamp::now() })
+    }
+
+    /// Our daemons' requests received since `mark`, by agent, verb and resource.
+    fn counted_since(&self, mark: &Mark) -> Result<Counts> {
+        let mut file = std::fs::File::open(&self.path).with_context(|| format!("{}", self.path.display()))?;
+        let length = file.metadata()?.len();
+        // A rotated log starts again from the beginning.
+        file.seek(SeekFrom::Start(if length < mark.offset { 0 } else { mark.offset }))?;
+        let mut text = String::new();
+        file.read_to_string(&mut text)?;
+        let mut counts = Counts::default();
+        for line in text.lines() {
+            let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+            if let Some(key) = our_request(&event, mark.at) {
+                *counts.by_request.entry(key).or_default() += 1;
+            }
+        }
+        Ok(counts)
+    }
+}
+
+/// (agent, verb, resource) of an audit event that counts one request of ours received after `since`.
+fn our_request(event: &serde_json::Value, since: Timestamp) -> Option<(String, String, String)> {
+    let verb = event["verb"].as_str()?;
+    let stage = event["stage"].as_str()?;
+    let counted_stage = if verb == "watch" { "ResponseStarted" } else { "ResponseComplete" };
+    if stage != counted_stage {
+        return None;
+    }
+    let received: Timestamp = event["requestReceivedTimestamp"].as_str()?.parse().ok()?;
+    let agent = event["userAgent"].as_str()?.split('/').next()?;
+    if received < since || !OUR_AGENTS.contains(&agent) {
+        return None;
+    }
+    let object = &event["objectRef"];
+    let resource = match object["subresource"].as_str() {
+        Some(sub) => format!("{}/{sub}", object["resource"].as_str().unwrap_or("-")),
+        None => object["resource"].as_str().unwrap_or("-").to_owned(),
+    };
+    Some((agent.to_owned(), verb.to_owned(), resource))
+}
+
+/// Requests by (agent, verb, resource).
+#[derive(Debug, Default)]
+struct Counts {
+    by_request: BTreeMap<(String, String, String), u64>,
+}
+
+impl Counts {
+    /// The counts, their total and, over a window of `seconds`, the rate per minute.
+    fn to_json(&self, seconds: Option<u64>) -> serde_json::Value {
+        let total: u64 = self.by_request.values().sum();
+        let requests: Vec<_> = self
+            .by_request
+            .iter()
+            .map(|((agent, verb, resource), count)| json!({"agent": agent, "verb": verb, "resource": resource, "count": count}))
+            .collect();
+        let per_minute = seconds.map(|seconds| total as f64 * 60.0 / seconds as f64);
+        json!({"seconds": seconds, "total": total, "per_minute": per_minute, "requests": requests})
+    }
+}
