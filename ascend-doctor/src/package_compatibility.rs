@@ -147,17 +147,18 @@ pub fn chip_firmware_against_package(firmware: &PackageFile, phy_ids: &[u32], re
         return None;
     }
     let chips = npu_list(phy_ids);
+    let (runs, they) = if phy_ids.len() == 1 { ("runs", "it still runs") } else { ("run", "they still run") };
     Some(
         Finding::new(
             Status::Warn,
             format!(
-                "{chips} run firmware {reported} (dcmi_get_version), not the installed firmware package's {}",
+                "{chips} {runs} firmware {reported} (dcmi_get_version), not the installed firmware package's {}",
                 field(firmware, "Version")
             ),
         )
         .fix(format!(
             "the firmware upgrade has not reached {chips}: reboot the node to activate the installed firmware; if \
-             they still run {reported} afterwards, install the firmware package again \
+             {they} {reported} afterwards, install the firmware package again \
              (Ascend-hdk-<chip>-npu-firmware_<version>.run --full) and reboot"
         )),
     )
@@ -499,7 +500,7 @@ mod tests {
         assert_eq!(behind.status, Status::Warn);
         assert!(
             behind.evidence.contains(
-                "NPU 6 run firmware 7.0.0.5.100 (dcmi_get_version), not the installed firmware package's \
+                "NPU 6 runs firmware 7.0.0.5.100 (dcmi_get_version), not the installed firmware package's \
                  Version=7.1.0.11.220 (/usr/local/Ascend/firmware/version.info:1)"
             ),
             "{}",

@@ -288,7 +288,7 @@ fn chips_a_partial_firmware_upgrade_left_behind_are_named_with_both_versions() {
         &[
             "firmware 6.9.0.1.100 (NPU 3, dcmi_get_version) is older than every range of the driver's \
              compatible_version_fw=[7.0.0,7.7.99] (/usr/local/Ascend/driver/version.info:11)",
-            "NPU 3 run firmware 6.9.0.1.100 (dcmi_get_version), not the installed firmware package's \
+            "NPU 3 runs firmware 6.9.0.1.100 (dcmi_get_version), not the installed firmware package's \
              Version=7.5.0.1.129 (/usr/local/Ascend/firmware/version.info:1)",
             "firmware 7.1.0.5.220 (NPU 6, dcmi_get_version) is inside [7.0.0,7.7.99]",
             "firmware 7.5.0.1.129 (NPU 0, 1, 2, 4, 5, 7, dcmi_get_version) is inside [7.0.0,7.7.99]",
