@@ -39,6 +39,42 @@ pub struct HookConfig {
     pub cdi_kind: String,
 }
 
+impl HookConfig {
+    /// The settings from the hook's arguments after `hook` (as [`crate::runtime_exec::hook_entry`] writes them):
+    /// `--host-root`, `--mount-list-dir` and `--cdi-kind`, each as `--flag value` or `--flag=value`, each missing one
+    /// at its default. Read by hand because runc starts the hook on every container start (see
+    /// [`crate::runtime_exec`]).
+    ///
+    /// # Errors
+    /// [`Error::RuntimeArgs`] for any other argument, a flag without its value and a value that is not UTF-8.
+    pub fn from_args(args: &[std::ffi::OsString]) -> Result<Self> {
+        let mut config = HookConfig::default();
+        let mut remaining = args.iter();
+        while let Some(arg) = remaining.next() {
+            let arg = arg.to_str().ok_or_else(|| Error::RuntimeArgs(format!("hook argument {arg:?} is not UTF-8")))?;
+            let (flag, inline) = match arg.split_once('=') {
+                Some((flag, value)) => (flag, Some(value.to_owned())),
+                None => (arg, None),
+            };
+            let value = match inline {
+                Some(value) => value,
+                None => remaining
+                    .next()
+                    .and_then(|value| value.to_str())
+                    .map(str::to_owned)
+                    .ok_or_else(|| Error::RuntimeArgs(format!("hook argument {flag} needs a UTF-8 value")))?,
+            };
+            match flag {
+                "--host-root" => config.host_root = PathBuf::from(value),
+                "--mount-list-dir" => config.mount_list_dir = PathBuf::from(value),
+                "--cdi-kind" => config.cdi_kind = value,
+                _ => return Err(Error::RuntimeArgs(format!("unknown hook argument {flag:?}"))),
+            }
+        }
+        Ok(config)
+    }
+}
+
 impl Default for HookConfig {
     fn default() -> Self {
         HookConfig {
@@ -85,6 +121,21 @@ pub fn read_limited_file(path: &Path, limit: u64, what: &'static str) -> Result<
 pub fn read_state(reader: impl Read) -> Result<State> {
     let bytes = read_limited(reader, MAX_STATE_BYTES, "container state on stdin")?;
     serde_json::from_slice(&bytes).map_err(|source| Error::Json { what: "container state on stdin".to_owned(), source })
+}
+
+/// The whole hook as runc starts it: leaves the directory runc started it in (it may be the container's rootfs;
+/// nothing is resolved relative to it), reads the state from stdin and runs [`run_hook`] for that container.
+///
+/// # Errors
+/// As [`read_state`] and [`run_hook`], the latter with the container's id as context.
+pub fn run_from_stdin(config: &HookConfig) -> std::result::Result<HookOutcome, crate::runtime_exec::StartError> {
+    use crate::runtime_exec::StartError;
+    std::env::set_current_dir("/").map_err(|source| StartError::Io { context: "chdir /".to_owned(), source })?;
+    let state = read_state(std::io::stdin().lock())?;
+    run_hook(&state, config).map_err(|source| StartError::Step {
+        context: format!("hook for container {}", state.id()),
+        source: Box::new(source),
+    })
 }
 
 /// Runs the hook for one container.
@@ -265,6 +316,20 @@ fn ensure_mount_point(rootfs_fd: &OwnedFd, rootfs: &Path, relative: &Path, is_di
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hook_arguments_are_read_in_both_spellings_and_unknown_ones_refused() -> Result<()> {
+        let args = |text: &str| text.split_whitespace().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert_eq!(HookConfig::from_args(&[])?, HookConfig::default());
+        let config = HookConfig::from_args(&args("--host-root /h --mount-list-dir=/l --cdi-kind k/npu"))?;
+        assert_eq!(config.host_root, PathBuf::from("/h"));
+        assert_eq!(config.mount_list_dir, PathBuf::from("/l"));
+        assert_eq!(config.cdi_kind, "k/npu");
+        for refused in ["--help", "--host-root", "--prestart /x"] {
+            assert!(matches!(HookConfig::from_args(&args(refused)), Err(Error::RuntimeArgs(_))), "{refused}");
+        }
+        Ok(())
+    }
 
     #[test]
     fn oversized_state_is_refused() {

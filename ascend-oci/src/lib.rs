@@ -13,7 +13,8 @@
 //! * [`mount_list`]: the vendor's `.list` files naming driver files to mount.
 //! * [`inject`]: the plan for one container and its idempotent application to `config.json`.
 //! * [`runtime_shim`] (edit the bundle, then run runc) and [`hook`] (mount inside the container's
-//!   mount namespace at `createRuntime`).
+//!   mount namespace at `createRuntime`); [`runtime_exec`] runs both as an engine and runc start them, on the
+//!   shortest path (no argument parser).
 //! * [`cdi`]: CDI specs for CDI-aware engines.
 //! * [`runtime_config`]: registering the runtime with Docker, containerd and CRI-O.
 //!
@@ -53,6 +54,7 @@ pub mod inject;
 pub mod mount_list;
 pub mod request;
 pub mod runtime_config;
+pub mod runtime_exec;
 pub mod runtime_shim;
 pub mod secure_path;
 

@@ -3,17 +3,20 @@
 
 Method: a fake Atlas 800T A2 host (`dcmi-sim fake-host`, device nodes as character devices when run as root) and
 one busybox bundle (`runc spec`, process `/bin/true`, ASCEND_VISIBLE_DEVICES=0) on a tmpfs, as engines keep bundles
-and runc's state under /run. hyperfine (no shell) times `runc run` of the bundle three ways: plain runc;
-`ascend-ctk runtime exec` (spec edited before runc: runtime mode); and `ascend-ctk runtime exec --mount-delivery
-hook` (devices in the spec, mounts by the createRuntime hook: hook mode). The runtime's chip cache is warm (the
-checking run of each mode fills it), as on a node after its first container. config.json is restored before every
-run (not timed), so each run starts from the same bundle. The commands alternate over --rounds rounds; the figures
-are medians over every run of every round. To show where added time goes, the same rounds also time plain runc on
-the specs runtime and hook mode write (and on the latter with /bin/true as the hook), runc started through
-/usr/bin/env (an exec in front of runc that does nothing else), ascend-ctk's own phase
-(runtime mode exec'ing /bin/true instead of runc) with the chip cache warm and off, and `ascend-ctk --version`;
-that phase runs once under `strace -f -T` to sum the time spent in each system call, and 20 times under
-`perf record` to split its CPU time by the object (binary, libc, kernel) it falls in."""
+and runc's state under /run. hyperfine (no shell) times `runc run` of the bundle three ways: plain runc; through
+the `ascend-runtime` link to ascend-ctk as an engine starts it, every argument runc's and the settings in
+ASCEND_CTK_* variables (spec edited before runc: runtime mode); and the same with ASCEND_CTK_MOUNT_DELIVERY=hook
+(devices in the spec, mounts by the createRuntime hook: hook mode). The runtime's chip cache is warm (the checking
+run of each mode fills it), as on a node after its first container. config.json is restored before every run (not
+timed), so each run starts from the same bundle. The commands alternate over --rounds rounds (hyperfine runs the
+commands that share an environment in one invocation, so a round is a few invocations); the figures are medians over
+every run of every round. To show where added time goes, the same rounds also time plain runc on the specs runtime
+and hook mode write (and on the latter with /bin/true as the hook), runc started through /usr/bin/env (an exec in
+front of runc that does nothing else: runtime mode's floor; on the spec with /bin/true as the hook, hook mode's
+floor), the runtime's own phase (runtime mode exec'ing /bin/true instead of runc) with the chip cache warm and off
+(the cold path), and `ascend-ctk --version`; that phase runs once under `strace -f -T` to sum the time spent in each
+system call, and 20 times under `perf record` to split its CPU time by the object (binary, libc, kernel) it falls
+in. Last, podman starts the same rootfs with chip 0 injected from our CDI spec and without it (podman_cdi.py)."""
 
 import argparse
 import json
@@ -24,6 +27,7 @@ import subprocess
 import tempfile
 
 import perf_common as common
+import podman_cdi
 
 CONTAINER_ID = "perf-container-start"
 MODES = ("plain", "runtime", "hook")
@@ -34,6 +38,9 @@ SHIM_ONLY_COLD = "ctk_shim_phase_no_cache"
 ENV_RUNC = "plain_runc_through_env"
 HOOK_SPEC = "plain_runc_hook_spec"
 TRUE_HOOK_SPEC = "plain_runc_true_hook_spec"
+ENV_TRUE_HOOK = "plain_runc_true_hook_through_env"
+# The name under which ascend-ctk acts as the OCI runtime (ascend_oci::ctk::RUNTIME_LINK_NAME).
+RUNTIME_LINK = "ascend-runtime"
 
 
 def parse_arguments():
@@ -43,6 +50,8 @@ def parse_arguments():
     parser.add_argument("--library", required=True, help="libdcmi_sim.so")
     parser.add_argument("--runs", type=int, default=10, help="timed runs per mode and round")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--cdi-runs", type=int, default=10, help="timed podman starts per command and round")
+    parser.add_argument("--cdi-rounds", type=int, default=3)
     parser.add_argument("--work-dir", help="where to lay out the fake host and the bundle (default: a temporary "
                         "directory). ascend-ctk loads the host's libdcmi.so only when root owns every directory "
                         "above it and none is writable by group or others, as on a real server; /tmp is not such "
@@ -51,8 +60,8 @@ def parse_arguments():
     return parser.parse_args()
 
 
-def run_checked(argv, cwd=None):
-    completed = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=60, check=False)
+def run_checked(argv, cwd=None, env=None):
+    completed = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False)
     if completed.returncode != 0:
         raise common.MeasurementError(
             f"{' '.join(argv)} exited with {completed.returncode}\n{completed.stdout}\n{completed.stderr}")
@@ -83,17 +92,31 @@ def make_bundle(bundle):
     return os.path.abspath(pristine)
 
 
-def commands(args, host_root, state_root, bundle, chip_cache):
+def commands(runtime, state_root, bundle):
+    """The three modes' command lines; the runtime takes every argument for runc and its settings from
+    mode_environments()."""
     runc_tail = ["--root", state_root, "run", "--bundle", bundle, CONTAINER_ID]
-    ctk = [args.ctk, "runtime", "exec", "--host-root", host_root, "--chip-cache", chip_cache]
+    return {"plain": ["runc", *runc_tail], "runtime": [runtime, *runc_tail], "hook": [runtime, *runc_tail]}
+
+
+def mode_environments(host_root, chip_cache):
+    """The environment of each command (the runtime's settings, as an engine's unit file sets them): runtime mode,
+    hook mode, the runtime's own phase (/bin/true in runc's place) and that phase with the chip cache off."""
+    base = {**os.environ, "ASCEND_CTK_HOST_ROOT": host_root, "ASCEND_CTK_CHIP_CACHE": chip_cache}
+    shim_only = {**base, "ASCEND_CTK_RUNC": "/bin/true"}
     return {
-        "plain": ["runc", *runc_tail],
-        "runtime": [*ctk, "--", *runc_tail],
-        "hook": [*ctk, "--mount-delivery", "hook", "--", *runc_tail],
+        "base": base,
+        "hook": {**base, "ASCEND_CTK_MOUNT_DELIVERY": "hook"},
+        SHIM_ONLY: shim_only,
+        SHIM_ONLY_COLD: {**shim_only, "ASCEND_CTK_CHIP_CACHE": "off"},
     }
 
 
-def check_injection(argvs, bundle, pristine, copies):
+def environment_of(mode, environments):
+    return environments.get(mode, environments["base"])
+
+
+def check_injection(argvs, environments, bundle, pristine, copies):
     """Runs each mode once and checks it did what it claims, so that the timing is not of a no-op; keeps the spec
     that runtime mode wrote as `copies["runtime"]`, the one hook mode wrote as `copies["hook"]`, and the latter with
     the hook replaced by /bin/true as `copies["true_hook"]`. Returns whether ascend-ctk found the chips through DCMI (the
@@ -102,7 +125,7 @@ def check_injection(argvs, bundle, pristine, copies):
     used_dcmi = True
     for mode in MODES:
         shutil.copy(pristine, config_path)
-        completed = run_checked(argvs[mode])
+        completed = run_checked(argvs[mode], env=environment_of(mode, environments))
         if "because DCMI was not used" in completed.stderr:
             used_dcmi = False
         with open(config_path, encoding="utf-8") as config_file:
@@ -124,56 +147,59 @@ def check_injection(argvs, bundle, pristine, copies):
     return used_dcmi
 
 
-def shim_phase_argv(argvs, chip_cache=None):
-    """Runtime mode's command with /bin/true in runc's place: ascend-ctk's own phase. `chip_cache` replaces the
-    --chip-cache value (`off` for the cold path)."""
-    argv = [*argvs["runtime"][:3], "--runc", "/bin/true", *argvs["runtime"][3:]]
-    if chip_cache is not None:
-        argv[argv.index("--chip-cache") + 1] = chip_cache
-    return argv
-
-
-def hyperfine_round(argvs, pristine, copies, bundle, runs, export):
-    """One hyperfine run of every command; each command's --prepare (in command order) restores its spec."""
+def hyperfine_round(argvs, environments, pristine, copies, bundle, runs, export, ctk):
+    """One timed run of every command; each command's --prepare restores its spec. Consecutive commands with the
+    same environment share one hyperfine invocation."""
     config = os.path.join(bundle, "config.json")
-    commands_in_order = [(mode, " ".join(argvs[mode]), pristine) for mode in MODES]
+    commands_in_order = [(mode, argvs[mode], pristine) for mode in MODES]
     # To attribute the added time: plain runc on the spec runtime mode writes (the cost of the devices and mounts
     # themselves), and the start-up of the ascend-ctk binary alone.
-    commands_in_order.append((INJECTED_SPEC, " ".join(argvs["plain"]), copies["runtime"]))
+    commands_in_order.append((INJECTED_SPEC, argvs["plain"], copies["runtime"]))
     # The same, started through /usr/bin/env: what any program that execs runc adds, whatever it does itself.
-    commands_in_order.append((ENV_RUNC, " ".join(["/usr/bin/env", *argvs["plain"]]), copies["runtime"]))
-    # And on the spec hook mode writes, with our hook and with /bin/true as the hook: the hook's own share.
-    commands_in_order.append((HOOK_SPEC, " ".join(argvs["plain"]), copies["hook"]))
-    commands_in_order.append((TRUE_HOOK_SPEC, " ".join(argvs["plain"]), copies["true_hook"]))
-    commands_in_order.append((STARTUP, f"{argvs['runtime'][0]} --version", pristine))
-    # ascend-ctk's own phase: everything runtime mode does, then exec /bin/true instead of runc.
-    shim_only = " ".join(shim_phase_argv(argvs))
-    commands_in_order.append((SHIM_ONLY, shim_only, pristine))
+    commands_in_order.append((ENV_RUNC, ["/usr/bin/env", *argvs["plain"]], copies["runtime"]))
+    # And on the spec hook mode writes, with our hook and with /bin/true as the hook: the hook's own share; the
+    # latter through env too, the floor of hook mode (an exec in front of runc and a hook that does nothing).
+    commands_in_order.append((HOOK_SPEC, argvs["plain"], copies["hook"]))
+    commands_in_order.append((TRUE_HOOK_SPEC, argvs["plain"], copies["true_hook"]))
+    commands_in_order.append((ENV_TRUE_HOOK, ["/usr/bin/env", *argvs["plain"]], copies["true_hook"]))
+    commands_in_order.append((STARTUP, [ctk, "--version"], pristine))
+    # The runtime's own phase: everything runtime mode does, then exec /bin/true instead of runc.
+    commands_in_order.append((SHIM_ONLY, argvs["runtime"], pristine))
     # The same phase asking DCMI (the chip cache off): what the first container after a boot or a driver reload pays.
-    commands_in_order.append((SHIM_ONLY_COLD, " ".join(shim_phase_argv(argvs, chip_cache="off")), pristine))
-    argv = ["hyperfine", "-N", "--warmup", "2", "--runs", str(runs), "--export-json", export]
-    for _, _, spec in commands_in_order:
-        argv += ["--prepare", f"cp {spec} {config}"]
-    for name, command, _ in commands_in_order:
-        argv += ["-n", name, command]
-    run_checked(argv)
-    with open(export, encoding="utf-8") as exported:
-        results = json.load(exported)["results"]
-    return {result["command"]: (result["times"], result["user"] + result["system"]) for result in results}
+    commands_in_order.append((SHIM_ONLY_COLD, argvs["runtime"], pristine))
+    found = {}
+    index = 0
+    while index < len(commands_in_order):
+        environment = environment_of(commands_in_order[index][0], environments)
+        group = []
+        while index < len(commands_in_order) and environment_of(commands_in_order[index][0],
+                                                                environments) is environment:
+            group.append(commands_in_order[index])
+            index += 1
+        argv = ["hyperfine", "-N", "--warmup", "2", "--runs", str(runs), "--export-json", export]
+        for _, _, spec in group:
+            argv += ["--prepare", f"cp {spec} {config}"]
+        for name, command, _ in group:
+            argv += ["-n", name, " ".join(command)]
+        run_checked(argv, env=environment)
+        with open(export, encoding="utf-8") as exported:
+            results = json.load(exported)["results"]
+        found.update({result["command"]: (result["times"], result["user"] + result["system"]) for result in results})
+    return found
 
 
 SYSCALL_LINE = re.compile(r"^\d+\s+(\w+)\(.*<([\d.]+)>$")
 
 
-HOOK_EXEC_LINE = re.compile(r'^(\d+)\s+execve\("[^"]*ascend-ctk", \[[^]]*"hook"')
+HOOK_EXEC_LINE = re.compile(r'^(\d+)\s+execve\("[^"]*", \[[^]]*"hook"')
 
 
-def syscall_profile(argv, bundle, pristine, trace_path, top=6, hook_only=False):
+def syscall_profile(argv, bundle, pristine, trace_path, top=6, hook_only=False, env=None):
     """Runs `argv` once under `strace -f -T` and sums the time spent inside each system call: [(name, calls,
     milliseconds)] of the top ones, plus the total inside system calls. With `hook_only`, only the calls of the
     ascend-ctk hook process runc starts count, from its exec on."""
     shutil.copy(pristine, os.path.join(bundle, "config.json"))
-    run_checked(["strace", "-f", "-T", "-o", trace_path, *argv])
+    run_checked(["strace", "-f", "-T", "-o", trace_path, *argv], env=env)
     totals = {}
     hook_pid = None
     with open(trace_path, encoding="utf-8", errors="replace") as trace:
@@ -199,19 +225,22 @@ def syscall_profile(argv, bundle, pristine, trace_path, top=6, hook_only=False):
     }
 
 
-def cpu_profile_by_object(argv, bundle, pristine, data_path, repeats=20, top=6):
-    """CPU samples of ascend-ctk's own phase (`perf record`, `repeats` runs in a shell loop that restores the spec
-    before each), split by the object the samples fall in: [(object, percent of ascend-ctk's samples)]."""
+def cpu_profile_by_object(argv, bundle, pristine, data_path, repeats=20, top=6, env=None):
+    """CPU samples of our processes (the runtime's own phase, or the hook): `perf record` of `repeats` runs in a
+    shell loop that restores the spec before each, split by the object the samples fall in: [(object, percent of
+    our samples)]."""
     config = os.path.join(bundle, "config.json")
     command = " ".join(argv)
     loop = f"for i in $(seq {repeats}); do cp {pristine} {config}; {command} >/dev/null 2>&1; done"
-    run_checked(["perf", "record", "-q", "-F", "20000", "-o", data_path, "--", "sh", "-c", loop])
+    run_checked(["perf", "record", "-q", "-F", "20000", "-o", data_path, "--", "sh", "-c", loop], env=env)
     report = run_checked(["perf", "report", "-i", data_path, "--stdio", "--no-children", "--sort", "comm,dso"])
     shares = {}
     for line in report.stdout.splitlines():
         fields = line.split()
-        # perf cuts the comm column to the widest comm it prints ("ascend-c"); a prefix of 6+ characters is ours.
-        if len(fields) >= 3 and fields[0].endswith("%") and len(fields[1]) >= 6 and "ascend-ctk".startswith(fields[1]):
+        # perf cuts the comm column to the widest comm it prints ("ascend-c"); a prefix of 6+ characters of
+        # ascend-ctk or ascend-runtime (the link's name, or the binary of its own) is ours.
+        if (len(fields) >= 3 and fields[0].endswith("%") and len(fields[1]) >= 6
+                and any(name.startswith(fields[1]) for name in ("ascend-ctk", RUNTIME_LINK))):
             shares[" ".join(fields[2:])] = shares.get(" ".join(fields[2:]), 0.0) + float(fields[0].rstrip("%"))
     total = sum(shares.values())
     if total == 0:
@@ -247,26 +276,35 @@ def main():
         # The runtime remembers DCMI's answer in this file (on a server: /run/ascend-ctk/chips.json); the first
         # run of check_injection fills it, so the timed runs see the steady state of a node.
         chip_cache = os.path.join(run_dir, "ascend-ctk", "chips.json")
-        argvs = commands(args, host_root, state_root, bundle, chip_cache)
+        # The runtime as deploy/host/install.sh installs it: a link named ascend-runtime to ascend-ctk.
+        runtime = os.path.join(directory, "bin", RUNTIME_LINK)
+        os.makedirs(os.path.dirname(runtime))
+        os.symlink(os.path.abspath(args.ctk), runtime)
+        argvs = commands(runtime, state_root, bundle)
+        environments = mode_environments(host_root, chip_cache)
         copies = {name: os.path.join(directory, f"config.{name}.json") for name in ("runtime", "hook", "true_hook")}
-        used_dcmi = check_injection(argvs, bundle, pristine, copies)
-        shim_argv = shim_phase_argv(argvs)
-        shim_syscalls = syscall_profile(shim_argv, bundle, pristine, os.path.join(directory, "shim.strace"))
-        shim_objects = cpu_profile_by_object(shim_argv, bundle, pristine, os.path.join(directory, "shim.perf"))
+        used_dcmi = check_injection(argvs, environments, bundle, pristine, copies)
+        shim_syscalls = syscall_profile(argvs["runtime"], bundle, pristine, os.path.join(directory, "shim.strace"),
+                                        env=environments[SHIM_ONLY])
+        shim_objects = cpu_profile_by_object(argvs["runtime"], bundle, pristine,
+                                             os.path.join(directory, "shim.perf"), env=environments[SHIM_ONLY])
         # The hook on its own: plain runc on the spec hook mode writes, where the only ascend-ctk process is the hook.
         hook_syscalls = syscall_profile(argvs["plain"], bundle, copies["hook"], os.path.join(directory, "hook.strace"),
                                         hook_only=True)
         hook_objects = cpu_profile_by_object(argvs["plain"], bundle, copies["hook"],
                                              os.path.join(directory, "hook.perf"))
-        times = {mode: [] for mode in (*MODES, STARTUP, INJECTED_SPEC, ENV_RUNC, HOOK_SPEC, TRUE_HOOK_SPEC, SHIM_ONLY,
-                                               SHIM_ONLY_COLD)}
+        times = {mode: [] for mode in (*MODES, STARTUP, INJECTED_SPEC, ENV_RUNC, HOOK_SPEC, TRUE_HOOK_SPEC,
+                                       ENV_TRUE_HOOK, SHIM_ONLY, SHIM_ONLY_COLD)}
         cpu_seconds = {mode: [] for mode in times}
         for round_index in range(args.rounds):
             export = os.path.join(directory, f"hyperfine-{round_index}.json")
             for mode, (samples, cpu_s) in hyperfine_round(
-                    argvs, pristine, copies, bundle, args.runs, export).items():
+                    argvs, environments, pristine, copies, bundle, args.runs, export, args.ctk).items():
                 times[mode].extend(samples)
                 cpu_seconds[mode].append(cpu_s)
+        # CDI: the same rootfs started by podman with a chip from our CDI spec, against plain podman.
+        cdi = podman_cdi.measure(args.ctk, host_root, os.path.join(bundle, "rootfs"), directory, args.cdi_runs,
+                                 args.cdi_rounds)
     finally:
         subprocess.run(["runc", "--root", os.path.join(directory, "run", "runc"), "delete", "--force", CONTAINER_ID],
                        capture_output=True, check=False)
@@ -278,16 +316,19 @@ def main():
     env_runc = times.pop(ENV_RUNC)
     hook_spec = times.pop(HOOK_SPEC)
     true_hook_spec = times.pop(TRUE_HOOK_SPEC)
+    env_true_hook = times.pop(ENV_TRUE_HOOK)
     shim_phase = times.pop(SHIM_ONLY)
     shim_phase_cold = times.pop(SHIM_ONLY_COLD)
     medians_ms = {mode: round(common.median(samples) * 1000.0, 3) for mode, samples in times.items()}
     figures = {
         "ctk_used_dcmi": used_dcmi,
+        "podman_cdi": cdi,
         "ctk_startup_ms": round(common.median(startup) * 1000.0, 3),
         "plain_runc_injected_spec_ms": round(common.median(injected_spec) * 1000.0, 3),
         "plain_runc_through_env_ms": round(common.median(env_runc) * 1000.0, 3),
         "plain_runc_hook_spec_ms": round(common.median(hook_spec) * 1000.0, 3),
         "plain_runc_true_hook_spec_ms": round(common.median(true_hook_spec) * 1000.0, 3),
+        "plain_runc_true_hook_through_env_ms": round(common.median(env_true_hook) * 1000.0, 3),
         "ctk_shim_phase_ms": round(common.median(shim_phase) * 1000.0, 3),
         "ctk_shim_phase_no_cache_ms": round(common.median(shim_phase_cold) * 1000.0, 3),
         "ctk_shim_syscalls": shim_syscalls,

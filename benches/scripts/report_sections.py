@@ -630,13 +630,42 @@ class ContainerStart(Section):
     def figures(self):
         return self.results.json("container_start.json")
 
+    # Each mode is judged against what is physically possible on the same machine in the same run (issue 33): a
+    # program in front of runc that only execs it (`env`), and for hook mode also a hook that does nothing.
+    FLOOR_MARGIN_MS = 1.5
+    COLD_PATH_LIMIT_MS = 5.0
+    CDI_LIMIT = 1.05
+
     def rows(self):
-        ratios = self.figures()["ratio_to_plain"]
-        return [
-            (f"{mode} mode / plain runc, median start", f"{ratios[mode]:.3f}x (+{(ratios[mode] - 1) * 100:.1f} %)",
-             "< +10 %", verdict(ratios[mode] < 1.10))
-            for mode in ("runtime", "hook")
-        ]
+        figures = self.figures()
+        median = figures["median_ms"]
+        ratios = figures["ratio_to_plain"]
+        floors = (("runtime", figures["plain_runc_through_env_ms"], "`env` in front of runc"),
+                  ("hook", figures["plain_runc_true_hook_through_env_ms"], "`env` in front, `/bin/true` as the hook"))
+        rows = []
+        for mode, floor, what in floors:
+            above = median[mode] - floor
+            rows.append((f"{mode} mode above its floor ({what}), median start", f"{above:+.2f} ms",
+                         f"≤ +{self.FLOOR_MARGIN_MS} ms", verdict(above <= self.FLOOR_MARGIN_MS)))
+        for mode in ("runtime", "hook"):
+            rows.append((f"{mode} mode / plain runc, median start",
+                         f"{ratios[mode]:.3f}x (+{(ratios[mode] - 1) * 100:.1f} %)", "(no target)", "info"))
+        # Our own time is the CPU time our process uses: on this shared 2-core machine the wall time of a 3 ms phase
+        # also holds whatever the neighbours ran meanwhile (both are shown).
+        cold_cpu = figures["cpu_ms"]["ctk_shim_phase_no_cache"]
+        cold_wall = figures["ctk_shim_phase_no_cache_ms"]
+        rows.append(("the runtime's own phase on the cold path (chip cache off, DCMI asked), CPU time",
+                     f"{cold_cpu:.2f} ms (wall, median: {cold_wall:.2f} ms)", f"< {self.COLD_PATH_LIMIT_MS:.0f} ms",
+                     verdict(cold_cpu < self.COLD_PATH_LIMIT_MS)))
+        cdi = figures["podman_cdi"]
+        label = "podman with a chip from our CDI spec / plain podman, median start"
+        target = f"≤ +{(self.CDI_LIMIT - 1) * 100:.0f} %"
+        if "not_measured" in cdi:
+            rows.append((label, cdi["not_measured"], target, NOT_MEASURED))
+        else:
+            rows.append((label, f"{cdi['ratio']:.3f}x (+{(cdi['ratio'] - 1) * 100:.1f} %)", target,
+                         verdict(cdi["ratio"] <= self.CDI_LIMIT)))
+        return rows
 
     def details(self):
         figures = self.figures()
@@ -645,14 +674,20 @@ class ContainerStart(Section):
             "Method: `benches/scripts/container_start.py`. A fake Atlas 800T A2 host (`dcmi-sim fake-host`, "
             "character device nodes) and one busybox bundle (`runc spec`, process `/bin/true`, "
             "`ASCEND_VISIBLE_DEVICES=0`). hyperfine (no shell, 2 warm-up runs) times `runc run` of the bundle: "
-            "plain runc; `ascend-ctk runtime exec` (runtime mode: the spec gets the device and the driver mounts "
-            "before runc starts); `ascend-ctk runtime exec --mount-delivery hook` (hook mode: devices in the spec, "
-            "mounts by the createRuntime hook, a second ascend-ctk process). config.json is restored before every "
-            "run (not timed); each mode is checked once to really inject before timing. The modes alternate over "
-            "the rounds; medians over all runs. The host lies under the results directory, where root owns every "
+            "plain runc; the runtime as engines start it (the `ascend-runtime` link to ascend-ctk: every argument "
+            "runc's, the settings in `ASCEND_CTK_*` variables, read without an argument parser) in runtime mode (the spec gets "
+            "the device and the driver mounts before runc starts) and with `ASCEND_CTK_MOUNT_DELIVERY=hook` (hook "
+            "mode: devices in the spec, mounts by the createRuntime hook, a second process of the same binary). "
+            "config.json is restored before every run (not timed); each mode is checked once to really inject "
+            "before timing. The commands alternate over the rounds (those sharing an environment in one hyperfine "
+            "invocation); medians over all runs. Each mode is judged against its floor in the same rounds: runtime "
+            "mode against plain runc on the spec it writes started through `/usr/bin/env` (an exec in front of runc "
+            "that does nothing else), hook mode against the same on the spec hook mode writes with `/bin/true` as "
+            "the hook. The host lies under the results directory, where root owns every "
             "directory above the driver library, so ascend-ctk loads it and finds the chips through DCMI as on a "
             f"server (it did: {figures.get('ctk_used_dcmi')}). The first start on the node asks DCMI and leaves "
-            "the answer in the runtime's chip cache (`--chip-cache`, on a server `/run/ascend-ctk/chips.json`, "
+            "the answer in the runtime's chip cache (`ASCEND_CTK_CHIP_CACHE`, on a server "
+            "`/run/ascend-ctk/chips.json`, "
             "checked against the boot, the `/dev/davinci*` nodes and the library before each use); the timed runs "
             "are the steady state that follows, and the cold path is timed on its own below.",
             "",
@@ -668,6 +703,7 @@ class ContainerStart(Section):
         env_delta = figures["plain_runc_through_env_ms"] - figures["plain_runc_injected_spec_ms"]
         hook_own = figures["plain_runc_hook_spec_ms"] - figures["plain_runc_true_hook_spec_ms"]
         any_hook = figures["plain_runc_true_hook_spec_ms"] - median["plain"]
+        env_floor = figures["plain_runc_through_env_ms"]
         lines += [
             "",
             "Where the added time goes (same rounds, medians):",
@@ -678,28 +714,33 @@ class ContainerStart(Section):
             f"{figures['plain_runc_injected_spec_ms']:.2f} ms ({injected_delta:+.2f} ms against the pristine spec) |",
             f"| the same started through `/usr/bin/env` (a program in front of runc that only execs it) | "
             f"{figures['plain_runc_through_env_ms']:.2f} ms ({env_delta:+.2f} ms) |",
-            f"| ascend-ctk's own phase (runtime mode exec'ing /bin/true instead of runc), chip cache warm | "
+            f"| the runtime's own phase (runtime mode exec'ing /bin/true instead of runc: `ASCEND_CTK_RUNC`), chip "
+            "cache warm | "
             f"{figures['ctk_shim_phase_ms']:.2f} ms |",
-            f"| of which starting the binary (`ascend-ctk --version`) | {figures['ctk_startup_ms']:.2f} ms |",
+            f"| for comparison, starting `ascend-ctk --version` (its clap command line) | "
+            f"{figures['ctk_startup_ms']:.2f} ms |",
             f"| CPU time (user + system, hyperfine's mean per round) of that phase | "
             f"{figures['cpu_ms']['ctk_shim_phase']:.2f} ms |",
             f"| the same phase with the chip cache off (DCMI loaded and asked: the first start after a boot) | "
-            f"{figures['ctk_shim_phase_no_cache_ms']:.2f} ms |",
+            f"{figures['ctk_shim_phase_no_cache_ms']:.2f} ms (CPU: {figures['cpu_ms']['ctk_shim_phase_no_cache']:.2f} "
+            "ms) |",
             f"| plain runc on the spec hook mode writes (devices, our createRuntime hook) | "
             f"{figures['plain_runc_hook_spec_ms']:.2f} ms |",
             f"| the same spec with `/bin/true` as the hook | {figures['plain_runc_true_hook_spec_ms']:.2f} ms "
             f"({any_hook:+.2f} ms against the pristine spec) |",
+            f"| the same started through `/usr/bin/env` (hook mode's floor) | "
+            f"{figures['plain_runc_true_hook_through_env_ms']:.2f} ms |",
             "",
-            f"Time inside system calls of ascend-ctk's phase (one run under `strace -f -T`, {syscalls['total_ms']:.2f} "
-            "ms in all, strace's own overhead included): "
+            "Time inside system calls of the runtime's phase (one run under `strace -f -T`, "
+            f"{syscalls['total_ms']:.2f} ms in all, strace's own overhead included): "
             + syscall_summary(syscalls) + ".",
             "",
-            "Its CPU time by object (`perf record -F 20000` over 20 runs; share of ascend-ctk's samples): "
+            "Its CPU time by object (`perf record -F 20000` over 20 runs; share of our process's samples): "
             + objects_summary(figures["ctk_shim_cpu_by_object"])
             + ". The kernel share is exec, page faults of the binary and process teardown.",
             "",
-            "The hook on its own (plain runc on the spec hook mode writes, where the hook is the only ascend-ctk "
-            f"process): time inside its system calls (one run under `strace -f -T`, {hook_syscalls['total_ms']:.2f} "
+            "The hook on its own (plain runc on the spec hook mode writes, where the hook is the only process of "
+            f"ours): time inside its system calls (one run under `strace -f -T`, {hook_syscalls['total_ms']:.2f} "
             "ms in all) " + syscall_summary(hook_syscalls)
             + "; its CPU time by object (`perf record`, 20 runs): "
             + objects_summary(figures["ctk_hook_cpu_by_object"])
@@ -707,19 +748,33 @@ class ContainerStart(Section):
             "does for the spec's mounts in runtime mode; what only hook mode pays is starting the process (exec, "
             "the dynamic loader, page faults) and reading the state and config again.",
             "",
-            f"Reading: against a {median['plain']:.1f} ms busybox start the 10 % target leaves "
-            f"{median['plain'] * 0.1:.1f} ms. Runtime mode adds {median['runtime'] - median['plain']:+.1f} ms: "
-            f"ascend-ctk's phase ({figures['ctk_shim_phase_ms']:.1f} ms, of which {figures['ctk_startup_ms']:.1f} ms "
-            "is starting any process of this binary) minus the exec of runc that plain runc pays too; the devices "
+            f"Reading: against a {median['plain']:.1f} ms busybox start, runtime mode adds "
+            f"{median['runtime'] - median['plain']:+.1f} ms ({median['runtime'] - env_floor:+.1f} ms above its floor): "
+            f"the runtime's phase ({figures['ctk_shim_phase_ms']:.1f} ms; `ascend-ctk --version` through clap takes "
+            f"{figures['ctk_startup_ms']:.1f} ms) minus the exec of runc that plain runc pays too; the devices "
             f"and mounts themselves cost runc {injected_delta:+.1f} ms; a program that does nothing but exec runc "
             f"(`env`) adds {env_delta:+.1f} ms. Hook mode adds "
-            f"{median['hook'] - median['runtime']:+.1f} ms over runtime mode: runc starting a hook process costs "
-            f"{any_hook:+.1f} ms with `/bin/true`, and our hook {hook_own:+.1f} ms more, of which starting an "
-            f"ascend-ctk process is {figures['ctk_startup_ms']:.1f} ms and the rest reading the state and config, "
-            "entering the mount namespace and mounting the driver. Without the chip cache every start "
+            f"{median['hook'] - median['runtime']:+.1f} ms over runtime mode "
+            f"({median['hook'] - figures['plain_runc_true_hook_through_env_ms']:+.1f} ms above its floor): runc "
+            "starting a hook process costs "
+            f"{any_hook:+.1f} ms with `/bin/true`, and our hook {hook_own:+.1f} ms more: starting the process, "
+            "reading the state and config, entering the mount namespace and mounting the driver. Without the chip "
+            "cache every start "
             f"would pay {figures['ctk_shim_phase_no_cache_ms'] - figures['ctk_shim_phase_ms']:+.1f} ms more for "
             "loading and asking the driver (the simulator here; a real driver's `dcmi_init` is slower).",
+            "",
         ]
+        cdi = figures["podman_cdi"]
+        if "not_measured" in cdi:
+            lines.append(f"CDI (podman): not measured: {cdi['not_measured']}.")
+        else:
+            lines.append(
+                "CDI (`benches/scripts/podman_cdi.py`): podman 4.3 with private vfs storage starts the same busybox "
+                "rootfs (`podman run --rm --network none ... /bin/true`, hyperfine, the two commands alternating "
+                f"over the rounds) with `--device {cdi['kind']}=0` from the spec `ascend-ctk cdi generate` wrote "
+                "to /var/run/cdi, and without it; no process of ours is on that path. Medians over "
+                f"{cdi['runs']['cdi']} runs each: {cdi['median_ms']['plain']:.1f} ms plain, "
+                f"{cdi['median_ms']['cdi']:.1f} ms with the chip ({cdi['ratio']:.3f}x).")
         return lines
 
 

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::hook::{read_state, run_hook, HookConfig};
+use crate::hook::HookConfig;
 use crate::inject::DEFAULT_CDI_KIND;
 use crate::mount_list::DEFAULT_MOUNT_LIST_DIR;
-use anyhow::Context;
+use crate::runtime_exec::hook_main;
 use clap::Args;
 
 /// Arguments of the hook. Deliberately no environment fallbacks: a hook inherits whatever
@@ -26,18 +26,10 @@ pub struct HookArgs {
 
 /// Reads the state from stdin and mounts the driver files into the container.
 pub fn run(args: &HookArgs) -> anyhow::Result<ExitCode> {
-    // Nothing is resolved relative to the directory the runtime left us in (it may be the
-    // container's rootfs).
-    std::env::set_current_dir("/").context("chdir /")?;
-    let state = read_state(std::io::stdin().lock())?;
     let config = HookConfig {
         host_root: args.host_root.clone(),
         mount_list_dir: args.mount_list_dir.clone(),
         cdi_kind: args.cdi_kind.clone(),
     };
-    let outcome = run_hook(&state, &config).with_context(|| format!("hook for container {}", state.id()))?;
-    for path in &outcome.mounted {
-        eprintln!("ascend-ctk hook: mounted {} read-only", path.display());
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(hook_main(&config))
 }

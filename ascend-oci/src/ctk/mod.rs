@@ -29,6 +29,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::hook::HookConfig;
+use crate::runtime_exec;
+
 /// The name under which the binary acts as an OCI runtime.
 pub const RUNTIME_LINK_NAME: &str = "ascend-runtime";
 
@@ -60,18 +63,24 @@ enum Command {
 
 /// Entry point: dispatches on the program name, then on the subcommand. Errors are printed with
 /// their causes and give exit status 1.
+///
+/// The two roles on the path of every container start skip clap: the `ascend-runtime` link (settings from the
+/// environment, every argument runc's) and `hook` with the flags its spec entry carries go straight to
+/// [`crate::runtime_exec`]; a hook command line that needs more (`--help`, an unknown flag) gets clap's answer.
 pub fn main() -> ExitCode {
     let mut args = std::env::args_os();
     let program = args.next().unwrap_or_default();
-    let invoked_as =
-        std::path::Path::new(&program).file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-    let result = if invoked_as == RUNTIME_LINK_NAME {
+    if std::path::Path::new(&program).file_name().is_some_and(|name| name == RUNTIME_LINK_NAME) {
         let runc_args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
-        runtime::exec_from_link(runc_args)
-    } else {
-        run(Cli::parse())
-    };
-    match result {
+        return runtime_exec::runtime_main(&runc_args);
+    }
+    let rest: Vec<std::ffi::OsString> = args.collect();
+    if rest.first().is_some_and(|first| first == "hook") {
+        if let Ok(config) = HookConfig::from_args(&rest[1..]) {
+            return runtime_exec::hook_main(&config);
+        }
+    }
+    match run(Cli::parse()) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("ascend-ctk: error: {error:#}");

@@ -1,0 +1,43 @@
+//! The two roles on the path of every container start read their settings without clap (`ascend_oci::runtime_exec`):
+//! the `ascend-runtime` link refuses a setting it cannot use before anything runs, naming the variable, and a hook
+//! command line that is not the one its spec entry carries still gets clap's answer.
+
+mod ctk_support;
+
+use ctk_support::{ctk, describe, run};
+
+#[test]
+fn the_runtime_link_refuses_an_unusable_setting_naming_the_variable_before_running_anything() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let link = dir.path().join("ascend-runtime");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ascend-ctk"), &link).expect("runtime link");
+    let marker = dir.path().join("ran");
+    let mut command = std::process::Command::new(&link);
+    command.env("ASCEND_CTK_MOUNT_DELIVERY", "sideways").env("ASCEND_CTK_RUNC", "/bin/touch");
+    let output = run(command.arg(&marker));
+    let context = describe(&output);
+    assert_eq!(output.status.code(), Some(1), "{context}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "ascend-ctk: error: runtime settings from the environment: runtime command line: \
+             ASCEND_CTK_MOUNT_DELIVERY=\"sideways\": expected \"spec\" or \"hook\""
+        ),
+        "{context}"
+    );
+    assert!(!marker.exists(), "runc ran despite the unusable setting\n{context}");
+}
+
+#[test]
+fn a_hook_command_line_beyond_its_own_flags_gets_claps_answer() {
+    let help = run(ctk().args(["hook", "--help"]));
+    assert!(help.status.success(), "{}", describe(&help));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--mount-list-dir"), "{}", describe(&help));
+    let unknown = run(ctk().args(["hook", "--host-root", "/", "--prestart"]));
+    assert_eq!(unknown.status.code(), Some(2), "{}", describe(&unknown));
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("unexpected argument '--prestart'"),
+        "{}",
+        describe(&unknown)
+    );
+}
