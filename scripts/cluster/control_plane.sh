@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Starts (or restarts) the test cluster's control plane after etcd: kube-apiserver, kube-controller-manager and
-# kube-scheduler, each waiting for the one before it. Usage: scripts/cluster/control_plane.sh start|restart-apiserver
-# Called by up.sh; the fault tests call restart-apiserver.
+# kube-scheduler, each waiting for the one before it.
+# Usage: scripts/cluster/control_plane.sh start|restart-apiserver [SECONDS_DOWN]
+# Called by up.sh; the fault tests call restart-apiserver, benches/src/bin/perf-api-requests.rs with an outage of a
+# few seconds (the API server stays stopped that long).
 set -euo pipefail
 # shellcheck source=scripts/cluster/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -55,7 +57,8 @@ case ${1:-} in
         ;;
     restart-apiserver)
         stop_pid kube-apiserver
+        sleep "${2:-0}"
         start_apiserver
         ;;
-    *) die "usage: control_plane.sh start|restart-apiserver" ;;
+    *) die "usage: control_plane.sh start|restart-apiserver [SECONDS_DOWN]" ;;
 esac

@@ -8,9 +8,11 @@
 //! 1. **Volcano node, idle**: the device plugin in Volcano mode with `--node-events` and its node-labeller sidecar
 //!    (the costliest family of DaemonSets, docs/scale.md), after a settling period, for `--idle-seconds` (longer than
 //!    the watches' 290-s server timeout, so their re-opening is counted);
-//! 2. **Volcano node, churn**: a pod of one chip created every 10 s and deleted, for `--churn-seconds`;
-//! 3. **API server restart**: `control_plane.sh restart-apiserver`; the daemons' requests in the first minute after
-//!    it is ready, and the time from ready until a chip fault raised then is in the device-info ConfigMap;
+//! 2. **Volcano node, churn**: a pod of one chip created every 10 s and deleted, for `--churn-seconds` (annotated as
+//!    Volcano's scheduler would: the test bed runs none);
+//! 3. **API server restart**: `control_plane.sh restart-apiserver 6` (stopped for 6 s), a chip fault raised while it
+//!    is down; the daemons' requests from the outage to a minute after the server is ready, and the time from ready
+//!    until the fault is in the device-info ConfigMap;
 //! 4. **DRA node, idle**: the DRA driver alone, for `--dra-idle-seconds`.
 //!
 //! A request is counted once: a watch when it starts (audit stage `ResponseStarted`), anything else when it completes
@@ -30,6 +32,7 @@ use ascend_cluster_tests::stack::{
     SYSTEM,
 };
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
+use ascend_kube::pod_assignment::PREDICATE_TIME_ANNOTATION;
 use clap::Parser;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::jiff::Timestamp;
@@ -38,6 +41,9 @@ use serde_json::json;
 
 /// The user agents of our daemons (`ascend_kube::client::connect_as`).
 const OUR_AGENTS: [&str; 4] = ["ascend-device-plugin", "ascend-node-labeller", "ascend-dra-driver", "npu-exporter"];
+
+/// How long the API server stays stopped in the restart scenario.
+const OUTAGE_SECONDS: u64 = 6;
 
 /// Our daemons' requests to the real API server, counted from its audit log.
 #[derive(Debug, Parser)]
@@ -80,6 +86,8 @@ async fn measure(args: Args) -> Result<serde_json::Value> {
     let start = audit.mark()?;
     cluster.label_node("ascend.huawei.com/chip-type", Some("910B"));
     cluster.apply("-k", "deploy/kubernetes/overlays/volcano-910b");
+    // A start counted even when an earlier run left the node in Volcano mode.
+    cluster.kubectl(&["-n", SYSTEM, "rollout", "restart", "daemonset/ascend-device-plugin"]);
     cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=180s"]);
     cluster.wait_allocatable(RESOURCE, "8", Duration::from_secs(60)).await;
     test_namespace(&cluster).await;
@@ -96,7 +104,7 @@ async fn measure(args: Args) -> Result<serde_json::Value> {
         for index in 0..churn_seconds / 10 {
             let started = Instant::now();
             let name = format!("churn-{index}");
-            pods.create(&PostParams::default(), &npu_pod(&name, 1)).await.expect("create pod");
+            pods.create(&PostParams::default(), &volcano_pod(&name)).await.expect("create pod");
             cluster.wait_running(NAMESPACE, &name, Duration::from_secs(60)).await;
             delete_pod(&cluster, &name).await;
             tokio::time::sleep(Duration::from_secs(10).saturating_sub(started.elapsed())).await;
@@ -105,11 +113,24 @@ async fn measure(args: Args) -> Result<serde_json::Value> {
     .await?;
     timer.mark("churn");
 
-    // 3. The API server restarts; a fault raised once it is ready must reach the device-info ConfigMap.
-    cluster.script("control_plane.sh", &["restart-apiserver"]);
-    let ready = audit.mark()?;
+    // 3. The API server stops for a few seconds; a chip faults meanwhile. Once it is back, the daemons reconnect and
+    // the fault must reach the device-info ConfigMap.
+    let outage = audit.mark()?;
+    let scripts = cluster.repository().join("scripts/cluster/control_plane.sh");
+    let restart = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("bash")
+            .arg(scripts)
+            .args(["restart-apiserver", &OUTAGE_SECONDS.to_string()])
+            .output()
+    });
+    let fault = async {
+        tokio::time::sleep(Duration::from_secs(OUTAGE_SECONDS / 2)).await;
+        cluster.set_overlay(vec![chip_fault(2, true)]);
+    };
+    let (restarted, ()) = tokio::join!(restart, fault);
+    let restarted = restarted?.context("control_plane.sh restart-apiserver")?;
+    anyhow::ensure!(restarted.status.success(), "restart-apiserver: {}", String::from_utf8_lossy(&restarted.stderr));
     let ready_at = Instant::now();
-    cluster.set_overlay(vec![chip_fault(2, true)]);
     let config_maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "kube-system");
     let name = format!("mindx-dl-deviceinfo-{NODE_NAME}");
     wait_until("the fault in the device-info ConfigMap after the restart", Duration::from_secs(120), || async {
@@ -124,7 +145,7 @@ async fn measure(args: Args) -> Result<serde_json::Value> {
     .await;
     let current_after = ready_at.elapsed();
     tokio::time::sleep(Duration::from_secs(60).saturating_sub(ready_at.elapsed())).await;
-    let restart = audit.counted_since(&ready)?;
+    let restart = audit.counted_since(&outage)?;
     cluster.set_overlay(vec![chip_fault(2, false)]);
     timer.mark("API server restart");
 
@@ -148,11 +169,25 @@ async fn measure(args: Args) -> Result<serde_json::Value> {
         "volcano_idle": idle.to_json(Some(args.idle_seconds)),
         "volcano_churn": churn.to_json(Some(args.churn_seconds)),
         "apiserver_restart": json!({
+            "outage_seconds": OUTAGE_SECONDS,
             "first_minute": restart.to_json(Some(60)),
             "fault_current_after_ms": current_after.as_millis(),
         }),
         "dra_idle": dra_idle.to_json(Some(args.dra_idle_seconds)),
     }))
+}
+
+/// A pod of one chip as Volcano's scheduler leaves it for the device plugin in Volcano mode: the chip it chose in
+/// the annotation named like the resource, and when (`predicate-time`, Unix nanoseconds; ascend_kube::pod_assignment).
+/// The test bed runs no Volcano, so the benchmark writes what its Ascend plugin would.
+fn volcano_pod(name: &str) -> Pod {
+    let mut pod = npu_pod(name, 1);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+    pod.metadata.annotations = Some(
+        [(RESOURCE.to_owned(), "Ascend910-0".to_owned()), (PREDICATE_TIME_ANNOTATION.to_owned(), now.to_string())]
+            .into(),
+    );
+    pod
 }
 
 /// Whether the device list's `-Unhealthy` entry names a chip (the ConfigMap's `DeviceInfoCfg` is JSON in a string).
