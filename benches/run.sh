@@ -2,7 +2,8 @@
 # Reproduces docs/performance.md: builds the release binaries once, runs every section with bounded durations on
 # loopback (ports chosen free at run time), prints the figures and writes the report from the measured numbers.
 #
-#   benches/run.sh                      # everything: under 15 minutes on a 2-core machine from a fresh clone
+#   benches/run.sh                      # everything: under 15 minutes on a 2-core machine from a fresh clone,
+#                                       # 27 with the test bed of scripts/cluster/up.sh running (sections 7, 9)
 #   PERF_RESULTS_DIR=/tmp/perf benches/run.sh
 #   PERF_REPORT=/tmp/performance.md benches/run.sh    # the report elsewhere than docs/performance.md
 #   PERF_SECTIONS="1 2" benches/run.sh     # only these sections (built and run), to check a change to them; the
