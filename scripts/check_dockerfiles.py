@@ -266,7 +266,8 @@ def exposed_ports(stage: Stage) -> set[int]:
 
 
 def manifest_ports(manifests: Path, image_name: str) -> set[int] | None:
-    """containerPorts of containers whose image is `image_name[:tag]` in the manifests; None if no container runs it."""
+    """containerPorts of containers whose image is `[registry/path/]image_name[:tag]` in the manifests; None if no
+    container runs it."""
     found = None
     for path in sorted(manifests.rglob("*.yaml")):
         for document in yaml.safe_load_all(path.read_text()):
@@ -275,7 +276,7 @@ def manifest_ports(manifests: Path, image_name: str) -> set[int] | None:
             pod = (document.get("spec") or {}).get("template", {}).get("spec", {})
             for container in pod.get("containers", []) or []:
                 image = str(container.get("image", ""))
-                if image.split("@")[0].rsplit(":", 1)[0] == image_name:
+                if image.split("@")[0].rsplit(":", 1)[0].rsplit("/", 1)[-1] == image_name:
                     found = found or set()
                     found.update(p["containerPort"] for p in container.get("ports", []) or [])
     return found

@@ -12,6 +12,12 @@ fn deploy() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy")
 }
 
+/// The alert rules: the Helm chart's, which serves them as a PrometheusRule; Prometheus without the operator loads the
+/// same file (deploy/prometheus/scrape.yaml names it).
+fn alerts() -> PathBuf {
+    deploy().join("helm/ascend-npu/files/alerts.yaml")
+}
+
 fn promtool(args: &[&str], dir: &Path) -> (bool, String) {
     let output = Command::new("promtool")
         .args(args)
@@ -45,11 +51,11 @@ fn assert_served(names: &BTreeSet<String>, file: &str) {
 #[test]
 fn alert_rules_pass_promtool_and_their_unit_tests() {
     let dir = deploy().join("prometheus");
-    let (ok, output) = promtool(&["check", "rules", "alerts.yaml"], &dir);
+    let (ok, output) = promtool(&["check", "rules", alerts().to_str().expect("path")], &dir);
     assert!(ok, "promtool check rules: {output}");
     let (ok, output) = promtool(&["test", "rules", "alerts_test.yaml"], &dir);
     assert!(ok, "promtool test rules: {output}");
-    let rules = std::fs::read_to_string(dir.join("alerts.yaml")).expect("read alerts.yaml");
+    let rules = std::fs::read_to_string(alerts()).expect("read alerts.yaml");
     assert_served(&native_names(&rules), "alerts.yaml");
     for alert in [
         "AscendNpuTemperatureHigh",
@@ -82,13 +88,15 @@ fn scrape_configuration_discovers_pods_and_adds_the_node_label() {
     }
     // Debian's promtool lacks Kubernetes discovery: check everything else with a static target in its place.
     let checked = tempfile::tempdir().expect("temp dir");
-    let static_variant = text.replace(
-        "    kubernetes_sd_configs:\n      - role: pod\n        namespaces:\n          names: [ascend-inference-310p, ascend-training-910b]\n",
-        "    static_configs:\n      - targets: ['127.0.0.1:8082']\n",
-    );
+    let static_variant = text
+        .replace(
+            "    kubernetes_sd_configs:\n      - role: pod\n        namespaces:\n          names: [ascend-inference-310p, ascend-training-910b]\n",
+            "    static_configs:\n      - targets: ['127.0.0.1:8082']\n",
+        )
+        .replace("  - ../helm/ascend-npu/files/alerts.yaml\n", "  - alerts.yaml\n");
     assert_ne!(static_variant, text, "the discovery block has the expected shape");
     std::fs::write(checked.path().join("scrape.yaml"), static_variant).expect("write");
-    std::fs::copy(dir.join("alerts.yaml"), checked.path().join("alerts.yaml")).expect("copy rules");
+    std::fs::copy(alerts(), checked.path().join("alerts.yaml")).expect("copy rules");
     let (ok, output) = promtool(&["check", "config", "scrape.yaml"], checked.path());
     assert!(ok, "promtool check config: {output}");
 }

@@ -138,7 +138,7 @@ fn status_hint(code: u16, object: &str) -> String {
     match code {
         401 => " (the service-account token was rejected: is it mounted, and not expired?)".into(),
         403 => format!(
-            " (the pod's ServiceAccount lacks a permission on {resource}: see the RBAC objects in deploy/kubernetes/base)"
+            " (the pod's ServiceAccount lacks a permission on {resource}: see the RBAC templates of the Helm chart deploy/helm/ascend-npu)"
         ),
         404 if resource == "nodes" => " (is NODE_NAME the node's name, from the downward API spec.nodeName?)".into(),
         _ => String::new(),

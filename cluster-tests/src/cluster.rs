@@ -97,14 +97,26 @@ impl Cluster {
 
     /// Runs kubectl of the cluster's version as admin; its standard output, or its error output.
     pub fn try_kubectl(&self, args: &[&str]) -> Result<String, String> {
-        let output = Command::new(self.scripts.join("kubectl"))
+        self.run_wrapper("kubectl", args)
+    }
+
+    /// Runs helm of the test bed's version (scripts/cluster/helm) as admin; its standard output, or its error output.
+    pub fn try_helm(&self, args: &[&str]) -> Result<String, String> {
+        self.run_wrapper("helm", args)
+    }
+
+    /// Runs a tool wrapper of scripts/cluster from the repository root (relative chart and manifest paths resolve
+    /// there).
+    fn run_wrapper(&self, tool: &str, args: &[&str]) -> Result<String, String> {
+        let output = Command::new(self.scripts.join(tool))
             .args(args)
+            .current_dir(self.repository())
             .output()
-            .map_err(|error| format!("kubectl {}: {error}", args.join(" ")))?;
+            .map_err(|error| format!("{tool} {}: {error}", args.join(" ")))?;
         if output.status.success() {
             Ok(String::from_utf8_lossy(&output.stdout).into_owned())
         } else {
-            Err(format!("kubectl {}: {}", args.join(" "), String::from_utf8_lossy(&output.stderr).trim()))
+            Err(format!("{tool} {}: {}", args.join(" "), String::from_utf8_lossy(&output.stderr).trim()))
         }
     }
 
@@ -113,10 +125,10 @@ impl Cluster {
         self.try_kubectl(args).unwrap_or_else(|error| panic!("{error}"))
     }
 
-    /// `kubectl apply` of a file or (`-k`) a kustomization under the repository root.
-    pub fn apply(&self, flag: &str, repository_path: &str) -> String {
+    /// `kubectl apply` of a manifest file under the repository root.
+    pub fn apply(&self, repository_path: &str) -> String {
         let path = self.repository().join(repository_path);
-        self.kubectl(&["apply", "--server-side", "--force-conflicts", flag, path.to_str().expect("path")])
+        self.kubectl(&["apply", "--server-side", "--force-conflicts", "-f", path.to_str().expect("path")])
     }
 
     /// The repository root.

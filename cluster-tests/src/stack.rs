@@ -17,7 +17,7 @@ pub const SYSTEM: &str = "ascend-training-910b";
 pub const DRA_DRIVER: &str = "npu.huawei.com";
 /// The namespace the DRA overlay deploys to.
 pub const DRA_NAMESPACE: &str = "ascend-dra";
-/// The DeviceClass of the 910B pool's whole chips (deploy/kubernetes/overlays/dra/device-classes.yaml).
+/// The DeviceClass of the 910B pool's whole chips (deploy/helm/ascend-npu/templates/dra-driver/device-classes.yaml).
 pub const DRA_CLASS_910B: &str = "ascend910b.npu.huawei.com";
 /// The test image, imported by scripts/cluster/up.sh.
 pub const BUSYBOX: &str = "localhost/ascend-test/busybox:1";
@@ -26,7 +26,7 @@ pub const BUSYBOX: &str = "localhost/ascend-test/busybox:1";
 /// until the device plugin's and exporter's pods run and the node offers 8 chips.
 pub async fn deploy_910b_pool(cluster: &Cluster, timer: &mut Timer) {
     cluster.label_node("ascend.huawei.com/chip-type", Some("910B"));
-    cluster.apply("-k", "deploy/kubernetes/overlays/training-910b");
+    cluster.apply("deploy/kubernetes/training-910b.yaml");
     let limit = Duration::from_secs(120);
     cluster.wait_pods_running(SYSTEM, "app.kubernetes.io/name=ascend-device-plugin", 1, limit).await;
     cluster.wait_pods_running(SYSTEM, "app.kubernetes.io/name=npu-exporter", 1, limit).await;
@@ -123,12 +123,12 @@ pub async fn published_devices(cluster: &Cluster) -> Result<std::collections::BT
 }
 
 /// Swaps the node from the device plugin to the DRA driver (one kind of driver per node: the device plugin's pool,
-/// which an earlier test may have left, goes first), applies deploy/kubernetes/overlays/dra, and waits until the
+/// which an earlier test may have left, goes first), applies deploy/kubernetes/dra.yaml, and waits until the
 /// driver runs and the API server holds its 8 devices.
 pub async fn deploy_dra(cluster: &Cluster, timer: &mut Timer) {
     let _ = cluster.try_kubectl(&["delete", "namespace", SYSTEM, "--wait=true", "--timeout=120s"]);
     cluster.label_node("ascend.huawei.com/chip-type", Some("910B"));
-    cluster.apply("-k", "deploy/kubernetes/overlays/dra");
+    cluster.apply("deploy/kubernetes/dra.yaml");
     cluster
         .wait_pods_running(DRA_NAMESPACE, "app.kubernetes.io/name=ascend-dra-driver", 1, Duration::from_secs(120))
         .await;

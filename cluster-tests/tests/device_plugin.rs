@@ -1,4 +1,4 @@
-//! The device plugin on the real cluster, deployed from deploy/kubernetes/overlays/training-910b as an operator
+//! The device plugin on the real cluster, deployed from deploy/kubernetes/training-910b.yaml as an operator
 //! would: the real kubelet registers it, the Node shows the chips, the real scheduler places pods on them, and
 //! containerd starts containers with the chips, from our CDI spec (allocate mode cdi) or from the plugin's device
 //! specs (allocate mode device-specs). A chip fault in the simulator lowers the Node's allocatable.
@@ -112,6 +112,6 @@ async fn pods_get_chips_from_the_device_plugin_through_the_real_kubelet_schedule
     assert_container_has(&cluster, "one-chip-device-specs", 1);
     delete_pod(&cluster, "one-chip-device-specs").await;
 
-    cluster.apply("-k", "deploy/kubernetes/overlays/training-910b");
+    cluster.apply("deploy/kubernetes/training-910b.yaml");
     cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=120s"]);
 }

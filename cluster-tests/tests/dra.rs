@@ -1,4 +1,4 @@
-//! The DRA driver on the real cluster (deploy/kubernetes/overlays/dra, the examples of
+//! The DRA driver on the real cluster (deploy/kubernetes/dra.yaml, the examples of
 //! deploy/kubernetes/examples/dra applied as they are): the real API server accepts its ResourceSlices and compiles
 //! the DeviceClasses' CEL, the real scheduler allocates claims against the published attributes, the real kubelet
 //! calls prepare and unprepare, and containerd injects the chips from the claim's CDI spec.

@@ -1,5 +1,5 @@
-//! The DRA overlay's ValidatingAdmissionPolicy (deploy/kubernetes/overlays/dra/slice-admission-policy.yaml) on the
-//! real API server: with the token the kubelet gives the driver's pod (its service account, bound to the pod, so
+//! The DRA driver's ValidatingAdmissionPolicy (deploy/helm/ascend-npu/templates/dra-driver/admission-policy.yaml)
+//! on the real API server: with the token the kubelet gives the driver's pod (its service account, bound to the pod, so
 //! the API server knows the pod's node), a ResourceSlice of another node is refused with the policy's message, and a
 //! slice of the driver's own node is allowed, to create and to delete. RBAC alone would allow both.
 

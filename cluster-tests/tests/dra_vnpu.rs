@@ -63,7 +63,7 @@ async fn a_partition_claim_gets_a_vnpu_made_and_destroyed_by_the_driver() {
     let _ = cluster.try_kubectl(&["delete", "namespace", SYSTEM, "--wait=true", "--timeout=120s"]);
     remove_dra(&cluster).await;
     switch_host(&cluster, "atlas-300i-duo", "310P");
-    cluster.apply("-k", "deploy/kubernetes/overlays/dra");
+    cluster.apply("deploy/kubernetes/dra.yaml");
     cluster.kubectl(&[
         "set",
         "env",

@@ -1,4 +1,4 @@
-//! The device plugin in Volcano mode on the real cluster (deploy/kubernetes/overlays/volcano-910b): the real API
+//! The device plugin in Volcano mode on the real cluster (deploy/kubernetes/volcano-910b.yaml): the real API
 //! server accepts its device-info ConfigMap, the ConfigMap follows a chip fault, and the fault is a Node Event that
 //! `kubectl events` and `kubectl ascend faults` show. The reference for these scenarios; examples/tests/device_plugin_volcano.rs and
 //! ascend-kube/tests/device_info_contract.rs cover the contract's details against the fake API server.
@@ -24,7 +24,7 @@ async fn the_volcano_device_info_and_node_events_follow_a_fault() {
     let cluster = Cluster::connect().await;
     let mut timer = Timer::start("volcano");
     cluster.label_node("ascend.huawei.com/chip-type", Some("910B"));
-    cluster.apply("-k", "deploy/kubernetes/overlays/volcano-910b");
+    cluster.apply("deploy/kubernetes/volcano-910b.yaml");
     cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=180s"]);
     cluster.wait_allocatable(RESOURCE, "8", Duration::from_secs(60)).await;
     timer.mark("device plugin in Volcano mode running");
@@ -97,7 +97,7 @@ async fn the_volcano_device_info_and_node_events_follow_a_fault() {
 
     // Back to the plain 910B pool for the tests after this one. The device-info ConfigMap outlives the Volcano mode
     // (nothing else owns it): an operator leaving Volcano deletes it, or `kubectl ascend` keeps showing the mode.
-    cluster.apply("-k", "deploy/kubernetes/overlays/training-910b");
+    cluster.apply("deploy/kubernetes/training-910b.yaml");
     cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=180s"]);
     config_maps.delete(&name, &Default::default()).await.expect("delete the device-info ConfigMap");
 }

@@ -23,7 +23,8 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
 # libstdc++ for vendor libraries that link it.
 FROM debian:bookworm-slim AS runtime
 COPY --from=builder /out/ascend-device-plugin /usr/local/bin/ascend-device-plugin
-# The node labeller runs as a sidecar from the same image (deploy/kubernetes/base/device-plugin-daemonset.yaml).
+# The node labeller runs as a sidecar from the same image
+# (deploy/helm/ascend-npu/templates/device-plugin/daemonset.yaml).
 COPY --from=builder /out/ascend-node-labeller /usr/local/bin/ascend-node-labeller
 # `kubectl ascend doctor NODE` runs it here through the exec subresource: this container sees the host's driver,
 # device nodes and kubelet sockets, which is what the doctor checks.

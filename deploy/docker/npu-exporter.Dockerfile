@@ -16,7 +16,8 @@ FROM debian:bookworm-slim AS runtime
 COPY --from=builder /out/npu-exporter /usr/local/bin/npu-exporter
 # Unprivileged by default (65532 is the conventional "nonroot" id). Reading the chips needs only access to their
 # device nodes (group HwHiAiUser on Huawei's driver: add it with --group-add); the Kubernetes DaemonSet overrides
-# the user because the kubelet's PodResources socket is root-only (deploy/kubernetes/base/exporter-daemonset.yaml).
+# the user because the kubelet's PodResources socket is root-only
+# (deploy/helm/ascend-npu/templates/exporter/daemonset.yaml).
 USER 65532:65532
 EXPOSE 8082
 ENTRYPOINT ["/usr/local/bin/npu-exporter"]

@@ -5,7 +5,7 @@
 # manifest, the Dockerfile reader finds every image's build and entrypoint).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-shellcheck -x scripts/cluster/*.sh scripts/cluster/kubectl scripts/cluster/images/*.sh scripts/cargo-nightly.sh \
+shellcheck -x scripts/cluster/*.sh scripts/cluster/kubectl scripts/cluster/helm scripts/cluster/images/*.sh scripts/cargo-nightly.sh \
     scripts/checks/cluster-scripts.sh
 python3 - <<'PY'
 import hashlib, json, sys, tarfile, tempfile, os

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the test bed's Go programs from their Go modules: kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubelet and kubectl (Kubernetes), etcd, containerd with its runc shim and ctr, and runc. Each set goes to
+# kubelet and kubectl (Kubernetes), etcd, containerd with its runc shim and ctr, runc, and helm. Each set goes to
 # $CLUSTER_CACHE/<name>-<version>/bin and is skipped when that directory is complete, so only the first run on a
-# machine pays for the build. Usage: scripts/cluster/build.sh [etcd|containerd|runc|kubernetes]...  (prints each time)
+# machine pays for the build. Usage: scripts/cluster/build.sh [etcd|containerd|runc|helm|kubernetes]...  (prints each time)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/cluster/lib.sh
@@ -97,6 +97,26 @@ build_runc() {
         -ldflags "-s -w -X main.version=$RUNC_VERSION"
 }
 
+build_helm() {
+    local version=$HELM_VERSION out module=helm.sh/helm/v3
+    out=$(cache_bin helm "$version")
+    complete "$out" helm && return 0
+    # The stamps of helm's Makefile: its version, and the Kubernetes version `helm template` and `helm lint` assume
+    # without a cluster, taken from the client-go it is built with (without them it assumes 1.20, below every chart's
+    # kubeVersion floor).
+    go mod download "$module@v$version"
+    local minor
+    minor=$(sed -n 's/^\s*k8s.io\/client-go v0\.\([0-9]*\)\..*/\1/p' "$(go env GOMODCACHE)/$module@v$version/go.mod")
+    [[ -n $minor ]] || die "cannot find helm $version's client-go version in its go.mod"
+    local flags="-s -w -X $module/internal/version.version=v$version" package
+    for package in pkg/lint/rules pkg/chartutil; do
+        flags+=" -X $module/$package.k8sVersionMajor=1 -X $module/$package.k8sVersionMinor=$minor"
+    done
+    mkdir -p "$out.partial"
+    GOBIN=$out.partial go install -trimpath -ldflags "$flags" "$module/cmd/helm@v$version"
+    finish "$out"
+}
+
 # A set is complete when every program is there; it is built into a .partial directory and renamed at the end, so an
 # interrupted build is never taken for a finished one.
 complete() {
@@ -111,7 +131,7 @@ finish() {
 }
 
 sets=("$@")
-((${#sets[@]})) || sets=(etcd containerd runc kubernetes)
+((${#sets[@]})) || sets=(etcd containerd runc helm kubernetes)
 for set in "${sets[@]}"; do
     started=$SECONDS
     "build_$set"

@@ -13,6 +13,7 @@ KUBE_BIN=$(cache_bin kubernetes "$KUBERNETES_VERSION")
 ETCD_BIN=$(cache_bin etcd "$ETCD_VERSION")
 CONTAINERD_BIN=$(cache_bin containerd "$CONTAINERD_VERSION")
 RUNC_BIN=$(cache_bin runc "$RUNC_VERSION")
+HELM_BIN=$(cache_bin helm "$HELM_VERSION")
 
 # A running cluster's files: PKI, kubeconfigs, configs, etcd data, pid files, images. One directory, so that
 # down.sh can remove all of it; the kubelet's and containerd's own state stays at the paths they insist on.

@@ -85,7 +85,7 @@ async fn measure(args: Args) -> Result<serde_json::Value> {
     // 1. The Volcano node: start-up, then idle.
     let start = audit.mark()?;
     cluster.label_node("ascend.huawei.com/chip-type", Some("910B"));
-    cluster.apply("-k", "deploy/kubernetes/overlays/volcano-910b");
+    cluster.apply("deploy/kubernetes/volcano-910b.yaml");
     // A start counted even when an earlier run left the node in Volcano mode.
     cluster.kubectl(&["-n", SYSTEM, "rollout", "restart", "daemonset/ascend-device-plugin"]);
     cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=180s"]);
@@ -150,7 +150,7 @@ async fn measure(args: Args) -> Result<serde_json::Value> {
     timer.mark("API server restart");
 
     // Back to the plain pool; Volcano's ConfigMap goes with the mode (cluster-tests/tests/volcano.rs).
-    cluster.apply("-k", "deploy/kubernetes/overlays/training-910b");
+    cluster.apply("deploy/kubernetes/training-910b.yaml");
     cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=180s"]);
     config_maps.delete(&name, &Default::default()).await.context("delete the device-info ConfigMap")?;
 

@@ -7,9 +7,9 @@ ENTRYPOINT. This reads exactly those lines, runs one release build for all the i
 and binaries), and lays out each image's root filesystem as the Dockerfile's runtime stage would: the binaries, and
 in place of debian:bookworm-slim the shared libraries they and the simulated libdcmi.so load (ldd), from this
 machine's Debian 12, which is the same release. The image is named as the manifests name it
-(`ascend-device-plugin:0.1.0` is `docker.io/library/ascend-device-plugin:0.1.0`), and also by every name a
-kustomization under deploy/kubernetes rewrites it to (`images: newName/newTag`, such as the overlays' placeholder
-registry), so that the manifests apply as they are; packed by oci_image.py.
+(`ascend-device-plugin:0.1.0` is `docker.io/library/ascend-device-plugin:0.1.0`), and also by every name the plain
+manifests of deploy/kubernetes give it (the Helm chart's placeholder registry), so that the manifests apply as they
+are; packed by oci_image.py.
 
     daemon_images.py --out DIR [--repo ROOT] [--also-feature F --also-bin B]...
         writes DIR/<image>.tar and prints each image's name; --also-* builds host tools in the same cargo run
@@ -77,14 +77,16 @@ def full_reference(name):
     return f"docker.io/{name}" if rest else f"docker.io/library/{name}"
 
 
-def kustomize_aliases(repo, image, version):
-    """The references the kustomizations under deploy/kubernetes rename `image` to."""
-    import yaml
+def manifest_aliases(repo, image, version):
+    """The references the plain manifests of deploy/kubernetes (the Helm chart's renders) give `image`: the same
+    repository name under their registry, such as the chart's placeholder registry.example.com/ascend-rs."""
     aliases = set()
-    for path in (repo / "deploy/kubernetes").rglob("kustomization.yaml"):
-        for entry in (yaml.safe_load(path.read_text()) or {}).get("images", []):
-            if entry.get("name") == image:
-                aliases.add(f"{full_reference(entry.get('newName', image))}:{entry.get('newTag', version)}")
+    for path in (repo / "deploy/kubernetes").glob("*.yaml"):
+        for reference in re.findall(r"^\s*image:\s*(\S+)\s*$", path.read_text(), re.MULTILINE):
+            name, _, tag = reference.rpartition(":")
+            if name.rsplit("/", 1)[-1] == image and tag:
+                aliases.add(f"{full_reference(name)}:{tag}")
+    aliases.discard(f"{full_reference(image)}:{version}")
     return sorted(aliases)
 
 
@@ -136,7 +138,7 @@ def main(argv):
         (rootfs / "etc/passwd").write_text("root:x:0:0:root:/:/sbin/nologin\nnonroot:x:65532:65532::/:/sbin/nologin\n")
         (rootfs / "etc/group").write_text("root:x:0:\nnonroot:x:65532:\n")
         name = f"{full_reference(image)}:{version}"
-        aliases = kustomize_aliases(repo, image, version)
+        aliases = manifest_aliases(repo, image, version)
         entries, digest = oci_image.build(str(rootfs), name, entrypoint, None,
                                           ["PATH=/usr/local/bin:/usr/bin:/bin"], user, aliases)
         oci_image.write_archive(entries, str(args.out / f"{image}.tar"))

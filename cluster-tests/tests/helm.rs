@@ -1,0 +1,167 @@
+//! The Helm chart (deploy/helm/ascend-npu) on the real cluster, used as deploy/README.md tells operators to:
+//! `helm install` brings the stack up and a pod gets a chip; `helm upgrade` with another exporter naming rolls the
+//! exporter's DaemonSet while the running pod keeps its chip and the device plugin is left alone; `helm uninstall`
+//! leaves no object of ours behind, looked for in every kind the chart can create.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use ascend_cluster_tests::stack::{davinci_nodes, delete_pod, start_pod, test_namespace, NAMESPACE, RESOURCE};
+use ascend_cluster_tests::{wait_until, wait_until_empty, Cluster, Timer};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::Api;
+
+const CHART: &str = "deploy/helm/ascend-npu";
+const RELEASE: &str = "ascend-npu";
+/// The release's namespace, made by `helm install --create-namespace` as the README's install does.
+const RELEASE_NAMESPACE: &str = "ascend-system";
+/// What every object of the release carries (templates/_helpers.tpl).
+const RELEASE_SELECTOR: &str = "app.kubernetes.io/instance=ascend-npu";
+
+/// Removes what earlier tests deployed from the plain manifests (rendered from the same chart, so the same names and
+/// labels), and waits until the node offers no chip: the chips the release brings are then its own.
+async fn remove_plain_manifests(cluster: &Cluster) {
+    let _ = cluster.try_kubectl(&["delete", "pods", "--all", "-n", NAMESPACE, "--wait=true"]);
+    for profile in ["volcano-910b", "training-910b", "inference-310p", "dra"] {
+        let path = cluster.repository().join(format!("deploy/kubernetes/{profile}.yaml"));
+        let path = path.to_str().expect("path");
+        cluster.kubectl(&["delete", "-f", path, "--ignore-not-found", "--wait=true", "--timeout=180s"]);
+    }
+    // The kubelet deletes a departed DRA driver's slices after its grace period.
+    wait_until_empty("earlier DRA slices deleted", Duration::from_secs(90), || {
+        ascend_cluster_tests::stack::published_devices(cluster)
+    })
+    .await;
+    wait_no_chips(cluster).await;
+}
+
+/// Waits until the node offers none of the 910B pool's chips (a departed plugin's resource stays in capacity, at 0
+/// allocatable; a node that never had the plugin has none).
+async fn wait_no_chips(cluster: &Cluster) {
+    wait_until("no chip allocatable", Duration::from_secs(60), || async {
+        match cluster.allocatable(RESOURCE).await {
+            None => Ok(()),
+            Some(quantity) if quantity == "0" => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
+}
+
+/// Every kind the chart can create with any values (every part on, once with the device plugin and once with the
+/// DRA driver), from its own renders, so that a template added later is covered too. The Prometheus operator's kinds
+/// are left out: the test bed serves no such API, so the chart's `auto` does not create them here.
+fn chart_kinds(cluster: &Cluster) -> BTreeSet<String> {
+    let mut kinds = BTreeSet::new();
+    for parts in [
+        "devicePlugin.volcano.enabled=true,devicePlugin.nodeEvents=true,namespace.create=true",
+        "devicePlugin.enabled=false,draDriver.enabled=true,namespace.create=true",
+    ] {
+        let rendered = cluster
+            .try_helm(&["template", RELEASE, CHART, "--namespace", RELEASE_NAMESPACE, "--set", parts])
+            .unwrap_or_else(|error| panic!("{error}"));
+        kinds.extend(rendered.lines().filter_map(|line| line.strip_prefix("kind: ")).map(str::to_lowercase));
+    }
+    assert!(kinds.contains("daemonset") && kinds.contains("deviceclass"), "the renders' kinds: {kinds:?}");
+    kinds
+}
+
+/// The release's objects of those kinds, in every namespace, as `kind/name`.
+fn release_objects(cluster: &Cluster, kinds: &BTreeSet<String>) -> Result<Vec<String>, String> {
+    let kinds = kinds.iter().cloned().collect::<Vec<_>>().join(",");
+    let listing = cluster.try_kubectl(&["get", &kinds, "--all-namespaces", "-l", RELEASE_SELECTOR, "-o", "name"])?;
+    Ok(listing.lines().map(str::to_owned).collect())
+}
+
+/// Runs a helm command of whitespace-separated words as the operator would, waiting (`--wait`, 180 s) until what it
+/// changed is ready or gone; panics with helm's error output.
+fn helm(cluster: &Cluster, command: &str) -> String {
+    let mut args: Vec<&str> = command.split_whitespace().collect();
+    args.extend(["--wait", "--timeout", "180s"]);
+    cluster.try_helm(&args).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// The one running pod of a DaemonSet of the release, by its app.kubernetes.io/name.
+async fn release_pod(cluster: &Cluster, name: &str) -> String {
+    let selector = format!("app.kubernetes.io/name={name}");
+    let pods = cluster.wait_pods_running(RELEASE_NAMESPACE, &selector, 1, Duration::from_secs(120)).await;
+    pods[0].metadata.name.clone().expect("pod name")
+}
+
+#[tokio::test]
+async fn helm_installs_upgrades_and_uninstalls_the_stack() {
+    let cluster = Cluster::connect().await;
+    let mut timer = Timer::start("helm");
+    remove_plain_manifests(&cluster).await;
+    timer.mark("the plain manifests' stack removed");
+    let kinds = chart_kinds(&cluster);
+
+    // Install: the README's commands, on a node of the 910B pool.
+    cluster.label_node("ascend.huawei.com/chip-type", Some("910B"));
+    helm(
+        &cluster,
+        &format!("install {RELEASE} {CHART} -n {RELEASE_NAMESPACE} --create-namespace --set pool.chipType=910B"),
+    );
+    timer.mark("helm install --wait returned");
+    cluster.wait_allocatable(RESOURCE, "8", Duration::from_secs(60)).await;
+    timer.mark("node allocatable huawei.com/Ascend910 = 8");
+    let installed = release_objects(&cluster, &kinds).expect("list the release's objects");
+    let expected =
+        ["daemonset.apps/ascend-device-plugin", "daemonset.apps/npu-exporter", "runtimeclass.node.k8s.io/ascend"];
+    for expected in expected {
+        assert!(installed.iter().any(|object| object == expected), "{expected} installed: {installed:?}");
+    }
+
+    test_namespace(&cluster).await;
+    let pod = start_pod(&cluster, "helm-chip", 1).await;
+    let chips = davinci_nodes(&cluster.exec(NAMESPACE, "helm-chip", &["ls", "/dev"]).stdout);
+    assert_eq!(chips.len(), 1, "the pod sees its one chip: {chips:?}");
+    timer.mark("a pod with one chip running");
+
+    // Upgrade: another exporter naming rolls the exporter, not the device plugin, and not the pod.
+    let plugin_before = release_pod(&cluster, "ascend-device-plugin").await;
+    let exporter_before = release_pod(&cluster, "npu-exporter").await;
+    helm(
+        &cluster,
+        &format!("upgrade {RELEASE} {CHART} -n {RELEASE_NAMESPACE} --reuse-values --set exporter.naming=huawei"),
+    );
+    timer.mark("helm upgrade --wait returned");
+    let exporter_after = wait_until("the exporter rolled", Duration::from_secs(120), || async {
+        let pod = release_pod(&cluster, "npu-exporter").await;
+        if pod == exporter_before {
+            Err(format!("still {pod}"))
+        } else {
+            Ok(pod)
+        }
+    })
+    .await;
+    let forward = cluster.port_forward(RELEASE_NAMESPACE, &exporter_after, 8082);
+    let body =
+        wait_until("the upgraded exporter's scrape", Duration::from_secs(30), || async { forward.get("/metrics") })
+            .await;
+    assert!(body.lines().any(|line| line.starts_with("npu_chip_info_")), "Huawei's names after the upgrade:\n{body}");
+    assert!(!body.lines().any(|line| line.starts_with("ascend_npu_")), "no native names after the upgrade:\n{body}");
+    assert_eq!(release_pod(&cluster, "ascend-device-plugin").await, plugin_before, "the device plugin was not rolled");
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
+    let after = pods.get("helm-chip").await.expect("the pod after the upgrade");
+    assert_eq!(after.metadata.uid, pod.metadata.uid, "the same pod");
+    let status = after.status.expect("status");
+    assert_eq!(status.phase.as_deref(), Some("Running"));
+    let restarts: i32 = status.container_statuses.unwrap_or_default().iter().map(|c| c.restart_count).sum();
+    assert_eq!(restarts, 0, "the pod's container was not restarted");
+    assert_eq!(davinci_nodes(&cluster.exec(NAMESPACE, "helm-chip", &["ls", "/dev"]).stdout), chips, "the same chip");
+    timer.mark("exporter rolled to Huawei's names; the pod kept its chip");
+
+    // Uninstall: nothing of ours is left in any kind the chart can create.
+    delete_pod(&cluster, "helm-chip").await;
+    helm(&cluster, &format!("uninstall {RELEASE} -n {RELEASE_NAMESPACE}"));
+    timer.mark("helm uninstall --wait returned");
+    wait_until_empty("the release's objects gone", Duration::from_secs(60), || async {
+        release_objects(&cluster, &kinds)
+    })
+    .await;
+    assert!(cluster.try_helm(&["status", RELEASE, "--namespace", RELEASE_NAMESPACE]).is_err(), "no release left");
+    wait_no_chips(&cluster).await;
+    timer.mark("no object of the release left; the node offers no chip");
+    let _ = cluster.try_kubectl(&["delete", "namespace", RELEASE_NAMESPACE, "--wait=true"]);
+}
