@@ -81,6 +81,25 @@ fn helm(cluster: &Cluster, command: &str) -> String {
     cluster.try_helm(&args).unwrap_or_else(|error| panic!("{error}"))
 }
 
+/// A chip metric of each naming (ascend-exporter/src/catalogue.rs).
+const NATIVE_METRIC: &str = "ascend_npu_temperature_celsius{";
+const HUAWEI_METRIC: &str = "npu_chip_info_temperature{";
+
+/// A scrape of an exporter pod of the release, once it serves the chips' temperatures in either naming (its first
+/// sampler round has ended).
+async fn scrape(cluster: &Cluster, pod: &str) -> String {
+    let forward = cluster.port_forward(RELEASE_NAMESPACE, pod, 8082);
+    wait_until(&format!("a scrape of {pod} with chip metrics"), Duration::from_secs(30), || async {
+        let body = forward.get("/metrics")?;
+        if body.contains(NATIVE_METRIC) || body.contains(HUAWEI_METRIC) {
+            Ok(body)
+        } else {
+            Err(body)
+        }
+    })
+    .await
+}
+
 /// The one running pod of a DaemonSet of the release, by its app.kubernetes.io/name.
 async fn release_pod(cluster: &Cluster, name: &str) -> String {
     let selector = format!("app.kubernetes.io/name={name}");
@@ -121,6 +140,8 @@ async fn helm_installs_upgrades_and_uninstalls_the_stack() {
     // Upgrade: another exporter naming rolls the exporter, not the device plugin, and not the pod.
     let plugin_before = release_pod(&cluster, "ascend-device-plugin").await;
     let exporter_before = release_pod(&cluster, "npu-exporter").await;
+    let before = scrape(&cluster, &exporter_before).await;
+    assert!(before.contains(NATIVE_METRIC) && !before.contains(HUAWEI_METRIC), "native names at install:\n{before}");
     helm(
         &cluster,
         &format!("upgrade {RELEASE} {CHART} -n {RELEASE_NAMESPACE} --reuse-values --set exporter.naming=huawei"),
@@ -135,12 +156,11 @@ async fn helm_installs_upgrades_and_uninstalls_the_stack() {
         }
     })
     .await;
-    let forward = cluster.port_forward(RELEASE_NAMESPACE, &exporter_after, 8082);
-    let body =
-        wait_until("the upgraded exporter's scrape", Duration::from_secs(30), || async { forward.get("/metrics") })
-            .await;
-    assert!(body.lines().any(|line| line.starts_with("npu_chip_info_")), "Huawei's names after the upgrade:\n{body}");
-    assert!(!body.lines().any(|line| line.starts_with("ascend_npu_")), "no native names after the upgrade:\n{body}");
+    let after = scrape(&cluster, &exporter_after).await;
+    assert!(
+        after.contains(HUAWEI_METRIC) && !after.contains(NATIVE_METRIC),
+        "Huawei's names after the upgrade:\n{after}"
+    );
     assert_eq!(release_pod(&cluster, "ascend-device-plugin").await, plugin_before, "the device plugin was not rolled");
     let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
     let after = pods.get("helm-chip").await.expect("the pod after the upgrade");
