@@ -91,7 +91,7 @@ expect_refused "exporterr" --set exporterr.enabled=true
 expect_refused "naming" --set exporter.naming=prometheus
 expect_refused "both true" --set draDriver.enabled=true
 expect_refused "replicas" --set devicePlugin.replicas=0
-expect_refused "namespace of its own" --namespace default
+expect_refused "namespace of its own" --namespace default --set namespace.create=true
 echo "a misspelt key, a bad value, the device plugin beside the DRA driver and a shared namespace are refused"
 bash scripts/render-manifests.sh --check
 echo "deploy/kubernetes/*.yaml are the chart's renders"
