@@ -11,11 +11,11 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams};
 pub const RESOURCE: &str = "huawei.com/Ascend910";
 /// The namespace of the tests' own pods and claims.
 pub const NAMESPACE: &str = "ascend-e2e";
-/// The namespace the 910B pool's overlay deploys to.
+/// The namespace the 910B pool's manifest (deploy/kubernetes/training-910b.yaml) deploys to.
 pub const SYSTEM: &str = "ascend-training-910b";
 /// The DRA driver's name.
 pub const DRA_DRIVER: &str = "npu.huawei.com";
-/// The namespace the DRA overlay deploys to.
+/// The namespace deploy/kubernetes/dra.yaml deploys to.
 pub const DRA_NAMESPACE: &str = "ascend-dra";
 /// The DeviceClass of the 910B pool's whole chips (deploy/helm/ascend-npu/templates/dra-driver/device-classes.yaml).
 pub const DRA_CLASS_910B: &str = "ascend910b.npu.huawei.com";

@@ -18,8 +18,8 @@ use ascend_cluster_tests::stack::{
     davinci_nodes, delete_pod, deploy_910b_pool, npu_pod, sleeping_container, start_pod, test_namespace, NAMESPACE,
 };
 
-/// A RuntimeClass made with the runtime's binary name as handler, the mistake deploy/helm/ascend-npu/templates/runtime-class.yaml
-/// warns of: containerd registers the runtime as "ascend".
+/// A RuntimeClass made with the runtime's binary name as handler, the mistake
+/// deploy/helm/ascend-npu/templates/runtime-class.yaml warns of: containerd registers the runtime as "ascend".
 const MISTAKEN_CLASS: &str = "ascend-mistaken";
 const MISTAKEN_HANDLER: &str = "ascend-runtime";
 
