@@ -2,14 +2,21 @@
 //! `helm install` brings the stack up and a pod gets a chip; `helm upgrade` with another exporter naming rolls the
 //! exporter's DaemonSet while the running pod keeps its chip and the device plugin is left alone; `helm uninstall`
 //! leaves no object of ours behind, looked for in every kind the chart can create.
+//!
+//! The install also runs the chart's node setup on the node (`ascend-ctk node-setup`, the device plugin's init
+//! container) with the runtime registration on: the host's CDI spec is removed first, so the pod's chip proves the
+//! spec node setup wrote, and after containerd is restarted (as the chart's NOTES tell) a pod of the chart's
+//! RuntimeClass gets its chip through the runtime node setup installed and registered. The host is put back after.
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use ascend_cluster_tests::stack::sleeping_container;
 use ascend_cluster_tests::stack::{davinci_nodes, delete_pod, start_pod, test_namespace, NAMESPACE, RESOURCE};
 use ascend_cluster_tests::{wait_until, wait_until_empty, Cluster, Timer};
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::Api;
+use kube::api::{Api, PostParams};
 
 const CHART: &str = "deploy/helm/ascend-npu";
 const RELEASE: &str = "ascend-npu";
@@ -17,6 +24,49 @@ const RELEASE: &str = "ascend-npu";
 const RELEASE_NAMESPACE: &str = "ascend-system";
 /// What every object of the release carries (templates/_helpers.tpl).
 const RELEASE_SELECTOR: &str = "app.kubernetes.io/instance=ascend-npu";
+
+/// The node setup's settings: its own install directory and runtime handler, so that what it does is told apart
+/// from the test bed's own toolkit (scripts/cluster/host_toolkit.sh: /usr/local/bin, handler "ascend").
+const INSTALL_DIR: &str = "/opt/ascend-helm-test/bin";
+const HANDLER: &str = "ascend-helm";
+/// The test node's containerd configuration (scripts/cluster/node.sh) and the CDI spec of its chips.
+const CONTAINERD_CONFIG: &str = "/etc/containerd/config.toml";
+const HOST_CDI_SPEC: &str = "/var/run/cdi/huawei.com-npu.json";
+
+/// The host as the test bed set it up, put back on drop (also when the test fails): the containerd configuration and
+/// the CDI spec saved, the node setup's install directory removed, containerd restarted when its configuration had
+/// changed.
+struct HostBackup {
+    config: String,
+    spec: Vec<u8>,
+    scripts: PathBuf,
+}
+
+impl HostBackup {
+    /// Saves the host's state and removes its CDI spec.
+    fn take(cluster: &Cluster) -> HostBackup {
+        let config = std::fs::read_to_string(CONTAINERD_CONFIG).expect("the test bed's containerd configuration");
+        let spec = std::fs::read(HOST_CDI_SPEC).expect("the test bed's CDI spec (scripts/cluster/host_toolkit.sh)");
+        std::fs::remove_file(HOST_CDI_SPEC).expect("remove the CDI spec");
+        HostBackup { config, spec, scripts: cluster.repository().join("scripts/cluster") }
+    }
+}
+
+impl Drop for HostBackup {
+    fn drop(&mut self) {
+        std::fs::write(HOST_CDI_SPEC, &self.spec).expect("restore the CDI spec");
+        let _ = std::fs::remove_dir_all(Path::new(INSTALL_DIR).parent().expect("install directory's parent"));
+        if std::fs::read_to_string(CONTAINERD_CONFIG).ok().as_deref() != Some(self.config.as_str()) {
+            std::fs::write(CONTAINERD_CONFIG, &self.config).expect("restore the containerd configuration");
+            let status = std::process::Command::new("bash")
+                .arg(self.scripts.join("node.sh"))
+                .arg("restart-containerd")
+                .status()
+                .expect("node.sh restart-containerd");
+            assert!(status.success(), "containerd restarted with the test bed's configuration");
+        }
+    }
+}
 
 /// Removes what earlier tests deployed from the plain manifests (rendered from the same chart, so the same names and
 /// labels), and waits until the node offers no chip: the chips the release brings are then its own.
@@ -115,27 +165,40 @@ async fn helm_installs_upgrades_and_uninstalls_the_stack() {
     timer.mark("the plain manifests' stack removed");
     let kinds = chart_kinds(&cluster);
 
-    // Install: the README's commands, on a node of the 910B pool.
+    // Install: the README's commands, on a node of the 910B pool, with the node setup registering the runtime.
     cluster.label_node("ascend.huawei.com/chip-type", Some("910B"));
+    let host = HostBackup::take(&cluster);
     helm(
         &cluster,
-        &format!("install {RELEASE} {CHART} -n {RELEASE_NAMESPACE} --create-namespace --set pool.chipType=910B"),
+        &format!(
+            "install {RELEASE} {CHART} -n {RELEASE_NAMESPACE} --create-namespace --set pool.chipType=910B \
+             --set nodeSetup.runtime=containerd --set nodeSetup.installDir={INSTALL_DIR} \
+             --set runtimeClass.name={HANDLER} --set runtimeClass.handler={HANDLER}"
+        ),
     );
     timer.mark("helm install --wait returned");
     cluster.wait_allocatable(RESOURCE, "8", Duration::from_secs(60)).await;
     timer.mark("node allocatable huawei.com/Ascend910 = 8");
     let installed = release_objects(&cluster, &kinds).expect("list the release's objects");
-    let expected =
-        ["daemonset.apps/ascend-device-plugin", "daemonset.apps/npu-exporter", "runtimeclass.node.k8s.io/ascend"];
-    for expected in expected {
+    let runtime_class = format!("runtimeclass.node.k8s.io/{HANDLER}");
+    for expected in ["daemonset.apps/ascend-device-plugin", "daemonset.apps/npu-exporter", runtime_class.as_str()] {
         assert!(installed.iter().any(|object| object == expected), "{expected} installed: {installed:?}");
     }
+    check_node_setup(&cluster).await;
+    timer.mark("node setup: toolkit installed, CDI spec written, runtime registered");
 
     test_namespace(&cluster).await;
     let pod = start_pod(&cluster, "helm-chip", 1).await;
     let chips = davinci_nodes(&cluster.exec(NAMESPACE, "helm-chip", &["ls", "/dev"]).stdout);
-    assert_eq!(chips.len(), 1, "the pod sees its one chip: {chips:?}");
+    assert_eq!(chips.len(), 1, "the pod sees its one chip, by the CDI spec the node setup wrote: {chips:?}");
     timer.mark("a pod with one chip running");
+
+    // The NOTES' restart, then a pod of the chart's RuntimeClass: it asks the scheduler for no chip and names chip 5
+    // in ASCEND_VISIBLE_DEVICES, which only the runtime the node setup installed acts on.
+    cluster.script("node.sh", &["restart-containerd"]);
+    timer.mark("containerd restarted");
+    runtime_class_pod(&cluster).await;
+    timer.mark("a pod of the chart's RuntimeClass got its chip through the installed runtime");
 
     // Upgrade: another exporter naming rolls the exporter, not the device plugin, and not the pod.
     let plugin_before = release_pod(&cluster, "ascend-device-plugin").await;
@@ -184,4 +247,43 @@ async fn helm_installs_upgrades_and_uninstalls_the_stack() {
     wait_no_chips(&cluster).await;
     timer.mark("no object of the release left; the node offers no chip");
     let _ = cluster.try_kubectl(&["delete", "namespace", RELEASE_NAMESPACE, "--wait=true"]);
+    drop(host);
+    timer.mark("the host put back");
+}
+
+/// What the node setup init container left on the host, and what its log says.
+async fn check_node_setup(cluster: &Cluster) {
+    let installed = Path::new(INSTALL_DIR).join("ascend-ctk");
+    let built = ascend_cluster_tests::stack::release_dir(cluster).join("ascend-ctk");
+    assert!(
+        std::fs::read(&installed).ok() == Some(std::fs::read(&built).expect("the release's ascend-ctk")),
+        "{} is the image's ascend-ctk (the release build's)",
+        installed.display()
+    );
+    let link = Path::new(INSTALL_DIR).join("ascend-runtime");
+    assert_eq!(std::fs::read_link(&link).ok().as_deref(), Some(Path::new("ascend-ctk")), "{}", link.display());
+    assert!(Path::new(HOST_CDI_SPEC).is_file(), "the node setup wrote {HOST_CDI_SPEC}");
+    let config = std::fs::read_to_string(CONTAINERD_CONFIG).expect("containerd configuration");
+    let binary = format!("BinaryName = \"{INSTALL_DIR}/ascend-runtime\"");
+    assert!(config.contains(HANDLER) && config.contains(&binary), "{HANDLER} registered:\n{config}");
+    let plugin = release_pod(cluster, "ascend-device-plugin").await;
+    let log = cluster.kubectl(&["logs", "-n", RELEASE_NAMESPACE, &plugin, "-c", "node-setup"]);
+    assert!(log.contains("restart containerd to load it") && log.contains("node-setup: done"), "{log}");
+}
+
+/// A pod of the chart's RuntimeClass naming chip 5 in ASCEND_VISIBLE_DEVICES sees /dev/davinci5.
+async fn runtime_class_pod(cluster: &Cluster) {
+    let mut container = sleeping_container();
+    container["env"] = serde_json::json!([{"name": "ASCEND_VISIBLE_DEVICES", "value": "5"}]);
+    let pod: Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "helm-runtime-class", "namespace": NAMESPACE},
+        "spec": {"runtimeClassName": HANDLER, "terminationGracePeriodSeconds": 1, "containers": [container]},
+    }))
+    .expect("pod");
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
+    pods.create(&PostParams::default(), &pod).await.expect("create the RuntimeClass pod");
+    cluster.wait_running(NAMESPACE, "helm-runtime-class", Duration::from_secs(60)).await;
+    let devices = cluster.exec(NAMESPACE, "helm-runtime-class", &["ls", "/dev"]).stdout;
+    assert_eq!(davinci_nodes(&devices), ["davinci5"], "the chip ascend-runtime injected: {devices}");
+    delete_pod(cluster, "helm-runtime-class").await;
 }

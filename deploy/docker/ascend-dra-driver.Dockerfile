@@ -11,16 +11,19 @@ COPY . .
 # builds the driver alone, without the simulator.
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked -p ascend-tools --no-default-features --features dra-driver,doctor \
-        --bin ascend-dra-driver --bin ascend-doctor \
+    cargo build --release --locked -p ascend-tools --no-default-features --features dra-driver,doctor,ctk \
+        --bin ascend-dra-driver --bin ascend-doctor --bin ascend-ctk \
     && install -D -m 0755 target/release/ascend-dra-driver /out/ascend-dra-driver \
-    && install -D -m 0755 target/release/ascend-doctor /out/ascend-doctor
+    && install -D -m 0755 target/release/ascend-doctor /out/ascend-doctor \
+    && install -D -m 0755 target/release/ascend-ctk /out/ascend-ctk
 
 # Runtime stage: slim glibc, because the driver dlopen()s the host's libdcmi.so.
 FROM debian:bookworm-slim AS runtime
 COPY --from=builder /out/ascend-dra-driver /usr/local/bin/ascend-dra-driver
 # `kubectl ascend doctor NODE` runs it here through the exec subresource (the driver's view of the host).
 COPY --from=builder /out/ascend-doctor /usr/local/bin/ascend-doctor
+# The node setup init step (ascend-ctk node-setup) installs it on the host.
+COPY --from=builder /out/ascend-ctk /usr/local/bin/ascend-ctk
 # Root, deliberately: the driver serves sockets in the kubelet's root-owned plugin directories, writes CDI specs to
 # /var/run/cdi and opens the chips' device nodes via libdcmi.
 USER 0:0

@@ -44,11 +44,13 @@ helm=scripts/cluster/helm
 cat >"$work/values-all-device-plugin.yaml" <<'EOF'
 pool: {chipType: "910B", name: training-910b, extraTolerationKeys: [huawei.com/Ascend910]}
 devicePlugin: {replicas: 2, renames: [Ascend910=npu-910], volcano: {enabled: true}, nodeEvents: true}
+nodeSetup: {runtime: containerd, runtimeConfig: /etc/containerd/config.toml, enableCdi: false}
 exporter: {naming: both, webConfigSecret: npu-exporter-web-config, podMonitor: true, prometheusRule: true}
 EOF
 cat >"$work/values-all-dra.yaml" <<'EOF'
 devicePlugin: {enabled: false}
 draDriver: {enabled: true, partitionable: true}
+nodeSetup: {runtime: crio, installDir: /opt/ascend/bin}
 exporter: {podMonitor: true, prometheusRule: true}
 EOF
 rendered=()
@@ -92,6 +94,8 @@ expect_refused "naming" --set exporter.naming=prometheus
 expect_refused "both true" --set draDriver.enabled=true
 expect_refused "replicas" --set devicePlugin.replicas=0
 expect_refused "namespace of its own" --namespace default --set namespace.create=true
+expect_refused "runtime" --set nodeSetup.runtime=podman
+expect_refused "installDir" --set nodeSetup.installDir=usr/local/bin
 echo "a misspelt key, a bad value, the device plugin beside the DRA driver and a shared namespace are refused"
 bash scripts/render-manifests.sh --check
 echo "deploy/kubernetes/*.yaml are the chart's renders"

@@ -11,6 +11,7 @@
 //! ascend-ctk cdi generate | cdi list
 //! ascend-ctk spec inject --bundle DIR   edit a bundle's config.json without running anything
 //! ascend-ctk request parse VALUE        show how ASCEND_VISIBLE_DEVICES is understood
+//! ascend-ctk node-setup [--runtime E]   from a container with the host's / at /host: install.sh's work
 //! ```
 //! A link named `ascend-runtime` pointing at this binary behaves as `ascend-ctk runtime exec --`.
 //!
@@ -20,6 +21,7 @@
 
 mod cdi;
 mod hook;
+mod node_setup;
 mod request;
 mod runtime;
 mod settings;
@@ -59,6 +61,9 @@ enum Command {
     /// Device requests.
     #[command(subcommand)]
     Request(request::RequestCommand),
+    /// Set up the node from a privileged container with the host's root mounted: install this binary on the host,
+    /// write the host's CDI spec, register the runtime with the engine (the Helm chart's init step).
+    NodeSetup(node_setup::NodeSetupArgs),
 }
 
 /// Entry point: dispatches on the program name, then on the subcommand. Errors are printed with
@@ -96,5 +101,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Cdi(command) => cdi::run(command),
         Command::Spec(command) => spec::run(command),
         Command::Request(command) => request::run(command),
+        Command::NodeSetup(args) => node_setup::run(&args),
     }
 }

@@ -126,7 +126,8 @@ pub struct ConfigureArgs {
     runtime_class_file: Option<PathBuf>,
 }
 
-fn parse_kind(text: &str) -> Result<RuntimeKind, String> {
+/// An engine name as clap parses it (`--runtime`), shared with `node-setup`.
+pub(super) fn parse_kind(text: &str) -> Result<RuntimeKind, String> {
     text.parse().map_err(|e: crate::Error| e.to_string())
 }
 

@@ -135,3 +135,47 @@ tolerations:
 yes
 {{- end -}}
 {{- end }}
+
+{{/* The node setup init step (ascend-ctk node-setup, values nodeSetup) of a node daemon's pod, from that daemon's
+     image: (list . "<image>"). It enters the host's root filesystem, mounted by "ascend-npu.nodeSetupVolume". */}}
+{{- define "ascend-npu.nodeSetupInit" -}}
+{{- $root := index . 0 }}
+{{- $setup := $root.Values.nodeSetup -}}
+- name: node-setup
+  image: {{ include "ascend-npu.image" (list $root (index . 1)) }}
+  imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+  command: ["/usr/local/bin/ascend-ctk"]
+  args:
+    - node-setup
+    - --host-root=/host
+    - --install-dir={{ $setup.installDir }}
+    {{- if $setup.runtime }}
+    - --runtime={{ $setup.runtime }}
+    - --runtime-name={{ $root.Values.runtimeClass.handler }}
+    {{- if $setup.runtimeConfig }}
+    - --config={{ $setup.runtimeConfig }}
+    {{- end }}
+    {{- if not $setup.enableCdi }}
+    - --no-cdi
+    {{- end }}
+    {{- end }}
+  resources:
+    {{- toYaml $setup.resources | nindent 4 }}
+  securityContext:
+    # Privileged and root: it changes root into the host's filesystem and writes the toolkit, the CDI spec and the
+    # engine's configuration there.
+    privileged: true
+    runAsUser: 0
+    readOnlyRootFilesystem: true
+  volumeMounts:
+    - name: host-root
+      mountPath: /host
+{{- end }}
+
+{{- define "ascend-npu.nodeSetupVolume" -}}
+# The host's root filesystem, for the node setup init step only.
+- name: host-root
+  hostPath:
+    path: /
+    type: Directory
+{{- end }}
