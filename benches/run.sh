@@ -3,7 +3,7 @@
 # loopback (ports chosen free at run time), prints the figures and writes the report from the measured numbers.
 #
 #   benches/run.sh                      # everything: under 15 minutes on a 2-core machine from a fresh clone,
-#                                       # 27 with the test bed of scripts/cluster/up.sh running (sections 7, 9)
+#                                       # 37 with the test bed of scripts/cluster/up.sh running (sections 7, 9, 10)
 #   PERF_RESULTS_DIR=/tmp/perf benches/run.sh
 #   PERF_REPORT=/tmp/performance.md benches/run.sh    # the report elsewhere than docs/performance.md
 #   PERF_SECTIONS="1 2" benches/run.sh     # only these sections (built and run), to check a change to them; the
@@ -19,8 +19,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SCRIPTS="$ROOT/benches/scripts"
 # The sections to run, by number; all when empty. A partial report never replaces docs/performance.md by default.
 SECTIONS=$(printf '%s' "${PERF_SECTIONS:-}" | tr ',' ' ')
-if [ -n "$(printf '%s' "$SECTIONS" | tr -d ' 1-9')" ]; then
-    echo "PERF_SECTIONS=$PERF_SECTIONS: give section numbers 1 to 9, separated by spaces or commas" >&2
+if [ -n "$(printf '%s' "$SECTIONS" | tr -d ' 0-9')" ]; then
+    echo "PERF_SECTIONS=$PERF_SECTIONS: give section numbers 1 to 10, separated by spaces or commas" >&2
     exit 2
 fi
 STARTED=$(date +%s)
@@ -140,6 +140,8 @@ selected 6 && BUILD_TARGETS+=(--bin ascend-ctk --bin dcmi-sim)
 selected 7 && BUILD_TARGETS+=(--bin ascend-dra-driver --bin perf-dra-driver --bin perf-pod-start)
 selected 8 && BUILD_TARGETS+=(--bin kubectl-ascend --bin perf-kubectl-ascend)
 selected 9 && BUILD_TARGETS+=(--bin perf-api-requests)
+selected 10 && BUILD_TARGETS+=(--bin ascend-device-plugin --bin ascend-node-labeller --bin ascend-dra-driver)
+selected 10 && BUILD_TARGETS+=(--bin perf-fleet)
 BUILD_OK=1
 # One retry: rustc has been seen to crash (SIGSEGV in LLVM) on these loaded machines; a real error fails twice.
 run_section build 1800 bash -c "cd '$ROOT' && build() {
@@ -303,6 +305,18 @@ if selected 9 && built api_requests; then
         not_measured api_requests "$NO_TEST_BED"
     else
         run_section api_requests 1200 "$BIN/perf-api-requests" --out "$RESULTS/api_requests.json" || true
+    fi
+fi
+
+# ---- section 10: a simulated fleet against the real API server ------------------------------------------------
+# About 10 minutes, only with the test bed running: 100 nodes of three daemons each start, 5 minutes idle, 2 of
+# churn, a restart.
+if selected 10 && built fleet; then
+    if ! test_bed_running; then
+        not_measured fleet "$NO_TEST_BED"
+    else
+        run_section fleet 1500 "$BIN/perf-fleet" --nodes "${PERF_FLEET_NODES:-100}" --release-dir "$BIN" \
+            --library "$BIN/libdcmi_sim.so" --out "$RESULTS/fleet.json" || true
     fi
 fi
 

@@ -269,6 +269,8 @@ async fn the_node_condition_follows_the_chips_and_keeps_the_others() {
         server.requests().iter().filter(|r| r.method == "PATCH" && r.path.ends_with("/nodes/worker-1/status")).count()
     };
     assert_eq!(writes(&server), 2, "one write per change of the condition");
+    let reads = server.requests().iter().filter(|r| r.method == "GET" && r.path.ends_with("/nodes/worker-1")).count();
+    assert_eq!(reads, 1, "the Node is read before the first write only");
 
     // The API answers 500: health goes on at once, and the condition is written once the API is back.
     server.inject(FaultRule::status(500).path_contains("/nodes"));

@@ -9,9 +9,11 @@
 //! it apart from the conditions of other accelerators on the same node.
 //!
 //! Written with a strategic merge patch of `nodes/<node>/status`: Node conditions merge by `type`, so the kubelet's
-//! and other agents' conditions are kept. `lastTransitionTime` changes only when the status flips (the Node's
-//! current condition is read before each write); `lastHeartbeatTime` is the time of the last write. Writes happen
-//! only when the status, reason or message changed. It needs `patch` on `nodes/status` and `get` on nodes.
+//! and other agents' conditions are kept. `lastTransitionTime` changes only when the status flips: the writer
+//! remembers what it wrote, and reads the Node's current condition only before its first write (after a start, the
+//! condition a predecessor wrote keeps its transition time); `lastHeartbeatTime` is the time of the last write.
+//! Writes happen only when the status, reason or message changed: one PATCH per change, and one GET per start. It
+//! needs `patch` on `nodes/status` and `get` on nodes.
 
 use k8s_openapi::api::core::v1::{Node, NodeCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -67,7 +69,8 @@ pub struct NodeConditionWriter {
     nodes: Api<Node>,
     node: String,
     timeout: std::time::Duration,
-    last: Option<NpuCondition>,
+    /// What was written last, and its `lastTransitionTime`.
+    last: Option<(NpuCondition, Time)>,
 }
 
 impl std::fmt::Debug for NodeConditionWriter {
@@ -103,23 +106,28 @@ impl NodeConditionWriter {
     /// [`crate::Error::Api`] (404 when the Node does not exist), [`crate::Error::Transport`] or
     /// [`crate::Error::Timeout`]; nothing counts as written then, so the next call tries again.
     pub async fn write(&mut self, condition: &NpuCondition) -> Result<ConditionWrite> {
-        if self.last.as_ref() == Some(condition) {
+        if self.last.as_ref().is_some_and(|(last, _)| last == condition) {
             return Ok(ConditionWrite::Unchanged);
         }
         let node = self.node.clone();
         let object = format!("nodes/{node}");
-        let current = request("get", object.clone(), self.timeout, self.nodes.get(&node)).await?;
         let now = Time(k8s_openapi::jiff::Timestamp::now());
-        let existing = current
-            .status
-            .and_then(|status| status.conditions)
-            .into_iter()
-            .flatten()
-            .find(|known| known.type_ == NPU_CONDITION_TYPE);
-        let (transition, since) = match existing {
-            Some(known) if known.status == condition.status() => {
-                (false, known.last_transition_time.unwrap_or_else(|| now.clone()))
+        // The status and transition time on the Node: as this writer left them, or, before its first write, as read.
+        let (status, transition_time) = match &self.last {
+            Some((last, since)) => (Some(last.status().to_owned()), Some(since.clone())),
+            None => {
+                let current = request("get", object.clone(), self.timeout, self.nodes.get(&node)).await?;
+                let existing = current
+                    .status
+                    .and_then(|status| status.conditions)
+                    .into_iter()
+                    .flatten()
+                    .find(|known| known.type_ == NPU_CONDITION_TYPE);
+                existing.map_or((None, None), |known| (Some(known.status), known.last_transition_time))
             }
+        };
+        let (transition, since) = match status {
+            Some(status) if status == condition.status() => (false, transition_time.unwrap_or_else(|| now.clone())),
             _ => (true, now.clone()),
         };
         let written = NodeCondition {
@@ -128,7 +136,7 @@ impl NodeConditionWriter {
             reason: Some(condition.reason.clone()),
             message: Some(condition.message.clone()),
             last_heartbeat_time: Some(now),
-            last_transition_time: Some(since),
+            last_transition_time: Some(since.clone()),
         };
         let patch = json!({"status": {"conditions": [written]}});
         let params = PatchParams { field_manager: Some(DEVICE_PLUGIN_FIELD_MANAGER.into()), ..PatchParams::default() };
@@ -139,7 +147,7 @@ impl NodeConditionWriter {
             self.nodes.patch_status(&node, &params, &Patch::Strategic(&patch)),
         )
         .await?;
-        self.last = Some(condition.clone());
+        self.last = Some((condition.clone(), since));
         Ok(ConditionWrite::Written { transition })
     }
 }

@@ -5,7 +5,9 @@
 //! driver updates them in place), makes the Node their owner (they go when the Node does), numbers the pool's
 //! generation (the scheduler uses only the newest generation of a pool, so every publication raises it, also
 //! across driver restarts), writes the slices by server-side apply under [`DRA_DRIVER_FIELD_MANAGER`], and deletes
-//! the driver's slices of this node that are no longer wanted. What goes into the slices (devices, shared
+//! the driver's slices of this node that are no longer wanted. It lists the node's slices before its first
+//! publication and after a failed one; otherwise it knows what it published, so a change costs one apply per slice
+//! and nothing more. What goes into the slices (devices, shared
 //! counters, and how they are packed within the API's limits) is the driver's business: [`SliceContent`].
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -48,6 +50,9 @@ pub struct PoolPublisher {
     node_name: String,
     node_uid: String,
     generation: Option<i64>,
+    /// The names of the node's slices of this driver as the last successful publication left them; `None` before
+    /// it and after a failure, when the API server is asked.
+    published: Option<BTreeSet<String>>,
     timeout: Duration,
 }
 
@@ -66,6 +71,7 @@ impl PoolPublisher {
             node_name: node_name.to_owned(),
             node_uid: node.metadata.uid.unwrap_or_default(),
             generation: None,
+            published: None,
             timeout: DEFAULT_REQUEST_TIMEOUT,
         })
     }
@@ -91,6 +97,19 @@ impl PoolPublisher {
         if contents.is_empty() {
             contents.push(SliceContent::default());
         }
+        let result = self.write_generation(contents).await;
+        if result.is_err() {
+            // Whatever the failed publication left is known again only from the API server.
+            self.published = None;
+        }
+        result
+    }
+
+    /// The slices of this driver on the node and the highest generation among them: as remembered, or listed.
+    async fn existing(&self) -> Result<(BTreeSet<String>, i64)> {
+        if let (Some(names), Some(generation)) = (&self.published, self.generation) {
+            return Ok((names.clone(), generation));
+        }
         let selector = format!("spec.nodeName={},spec.driver={}", self.node_name, self.driver);
         let listed = request(
             "list",
@@ -101,7 +120,13 @@ impl PoolPublisher {
         .await?;
         // A restarted driver continues above whatever generation it (or a predecessor) wrote.
         let published = listed.items.iter().map(|slice| slice.spec.pool.generation).max().unwrap_or(0);
-        let generation = self.generation.unwrap_or(0).max(published) + 1;
+        let names = listed.items.into_iter().filter_map(|slice| slice.metadata.name).collect();
+        Ok((names, self.generation.unwrap_or(0).max(published)))
+    }
+
+    async fn write_generation(&mut self, contents: Vec<SliceContent>) -> Result<Vec<ResourceSlice>> {
+        let (existing, published) = self.existing().await?;
+        let generation = published + 1;
         let count = i64::try_from(contents.len()).unwrap_or(i64::MAX);
         let wanted: Vec<ResourceSlice> = contents
             .into_iter()
@@ -114,11 +139,8 @@ impl PoolPublisher {
             let object = format!("resourceslices/{name}");
             request("apply", object, self.timeout, self.api.patch(&name, &params, &Patch::Apply(slice))).await?;
         }
-        let wanted_names: BTreeSet<&str> = wanted.iter().filter_map(|slice| slice.metadata.name.as_deref()).collect();
-        for name in listed.items.iter().filter_map(|slice| slice.metadata.name.as_deref()) {
-            if wanted_names.contains(name) {
-                continue;
-            }
+        let wanted_names: BTreeSet<String> = wanted.iter().filter_map(|slice| slice.metadata.name.clone()).collect();
+        for name in existing.difference(&wanted_names) {
             let deleted = request(
                 "delete",
                 format!("resourceslices/{name}"),
@@ -131,6 +153,7 @@ impl PoolPublisher {
                 _ => {}
             }
         }
+        self.published = Some(wanted_names);
         self.generation = Some(generation);
         Ok(wanted)
     }

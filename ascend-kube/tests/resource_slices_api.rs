@@ -2,8 +2,9 @@
 
 use ascend_kube::resource_claims::get_claim;
 use ascend_kube::resource_slices::{PoolPublisher, SliceContent};
-use fake_apiserver::FakeApiServer;
+use fake_apiserver::{FakeApiServer, FaultRule};
 use k8s_openapi::api::resource::v1::{Device, ResourceSlice};
+use kube::Api;
 use serde_json::json;
 
 const DRIVER: &str = "widgets.example.com";
@@ -59,6 +60,7 @@ async fn the_pool_is_owned_by_its_node_and_every_publication_raises_its_generati
     let mine = &now[2];
     assert_eq!((mine.spec.pool.generation, mine.spec.pool.resource_slice_count), (2, 1));
     assert_eq!(now[1].spec.pool.generation, 9, "another driver's slice is untouched");
+    assert_eq!(slice_lists(&server), 1, "the second publication knows what the first left: no LIST");
 
     // A restarted driver continues above what is published.
     let mut restarted = PoolPublisher::for_node(server.client(), "worker-1", DRIVER).await.expect("node found");
@@ -66,6 +68,32 @@ async fn the_pool_is_owned_by_its_node_and_every_publication_raises_its_generati
     assert_eq!(restarted.generation(), Some(3));
     let empty: ResourceSlice = server.get(None, "worker-1-widgets-example-com-0").expect("still one slice");
     assert_eq!(empty.spec.devices.as_deref().map(<[Device]>::len), Some(0));
+}
+
+/// The LIST requests of ResourceSlices the server received.
+fn slice_lists(server: &FakeApiServer) -> usize {
+    server.requests().iter().filter(|r| r.method == "GET" && r.path.ends_with("/resourceslices")).count()
+}
+
+#[tokio::test]
+async fn after_a_failed_publication_the_next_one_lists_the_slices_again() {
+    let server = FakeApiServer::start().await.expect("fake API server");
+    server.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-1"}}));
+    let mut publisher = PoolPublisher::for_node(server.client(), "worker-1", DRIVER).await.expect("node found");
+    publisher.publish(vec![content(&["a"]), content(&["b"])]).await.expect("published");
+    publisher.publish(vec![content(&["a"]), content(&["b"])]).await.expect("published again");
+    assert_eq!((slice_lists(&server), publisher.generation()), (1, Some(2)));
+
+    // The second slice's apply fails: the first is written under generation 3, the second is left at 2.
+    server.inject(FaultRule::status(500).method("PATCH").path_contains("widgets-example-com-1").times(1));
+    publisher.publish(vec![content(&["a"]), content(&["b"])]).await.expect_err("the apply fails");
+    // Someone deletes a slice meanwhile; the next publication asks the server, and writes above what it holds.
+    let slices: Api<ResourceSlice> = Api::all(server.client());
+    slices.delete("worker-1-widgets-example-com-1", &Default::default()).await.expect("delete");
+    publisher.publish(vec![content(&["a"])]).await.expect("published after the failure");
+    assert_eq!((slice_lists(&server), publisher.generation()), (2, Some(4)));
+    let names: Vec<String> = self::slices(&server).into_iter().filter_map(|s| s.metadata.name).collect();
+    assert_eq!(names, ["worker-1-widgets-example-com-0"]);
 }
 
 #[tokio::test]

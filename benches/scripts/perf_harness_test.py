@@ -408,6 +408,52 @@ class ReportTests(unittest.TestCase):
         self.assertIn("| DRA node, idle (120 s) | (none) | | | 0 |", body)
         self.assertIn("| Volcano node, start-up | ascend-device-plugin | list | pods | 1 |", body)
 
+    def test_simulated_fleet_figures_and_targets(self):
+        def counted(seconds, requests):
+            total = sum(count for *_, count in requests)
+            return {"seconds": seconds, "total": total, "per_minute": total * 60 / seconds if seconds else None,
+                    "peak_per_second": total, "requests": [
+                        {"agent": agent, "verb": verb, "resource": resource, "count": count}
+                        for agent, verb, resource, count in requests]}
+
+        def cpu(seconds, apiserver, etcd):
+            return {"apiserver_cpu_seconds": apiserver, "apiserver_cores": apiserver / seconds,
+                    "etcd_cpu_seconds": etcd, "etcd_cores": etcd / seconds}
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "fleet.json", {
+                "kubernetes": "v1.34.4", "nodes": 100, "daemons_resident_mib": 3000.0,
+                "node": {"host": "atlas-800t-a2", "chips": 8, "daemons": ["ascend-device-plugin --volcano"]},
+                "startup": {"seconds_until_current": 25.0, "requests": counted(None, [
+                    ("ascend-device-plugin", "list", "pods", 100)])},
+                "baseline": {"requests": counted(60, []), "cpu": cpu(60, 1.2, 0.6)},
+                "idle": {"requests": counted(300, [("ascend-device-plugin", "watch", "pods", 100),
+                                                   ("ascend-node-labeller", "watch", "nodes", 100)]),
+                         "cpu": cpu(300, 30.0, 6.0)},
+                "churn": {"requests": counted(120, [("ascend-device-plugin", "patch", "configmaps", 1200)]),
+                          "cpu": cpu(120, 24.0, 6.0)},
+                "apiserver_restart": {"outage_seconds": 6, "reconnection_requests": 900, "write_requests": 100,
+                                      "first_minute": counted(60, [("ascend-device-plugin", "watch", "pods", 900),
+                                                                   ("ascend-device-plugin", "patch", "configmaps",
+                                                                    100)]),
+                                      "cpu_first_minute": cpu(60, 30.0, 3.0),
+                                      "current_after": {"nodes": 100, "seconds": 12.5}},
+            })
+            self.write(results, "fleet.cmd", "target/release/perf-fleet --nodes 100 --out x")
+            section, rows, body = self.section(report_sections.SimulatedFleet, results)
+        self.assertIn("| 10 | 100 nodes idle 300 s: requests per node per minute | 0.40 (200 requests) | ≤ 1 | met |",
+                      rows)
+        self.assertIn("| 10 | 100 nodes idle: API server CPU | 100 millicores |  | measured |", rows)
+        self.assertIn("| 10 | churn, a chip fault raised or cleared on every node every 10 s: requests per event | 1.0 "
+                      "(1200 requests, 1200 events) | grows with events, not time | measured |", rows)
+        self.assertIn("| 10 | API server stopped 6 s, a fault on every node meanwhile: requests until a minute after it "
+                      "is back / the idle rate per minute | 25.0 (1000 requests, 900 of them reads) | < 3 | **missed** |",
+                      rows)
+        self.assertIn("| 10 | API server restart: every node's ConfigMap and slice show the fault, after the server is "
+                      "back | 12.5 s | ≤ 60 s | met |", rows)
+        self.assertIn("| idle (300 s) | 200 | 0.40 | 200 | 100 m | 20 m |", body)
+        self.assertIn("| baseline, no fleet (60 s) | 0 | 0.00 | 0 | 20 m | 10 m |", body)
+        self.assertIn("| restart | ascend-device-plugin | patch | configmaps | 100 | 1.00 |", body)
+
     def test_kubectl_ascend_figures_and_targets(self):
         def run(command, p50, maximum, requests):
             return {"count": 15, "p50_ms": p50, "p90_ms": p50, "p99_ms": maximum, "max_ms": maximum,

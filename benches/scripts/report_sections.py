@@ -999,5 +999,78 @@ class ApiRequests(Section):
         return lines
 
 
+class SimulatedFleet(Section):
+    number = 10
+    title = "A simulated fleet against the real API server"
+    result_names = ("fleet",)
+
+    def figures(self):
+        return self.results.json("fleet.json")
+
+    def rows(self):
+        figures = self.figures()
+        nodes = figures["nodes"]
+        idle, churn, restart = figures["idle"], figures["churn"], figures["apiserver_restart"]
+        idle_per_node = idle["requests"]["per_minute"] / nodes
+        events = churn["requests"]["seconds"] // 10 * nodes
+        ratio = (restart["first_minute"]["total"] / idle["requests"]["per_minute"]
+                 if idle["requests"]["per_minute"] else float("inf"))
+        current_s = restart["current_after"]["seconds"]
+        return [
+            (f"{nodes} nodes idle {idle['requests']['seconds']} s: requests per node per minute",
+             f"{idle_per_node:.2f} ({idle['requests']['total']} requests)", f"≤ {IDLE_REQUESTS_PER_MINUTE:g}",
+             verdict(idle_per_node <= IDLE_REQUESTS_PER_MINUTE)),
+            (f"{nodes} nodes idle: API server CPU", f"{idle['cpu']['apiserver_cores'] * 1000:.0f} millicores",
+             "", "measured"),
+            (f"churn, a chip fault raised or cleared on every node every 10 s: requests per event",
+             f"{churn['requests']['total'] / events:.1f} ({churn['requests']['total']} requests, {events} events)",
+             "grows with events, not time", "measured"),
+            (f"API server stopped {restart['outage_seconds']} s, a fault on every node meanwhile: requests until a "
+             "minute after it is back / the idle rate per minute",
+             f"{ratio:.1f} ({restart['first_minute']['total']} requests, {restart['reconnection_requests']} of them "
+             "reads)", f"< {RESTART_TO_STEADY_RATIO:g}", verdict(ratio < RESTART_TO_STEADY_RATIO)),
+            (f"API server restart: every node's ConfigMap and slice show the fault, after the server is back",
+             f"{current_s:.1f} s", f"≤ {RESTART_CURRENT_S:g} s", verdict(current_s <= RESTART_CURRENT_S)),
+        ]
+
+    def details(self):
+        figures = self.figures()
+        nodes = figures["nodes"]
+        startup = figures["startup"]
+        lines = [
+            "Method: helper `benches/src/bin/perf-fleet.rs`, run when the test bed of `scripts/cluster/up.sh` is up "
+            f"(Kubernetes {figures['kubernetes']}): {nodes} simulated nodes, each a Node object (tainted, so nothing "
+            f"is scheduled on it) and on this machine a dcmi-sim {figures['node']['host']} host of "
+            f"{figures['node']['chips']} chips with the release daemons of a fleet node: "
+            + ", ".join(f"`{daemon}`" for daemon in figures["node"]["daemons"])
+            + ", beside the in-repo kubelet peers, all against the one real API server (the stack on the test bed's "
+            "own node removed for the run). Requests are counted from the API server's audit log as in section 9; "
+            "CPU is the API server's and etcd's user and system time over each window. The daemons held "
+            f"{figures['daemons_resident_mib']:.0f} MiB resident together. Start-up: every node current (its "
+            f"device-info ConfigMap, its ResourceSlice, its labels) {startup['seconds_until_current']:.1f} s after "
+            "the first daemon started.",
+            "",
+            "| Window | Requests | per node per minute | busiest second | API server CPU | etcd CPU |",
+            "|---|---|---|---|---|---|",
+        ]
+        for key, label in (("baseline", "baseline, no fleet"), ("idle", "idle"), ("churn", "churn")):
+            window = figures[key]
+            requests, cpu = window["requests"], window["cpu"]
+            lines.append(f"| {label} ({requests['seconds']} s) | {requests['total']} | "
+                         f"{requests['per_minute'] / nodes:.2f} | {requests['peak_per_second']} | "
+                         f"{cpu['apiserver_cores'] * 1000:.0f} m | {cpu['etcd_cores'] * 1000:.0f} m |")
+        restart = figures["apiserver_restart"]
+        minute, cpu = restart["first_minute"], restart["cpu_first_minute"]
+        lines.append(f"| API server restart, to a minute after | {minute['total']} | {minute['total'] / nodes:.2f} | "
+                     f"{minute['peak_per_second']} | {cpu['apiserver_cores'] * 1000:.0f} m | "
+                     f"{cpu['etcd_cores'] * 1000:.0f} m |")
+        lines += ["", "| Window | Agent | Verb | Resource | Requests | per node |", "|---|---|---|---|---|---|"]
+        for label, counted in (("start-up", startup["requests"]), ("idle", figures["idle"]["requests"]),
+                               ("churn", figures["churn"]["requests"]), ("restart", minute)):
+            lines += [f"| {label} | {r['agent']} | {r['verb']} | {r['resource']} | {r['count']} | "
+                      f"{r['count'] / nodes:.2f} |" for r in counted["requests"]] or [f"| {label} | (none) | | | 0 | |"]
+        return lines
+
+
 ALL = (SafetyCost, FullPoll, HungChip, ExporterLoad, DevicePlugin, ContainerStart, DraDriver, KubectlAscend,
-       ApiRequests)
+       ApiRequests, SimulatedFleet)

@@ -19,6 +19,9 @@
 //! * `simulated_fleet`: the objects of a simulated fleet of NPU nodes for the fake API server, which
 //!   `perf-kubectl-ascend` (the `kubectl ascend` section of `benches/run.sh`) seeds.
 //!
+//! * `audit_log`: our daemons' requests counted from the test bed's API server audit log (`perf-api-requests`,
+//!   `perf-fleet`).
+//!
 //! `benches/run.sh` runs the first two and writes their figures into `docs/performance.md`.
 
 #![forbid(unsafe_code)]
@@ -26,6 +29,7 @@
 /// The in-process fake [`ascend_dcmi::DeviceManager`] of the sampler tests (ascend-dcmi's feature `fake`), so that
 /// tests and benches measure the same thing.
 pub use ascend_dcmi::fake;
+pub mod audit_log;
 pub mod daemon;
 pub mod figures_file;
 pub mod percentiles;

@@ -35,6 +35,33 @@ pub async fn deploy_910b_pool(cluster: &Cluster, timer: &mut Timer) {
     timer.mark("node allocatable huawei.com/Ascend910 = 8");
 }
 
+/// Removes what earlier tests deployed from the plain manifests of deploy/kubernetes (every profile), and waits until
+/// the node offers no chip and the DRA driver's slices are gone: the node then runs nothing of ours.
+pub async fn remove_plain_stack(cluster: &Cluster) {
+    let _ = cluster.try_kubectl(&["delete", "pods", "--all", "-n", NAMESPACE, "--wait=true"]);
+    for profile in ["volcano-910b", "training-910b", "inference-310p", "dra"] {
+        let path = cluster.repository().join(format!("deploy/kubernetes/{profile}.yaml"));
+        let path = path.to_str().expect("path");
+        cluster.kubectl(&["delete", "-f", path, "--ignore-not-found", "--wait=true", "--timeout=180s"]);
+    }
+    // The kubelet deletes a departed DRA driver's slices after its grace period.
+    wait_until_empty("earlier DRA slices deleted", Duration::from_secs(90), || published_devices(cluster)).await;
+    wait_no_chips(cluster).await;
+}
+
+/// Waits until the node offers none of the 910B pool's chips (a departed plugin's resource stays in capacity, at 0
+/// allocatable; a node that never had the plugin has none).
+pub async fn wait_no_chips(cluster: &Cluster) {
+    wait_until("no chip allocatable", Duration::from_secs(60), || async {
+        match cluster.allocatable(RESOURCE).await {
+            None => Ok(()),
+            Some(quantity) if quantity == "0" => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
+}
+
 /// Creates the tests' namespace [`NAMESPACE`] if absent and waits for its default ServiceAccount (pods need it).
 pub async fn test_namespace(cluster: &Cluster) {
     let namespaces: Api<Namespace> = Api::all(cluster.client());

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ascend_cluster_tests::stack::sleeping_container;
-use ascend_cluster_tests::stack::{davinci_nodes, delete_pod, start_pod, test_namespace, NAMESPACE, RESOURCE};
+use ascend_cluster_tests::stack::{
+    davinci_nodes, delete_pod, remove_plain_stack, start_pod, test_namespace, wait_no_chips, NAMESPACE, RESOURCE,
+};
 use ascend_cluster_tests::{wait_until, wait_until_empty, Cluster, Timer};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
@@ -66,36 +68,6 @@ impl Drop for HostBackup {
             assert!(status.success(), "containerd restarted with the test bed's configuration");
         }
     }
-}
-
-/// Removes what earlier tests deployed from the plain manifests (rendered from the same chart, so the same names and
-/// labels), and waits until the node offers no chip: the chips the release brings are then its own.
-async fn remove_plain_manifests(cluster: &Cluster) {
-    let _ = cluster.try_kubectl(&["delete", "pods", "--all", "-n", NAMESPACE, "--wait=true"]);
-    for profile in ["volcano-910b", "training-910b", "inference-310p", "dra"] {
-        let path = cluster.repository().join(format!("deploy/kubernetes/{profile}.yaml"));
-        let path = path.to_str().expect("path");
-        cluster.kubectl(&["delete", "-f", path, "--ignore-not-found", "--wait=true", "--timeout=180s"]);
-    }
-    // The kubelet deletes a departed DRA driver's slices after its grace period.
-    wait_until_empty("earlier DRA slices deleted", Duration::from_secs(90), || {
-        ascend_cluster_tests::stack::published_devices(cluster)
-    })
-    .await;
-    wait_no_chips(cluster).await;
-}
-
-/// Waits until the node offers none of the 910B pool's chips (a departed plugin's resource stays in capacity, at 0
-/// allocatable; a node that never had the plugin has none).
-async fn wait_no_chips(cluster: &Cluster) {
-    wait_until("no chip allocatable", Duration::from_secs(60), || async {
-        match cluster.allocatable(RESOURCE).await {
-            None => Ok(()),
-            Some(quantity) if quantity == "0" => Ok(()),
-            other => Err(format!("{other:?}")),
-        }
-    })
-    .await;
 }
 
 /// Every kind the chart can create with any values (every part on, once with the device plugin and once with the
@@ -161,7 +133,7 @@ async fn release_pod(cluster: &Cluster, name: &str) -> String {
 async fn helm_installs_upgrades_and_uninstalls_the_stack() {
     let cluster = Cluster::connect().await;
     let mut timer = Timer::start("helm");
-    remove_plain_manifests(&cluster).await;
+    remove_plain_stack(&cluster).await;
     timer.mark("the plain manifests' stack removed");
     let kinds = chart_kinds(&cluster);
 

@@ -15,17 +15,16 @@
 //!    until the fault is in the device-info ConfigMap;
 //! 4. **DRA node, idle**: the DRA driver alone, for `--dra-idle-seconds`.
 //!
-//! A request is counted once: a watch when it starts (audit stage `ResponseStarted`), anything else when it completes
-//! (`ResponseComplete`). Writes the figures as JSON to `--out`; the node is left on the device plugin's pool.
+//! Requests are counted as `ascend_benches::audit_log` says. Writes the figures as JSON to `--out`; the node is left on
+//! the device plugin's pool.
 
 #![forbid(unsafe_code)]
 
-use std::collections::BTreeMap;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use ascend_benches::audit_log::{window, AuditLog};
 use ascend_benches::figures_file::measure_into;
 use ascend_cluster_tests::stack::{
     chip_fault, delete_pod, deploy_910b_pool, deploy_dra, npu_pod, remove_dra, test_namespace, NAMESPACE, RESOURCE,
@@ -35,12 +34,8 @@ use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use ascend_kube::pod_assignment::PREDICATE_TIME_ANNOTATION;
 use clap::Parser;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
-use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, PostParams};
 use serde_json::json;
-
-/// The user agents of our daemons (`ascend_kube::client::connect_as`).
-const OUR_AGENTS: [&str; 4] = ["ascend-device-plugin", "ascend-node-labeller", "ascend-dra-driver", "npu-exporter"];
 
 /// How long the API server stays stopped in the restart scenario.
 const OUTAGE_SECONDS: u64 = 6;
@@ -194,90 +189,4 @@ fn volcano_pod(name: &str) -> Pod {
 fn unhealthy_listed(device_info_cfg: &str) -> bool {
     let Ok(document) = serde_json::from_str::<serde_json::Value>(device_info_cfg) else { return false };
     document["DeviceInfo"]["DeviceList"][format!("{RESOURCE}-Unhealthy")].as_str().is_some_and(|list| !list.is_empty())
-}
-
-/// Counts our daemons' requests made while `during` runs and for at least `length`.
-async fn window(audit: &AuditLog, length: Duration, during: impl std::future::Future<Output = ()>) -> Result<Counts> {
-    let mark = audit.mark()?;
-    let started = Instant::now();
-    during.await;
-    tokio::time::sleep(length.saturating_sub(started.elapsed())).await;
-    audit.counted_since(&mark)
-}
-
-/// The API server's audit log, read from a mark on.
-struct AuditLog {
-    path: PathBuf,
-}
-
-/// Where a window starts: the log's length and the time.
-struct Mark {
-    offset: u64,
-    at: Timestamp,
-}
-
-impl AuditLog {
-    fn mark(&self) -> Result<Mark> {
-        let offset = std::fs::metadata(&self.path).with_context(|| format!("{}", self.path.display()))?.len();
-        Ok(Mark { offset, at: Timestamp::now() })
-    }
-
-    /// Our daemons' requests received since `mark`, by agent, verb and resource.
-    fn counted_since(&self, mark: &Mark) -> Result<Counts> {
-        let mut file = std::fs::File::open(&self.path).with_context(|| format!("{}", self.path.display()))?;
-        let length = file.metadata()?.len();
-        // A rotated log starts again from the beginning.
-        file.seek(SeekFrom::Start(if length < mark.offset { 0 } else { mark.offset }))?;
-        let mut text = String::new();
-        file.read_to_string(&mut text)?;
-        let mut counts = Counts::default();
-        for line in text.lines() {
-            let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else { continue };
-            if let Some(key) = our_request(&event, mark.at) {
-                *counts.by_request.entry(key).or_default() += 1;
-            }
-        }
-        Ok(counts)
-    }
-}
-
-/// (agent, verb, resource) of an audit event that counts one request of ours received after `since`.
-fn our_request(event: &serde_json::Value, since: Timestamp) -> Option<(String, String, String)> {
-    let verb = event["verb"].as_str()?;
-    let stage = event["stage"].as_str()?;
-    let counted_stage = if verb == "watch" { "ResponseStarted" } else { "ResponseComplete" };
-    if stage != counted_stage {
-        return None;
-    }
-    let received: Timestamp = event["requestReceivedTimestamp"].as_str()?.parse().ok()?;
-    let agent = event["userAgent"].as_str()?.split('/').next()?;
-    if received < since || !OUR_AGENTS.contains(&agent) {
-        return None;
-    }
-    let object = &event["objectRef"];
-    let resource = match object["subresource"].as_str() {
-        Some(sub) => format!("{}/{sub}", object["resource"].as_str().unwrap_or("-")),
-        None => object["resource"].as_str().unwrap_or("-").to_owned(),
-    };
-    Some((agent.to_owned(), verb.to_owned(), resource))
-}
-
-/// Requests by (agent, verb, resource).
-#[derive(Debug, Default)]
-struct Counts {
-    by_request: BTreeMap<(String, String, String), u64>,
-}
-
-impl Counts {
-    /// The counts, their total and, over a window of `seconds`, the rate per minute.
-    fn to_json(&self, seconds: Option<u64>) -> serde_json::Value {
-        let total: u64 = self.by_request.values().sum();
-        let requests: Vec<_> = self
-            .by_request
-            .iter()
-            .map(|((agent, verb, resource), count)| json!({"agent": agent, "verb": verb, "resource": resource, "count": count}))
-            .collect();
-        let per_minute = seconds.map(|seconds| total as f64 * 60.0 / seconds as f64);
-        json!({"seconds": seconds, "total": total, "per_minute": per_minute, "requests": requests})
-    }
 }
