@@ -282,7 +282,8 @@ test_bed_running() {
 }
 
 # ---- section 7, pod start on the real cluster: the device plugin against the DRA driver -----------------------
-# About 3 minutes, only with the test bed of scripts/cluster/up.sh running: 2 x 22 pods, the deploys between them.
+# About 4 minutes, only with the test bed of scripts/cluster/up.sh running: 3 x 22 pods (the device plugin's
+# alternating with chip-less ones, then DRA), the deploys between them.
 if selected 7 && built pod_start; then
     if ! test_bed_running; then
         not_measured pod_start "$NO_TEST_BED"

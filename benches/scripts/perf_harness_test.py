@@ -346,6 +346,7 @@ class ReportTests(unittest.TestCase):
             self.write(results, "pod_start.json", {
                 "kubernetes": "v1.34.4", "pods": 20, "warmup": 2,
                 "device_plugin": {"count": 20, "p50_ms": 948.5, "p90_ms": 990.2, "p99_ms": 1001.0, "max_ms": 1001.0},
+                "no_chip": {"count": 20, "p50_ms": 930.0, "p90_ms": 980.0, "p99_ms": 990.0, "max_ms": 990.0},
                 "dra": {"count": 20, "p50_ms": 939.3, "p90_ms": 960.0, "p99_ms": 970.0, "max_ms": 970.0}})
             self.write(results, "pod_start.cmd", "target/release/perf-pod-start --pods 20")
             section, rows, body = self.section(report_sections.DraDriver, results)
@@ -356,6 +357,8 @@ class ReportTests(unittest.TestCase):
         self.assertIn("| 7 | fault in the driver → taint in the ResourceSlice, p50 / max | 25.0 / 41.0 ms | "
                       "max ≤ 1000 ms | met |", rows)
         self.assertIn("| 7 | driver resident memory after 60 s of prepare/unprepare | 14.0 MiB | < 32 MiB | met |", rows)
+        self.assertIn("| 7 | pod with a chip through the device plugin (CDI) / pod without, alternating, median creation "
+                      "to Running | 1.020x (+2.0 %) | ≤ +5 % | met |", rows)
         self.assertIn("| unprepare, 8 chips | 300 | 1.000 ms |", body)
         self.assertIn("target/release/perf-dra-driver --prepares 300", body)
         self.assertIn("| 7 | pod creation to Running, one chip, device plugin, p50 / p90 of 20 | 948 / 990 ms | "

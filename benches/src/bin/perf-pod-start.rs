@@ -10,6 +10,8 @@
 //!   scheduler's fit on the node's allocatable, the kubelet's admission and the plugin's `Allocate` (CDI device
 //!   names), containerd's sandbox and container start with the devices injected from the host's CDI spec, and the
 //!   kubelet's status update;
+//! - no chip, alternating with the device plugin's pods (issue 33): the same pod without the resource, so that the
+//!   difference is the cost of the chip (the plugin's `Allocate` and the CDI injection) in the same conditions;
 //! - DRA (the DRA overlay): the pod names a ResourceClaimTemplate; the time also holds the controller manager's
 //!   creation of the pod's claim, the scheduler's structured-parameters allocation and the reservation, and the
 //!   driver's `NodePrepareResources` (the claim's CDI spec written), which replace the plugin's part.
@@ -66,8 +68,17 @@ async fn measure(args: Args) -> Result<serde_json::Value> {
     let mut timer = Timer::start("pod start");
     deploy_910b_pool(&cluster, &mut timer).await;
     test_namespace(&cluster).await;
-    let device_plugin = starts(&cluster, &args, "start-dp", |name| npu_pod(name, 1)).await?;
-    timer.mark("device-plugin pods");
+    let no_chip = |name: &str| -> Pod {
+        let mut pod = npu_pod(name, 1);
+        if let Some(container) = pod.spec.as_mut().and_then(|spec| spec.containers.first_mut()) {
+            container.resources = None;
+        }
+        pod
+    };
+    let chip = |name: &str| npu_pod(name, 1);
+    let mut alternating = starts(&cluster, &args, &[("start-plain", &no_chip), ("start-dp", &chip)]).await?;
+    let (device_plugin, plain) = (alternating.pop().unwrap_or_default(), alternating.pop().unwrap_or_default());
+    timer.mark("device-plugin and chip-less pods, alternating");
 
     deploy_dra(&cluster, &mut timer).await;
     test_namespace(&cluster).await;
@@ -78,14 +89,14 @@ async fn measure(args: Args) -> Result<serde_json::Value> {
         "spec": {"spec": {"devices": {"requests": [{"name": "npu", "exactly": {"deviceClassName": DRA_CLASS_910B}}]}}},
     });
     templates.create(&PostParams::default(), &serde_json::from_value(template)?).await.context("claim template")?;
-    let dra = starts(&cluster, &args, "start-dra", |name| {
+    let claim_pod = |name: &str| -> Pod {
         let pod = json!({
             "metadata": {"name": name, "namespace": NAMESPACE},
             "spec": sleeping_pod_spec(json!({"name": "npu", "resourceClaimTemplateName": TEMPLATE})),
         });
         serde_json::from_value(pod).expect("a pod")
-    })
-    .await?;
+    };
+    let dra = starts(&cluster, &args, &[("start-dra", &claim_pod)]).await?.pop().unwrap_or_default();
     timer.mark("DRA pods");
     templates.delete(TEMPLATE, &Default::default()).await.context("delete the claim template")?;
     wait_claims_gone(&cluster).await;
@@ -97,30 +108,37 @@ async fn measure(args: Args) -> Result<serde_json::Value> {
         "pods": args.pods,
         "warmup": args.warmup,
         "device_plugin": summary(device_plugin, "device-plugin pod starts")?,
+        "no_chip": summary(plain, "pod starts without a chip")?,
         "dra": summary(dra, "DRA pod starts")?,
     }))
 }
 
-/// Creates `warmup + pods` pods built by `pod`, one after another, each timed from the create request until the
-/// watch reports it Running, then deleted and gone before the next; returns the timed ones.
-async fn starts(cluster: &Cluster, args: &Args, prefix: &str, pod: impl Fn(&str) -> Pod) -> Result<Vec<Duration>> {
+/// A pod of the given name.
+type PodBuilder<'a> = &'a dyn Fn(&str) -> Pod;
+
+/// Creates `warmup + pods` pods of each kind (a name prefix and a builder), the kinds alternating, one after another,
+/// each timed from the create request until the watch reports it Running, then deleted and gone before the next;
+/// returns the timed ones of each kind, in the kinds' order.
+async fn starts(cluster: &Cluster, args: &Args, kinds: &[(&str, PodBuilder<'_>)]) -> Result<Vec<Vec<Duration>>> {
     let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
-    let mut times = Vec::with_capacity(args.pods);
+    let mut times = vec![Vec::with_capacity(args.pods); kinds.len()];
     for index in 0..args.warmup + args.pods {
-        let name = format!("{prefix}-{index}");
-        delete_pod(cluster, &name).await;
-        let started = Instant::now();
-        pods.create(&PostParams::default(), &pod(&name)).await.with_context(|| format!("create pod {name}"))?;
-        tokio::time::timeout(Duration::from_secs(120), await_condition(pods.clone(), &name, is_pod_running()))
-            .await
-            .with_context(|| format!("pod {name} not Running within 120 s"))?
-            .with_context(|| format!("watching pod {name}"))?;
-        let elapsed = started.elapsed();
-        println!("{name}: Running after {:.1} ms", elapsed.as_secs_f64() * 1e3);
-        if index >= args.warmup {
-            times.push(elapsed);
+        for ((prefix, pod), times) in kinds.iter().zip(&mut times) {
+            let name = format!("{prefix}-{index}");
+            delete_pod(cluster, &name).await;
+            let started = Instant::now();
+            pods.create(&PostParams::default(), &pod(&name)).await.with_context(|| format!("create pod {name}"))?;
+            tokio::time::timeout(Duration::from_secs(120), await_condition(pods.clone(), &name, is_pod_running()))
+                .await
+                .with_context(|| format!("pod {name} not Running within 120 s"))?
+                .with_context(|| format!("watching pod {name}"))?;
+            let elapsed = started.elapsed();
+            println!("{name}: Running after {:.1} ms", elapsed.as_secs_f64() * 1e3);
+            if index >= args.warmup {
+                times.push(elapsed);
+            }
+            delete_pod(cluster, &name).await;
         }
-        delete_pod(cluster, &name).await;
     }
     Ok(times)
 }
