@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::{wait_until, wait_until_empty, Cluster, Timer, NODE_NAME};
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
 /// The device plugin's resource of the 910B pool's chips.
@@ -60,6 +60,16 @@ pub async fn wait_no_chips(cluster: &Cluster) {
         }
     })
     .await;
+}
+
+/// The chip names under one key of the device list of a Volcano device-info ConfigMap
+/// (`huawei.com/Ascend910-Unhealthy` ...).
+pub fn device_list(config_map: &ConfigMap, key: &str) -> Result<Vec<String>, String> {
+    let data = config_map.data.as_ref().ok_or("no data")?;
+    let info: serde_json::Value =
+        serde_json::from_str(data.get("DeviceInfoCfg").ok_or("no DeviceInfoCfg")?).map_err(|e| e.to_string())?;
+    let list = info["DeviceInfo"]["DeviceList"][key].as_str().unwrap_or_default();
+    Ok(list.split(',').filter(|name| !name.is_empty()).map(str::to_owned).collect())
 }
 
 /// Creates the tests' namespace [`NAMESPACE`] if absent and waits for its default ServiceAccount (pods need it).

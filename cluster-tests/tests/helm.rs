@@ -9,12 +9,12 @@
 //! RuntimeClass gets its chip through the runtime node setup installed and registered. The host is put back after.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use ascend_cluster_tests::stack::sleeping_container;
 use ascend_cluster_tests::stack::{
-    davinci_nodes, delete_pod, remove_plain_stack, start_pod, test_namespace, wait_no_chips, NAMESPACE, RESOURCE,
+    davinci_nodes, delete_pod, remove_plain_stack, sleeping_container, start_pod, test_namespace, wait_no_chips,
+    NAMESPACE, RESOURCE,
 };
 use ascend_cluster_tests::{wait_until, wait_until_empty, Cluster, Timer};
 use k8s_openapi::api::core::v1::Pod;
@@ -41,7 +41,7 @@ const HOST_CDI_SPEC: &str = "/var/run/cdi/huawei.com-npu.json";
 struct HostBackup {
     config: String,
     spec: Vec<u8>,
-    scripts: PathBuf,
+    cluster: Cluster,
 }
 
 impl HostBackup {
@@ -50,7 +50,7 @@ impl HostBackup {
         let config = std::fs::read_to_string(CONTAINERD_CONFIG).expect("the test bed's containerd configuration");
         let spec = std::fs::read(HOST_CDI_SPEC).expect("the test bed's CDI spec (scripts/cluster/host_toolkit.sh)");
         std::fs::remove_file(HOST_CDI_SPEC).expect("remove the CDI spec");
-        HostBackup { config, spec, scripts: cluster.repository().join("scripts/cluster") }
+        HostBackup { config, spec, cluster: cluster.clone() }
     }
 }
 
@@ -60,12 +60,7 @@ impl Drop for HostBackup {
         let _ = std::fs::remove_dir_all(Path::new(INSTALL_DIR).parent().expect("install directory's parent"));
         if std::fs::read_to_string(CONTAINERD_CONFIG).ok().as_deref() != Some(self.config.as_str()) {
             std::fs::write(CONTAINERD_CONFIG, &self.config).expect("restore the containerd configuration");
-            let status = std::process::Command::new("bash")
-                .arg(self.scripts.join("node.sh"))
-                .arg("restart-containerd")
-                .status()
-                .expect("node.sh restart-containerd");
-            assert!(status.success(), "containerd restarted with the test bed's configuration");
+            self.cluster.script("node.sh", &["restart-containerd"]);
         }
     }
 }

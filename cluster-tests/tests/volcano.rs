@@ -5,19 +5,10 @@
 
 use std::time::Duration;
 
-use ascend_cluster_tests::stack::{chip_fault, RESOURCE, SYSTEM};
+use ascend_cluster_tests::stack::{chip_fault, device_list, RESOURCE, SYSTEM};
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::Api;
-
-/// The chip names under one key of the device list (`huawei.com/Ascend910-Unhealthy` ...).
-fn device_list(config_map: &ConfigMap, key: &str) -> Result<Vec<String>, String> {
-    let data = config_map.data.as_ref().ok_or("no data")?;
-    let info: serde_json::Value =
-        serde_json::from_str(data.get("DeviceInfoCfg").ok_or("no DeviceInfoCfg")?).map_err(|e| e.to_string())?;
-    let list = info["DeviceInfo"]["DeviceList"][key].as_str().unwrap_or_default();
-    Ok(list.split(',').filter(|name| !name.is_empty()).map(str::to_owned).collect())
-}
 
 #[tokio::test]
 async fn the_volcano_device_info_and_node_events_follow_a_fault() {

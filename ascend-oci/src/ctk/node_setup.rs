@@ -81,19 +81,21 @@ pub fn run(args: &NodeSetupArgs) -> anyhow::Result<ExitCode> {
 
     let mut generate = vec!["cdi".to_owned(), "generate".to_owned()];
     if let Some(chip_type) = &args.chip_type {
-        generate.extend(["--chip-type".to_owned(), chip_type.clone()]);
+        generate.push(format!("--chip-type={chip_type}"));
     }
     run_on_host(&installed, &generate, "the CDI spec of the node's chips")?;
 
     if let Some(runtime) = args.runtime {
-        let mut configure =
-            vec!["runtime", "configure", "--runtime"].into_iter().map(str::to_owned).collect::<Vec<_>>();
-        configure.push(runtime.to_string());
-        configure.extend(["--runtime-name".to_owned(), args.runtime_name.clone()]);
         let link = args.install_dir.join(RUNTIME_LINK_NAME);
-        configure.extend(["--runtime-path".to_owned(), link.display().to_string()]);
+        let mut configure = vec![
+            "runtime".to_owned(),
+            "configure".to_owned(),
+            format!("--runtime={runtime}"),
+            format!("--runtime-name={}", args.runtime_name),
+            format!("--runtime-path={}", link.display()),
+        ];
         if let Some(config) = &args.config {
-            configure.extend(["--config".to_owned(), config.display().to_string()]);
+            configure.push(format!("--config={}", config.display()));
         }
         if !args.no_cdi {
             configure.push("--cdi".to_owned());

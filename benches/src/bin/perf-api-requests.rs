@@ -27,8 +27,8 @@ use anyhow::{Context, Result};
 use ascend_benches::audit_log::{window, AuditLog};
 use ascend_benches::figures_file::measure_into;
 use ascend_cluster_tests::stack::{
-    chip_fault, delete_pod, deploy_910b_pool, deploy_dra, npu_pod, remove_dra, test_namespace, NAMESPACE, RESOURCE,
-    SYSTEM,
+    chip_fault, delete_pod, deploy_910b_pool, deploy_dra, device_list, npu_pod, remove_dra, test_namespace, NAMESPACE,
+    RESOURCE, SYSTEM,
 };
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use ascend_kube::pod_assignment::PREDICATE_TIME_ANNOTATION;
@@ -130,11 +130,11 @@ async fn measure(args: Args) -> Result<serde_json::Value> {
     let name = format!("mindx-dl-deviceinfo-{NODE_NAME}");
     wait_until("the fault in the device-info ConfigMap after the restart", Duration::from_secs(120), || async {
         let map = config_maps.get(&name).await.map_err(|error| error.to_string())?;
-        let text = map.data.unwrap_or_default().remove("DeviceInfoCfg").unwrap_or_default();
-        if unhealthy_listed(&text) {
-            Ok(())
+        let unhealthy = device_list(&map, &format!("{RESOURCE}-Unhealthy"))?;
+        if unhealthy.is_empty() {
+            Err("no chip listed unhealthy".to_owned())
         } else {
-            Err(text)
+            Ok(())
         }
     })
     .await;
@@ -183,10 +183,4 @@ fn volcano_pod(name: &str) -> Pod {
             .into(),
     );
     pod
-}
-
-/// Whether the device list's `-Unhealthy` entry names a chip (the ConfigMap's `DeviceInfoCfg` is JSON in a string).
-fn unhealthy_listed(device_info_cfg: &str) -> bool {
-    let Ok(document) = serde_json::from_str::<serde_json::Value>(device_info_cfg) else { return false };
-    document["DeviceInfo"]["DeviceList"][format!("{RESOURCE}-Unhealthy")].as_str().is_some_and(|list| !list.is_empty())
 }

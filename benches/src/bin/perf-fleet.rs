@@ -31,9 +31,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use ascend_benches::audit_log::{window, AuditLog, Counts};
 use ascend_benches::daemon::{free_port, Daemon};
 use ascend_benches::figures_file::measure_into;
-use ascend_cluster_tests::stack::{chip_fault, deploy_910b_pool, remove_plain_stack, DRA_DRIVER};
+use ascend_cluster_tests::stack::{
+    chip_fault, deploy_910b_pool, device_list, remove_plain_stack, DRA_DRIVER, RESOURCE,
+};
 use ascend_cluster_tests::{Cluster, Timer};
-use ascend_kube::device_info::parse_device_info_cfg;
 use ascend_kube::node_labels::CHIP_COUNT_LABEL;
 use ascend_kube::resource_slices::UNHEALTHY_TAINT_KEY;
 use clap::Parser;
@@ -55,8 +56,6 @@ const FAULTY_LOGIC_ID: u32 = 2;
 /// Where the device plugin in Volcano mode writes its device-info ConfigMaps, and their names' prefix.
 const DEVICE_INFO_NAMESPACE: &str = "kube-system";
 const DEVICE_INFO_PREFIX: &str = "mindx-dl-deviceinfo-";
-/// The device plugin's resource on a 910B host, as the device list names it.
-const RESOURCE: &str = "huawei.com/Ascend910";
 /// How long the API server stays stopped in the restart window.
 const OUTAGE_SECONDS: u64 = 6;
 /// How long the fleet may take to become current, at start and after the restart.
@@ -222,30 +221,37 @@ impl SimNode {
             ("DCMI_SIM_CONFIG", host.topology.as_path()),
             ("DCMI_SIM_OVERLAY", overlay.as_path()),
         ];
-        let driver = |flag: &str| vec![format!("--{flag}={}", host.library.display())];
-        let common = |mut flags: Vec<String>| {
-            flags.extend([format!("--node-name={name}"), "--skip-library-ownership-check".to_owned()]);
-            flags
-        };
-        let mut plugin = common(driver("dcmi-library"));
-        plugin.extend([
+        let (library, host_root) = (host.library.display(), host.root.display());
+        let node_name = format!("--node-name={name}");
+        let skip_check = "--skip-library-ownership-check".to_owned();
+        let plugin = vec![
+            node_name.clone(),
+            skip_check.clone(),
+            format!("--dcmi-library={library}"),
+            format!("--host-root={host_root}"),
             format!("--plugin-dir={}", plugin_dir.display()),
-            format!("--host-root={}", host.root.display()),
             format!("--listen=127.0.0.1:{}", free_port()?),
             "--volcano".to_owned(),
             "--node-events".to_owned(),
-        ]);
-        let mut labeller = common(driver("library"));
-        labeller.push(format!("--host-root={}", host.root.display()));
-        let mut dra = common(driver("dcmi-library"));
-        dra.extend([
+        ];
+        // The labeller spells the library flag `--library`.
+        let labeller = vec![
+            node_name.clone(),
+            skip_check.clone(),
+            format!("--library={library}"),
+            format!("--host-root={host_root}"),
+        ];
+        let dra = vec![
+            node_name,
+            skip_check,
+            format!("--dcmi-library={library}"),
+            format!("--host-root={host_root}"),
             format!("--driver-name={DRA_DRIVER}"),
             format!("--registry-dir={}", registry.display()),
             format!("--plugins-dir={}", directory.join("plugins").display()),
             format!("--cdi-dir={}", directory.join("cdi").display()),
-            format!("--host-root={}", host.root.display()),
             format!("--listen=127.0.0.1:{}", free_port()?),
-        ]);
+        ];
         let release = &args.release_dir;
         let daemons = vec![
             Daemon::spawn(&release.join("ascend-device-plugin"), &plugin, &envs)?,
@@ -298,16 +304,13 @@ async fn fleet_state(cluster: &Cluster) -> Result<BTreeMap<String, NodeState>> {
     }
     let maps: Api<ConfigMap> = Api::namespaced(cluster.client(), DEVICE_INFO_NAMESPACE);
     for map in maps.list(&ListParams::default()).await? {
-        let name = map.metadata.name.unwrap_or_default();
+        let name = map.metadata.name.as_deref().unwrap_or_default();
         let Some(state) = name.strip_prefix(DEVICE_INFO_PREFIX).and_then(|node| states.get_mut(node)) else {
             continue;
         };
         state.device_info = true;
-        let text = map.data.unwrap_or_default().remove("DeviceInfoCfg").unwrap_or_default();
-        let document = parse_device_info_cfg(&text).ok();
-        state.device_info_unhealthy = document.is_some_and(|document| {
-            document.device_list.get(&format!("{RESOURCE}-Unhealthy")).is_some_and(|list| !list.is_empty())
-        });
+        let unhealthy = device_list(&map, &format!("{RESOURCE}-Unhealthy"));
+        state.device_info_unhealthy = unhealthy.is_ok_and(|chips| !chips.is_empty());
     }
     let slices: Api<ResourceSlice> = Api::all(cluster.client());
     for slice in slices.list(&ListParams::default()).await? {
