@@ -13,7 +13,9 @@
 //! dynamic (`env`: 1.4 ms) in a comparison of the same kind, but a static glibc program cannot load `libdcmi.so`:
 //! `dlopen` from a static executable brings a second libc.so.6 into the process (see "Why is statically linking
 //! glibc discouraged?", <https://makemeengr.com/why-is-statically-linking-glibc-discouraged>), and here it crashed
-//! with SIGSEGV on the first start after a boot, the one that asks DCMI. The musl target is not installed here.
+//! with SIGSEGV on the first start after a boot, the one that asks DCMI. The musl target is not installed here. The
+//! bundled `ascend-ctk` is linked position-dependent instead, which spares the loader its relocations
+//! (`examples/build.rs` has the figures).
 
 use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;

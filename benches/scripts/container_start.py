@@ -14,13 +14,16 @@ every run of every round. To show where added time goes, the same rounds also ti
 and hook mode write (and on the latter with /bin/true as the hook), runc started through /usr/bin/env (an exec in
 front of runc that does nothing else: runtime mode's floor; on the spec with /bin/true as the hook, hook mode's
 floor), the runtime's own phase (runtime mode exec'ing /bin/true instead of runc) with the chip cache warm and off
-(the cold path), and `ascend-ctk --version`; that phase runs once under `strace -f -T` to sum the time spent in each
-system call, and 20 times under `perf record` to split its CPU time by the object (binary, libc, kernel) it falls
-in. Last, podman starts the same rootfs with chip 0 injected from our CDI spec and without it (podman_cdi.py)."""
+(the cold path), `/usr/bin/env /bin/true` (that phase's floor) and `ascend-ctk --version`; each mode's distance to
+its floor comes with a 95 % bootstrap interval of the difference of medians. The runtime's phase runs once under
+`strace -f -T` to sum the time spent in each system call, and 20 times under `perf record` to split its CPU time by
+the object (binary, libc, kernel) it falls in. Last, podman starts the same rootfs with chip 0 injected from our CDI
+spec and without it (podman_cdi.py)."""
 
 import argparse
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -39,6 +42,11 @@ ENV_RUNC = "plain_runc_through_env"
 HOOK_SPEC = "plain_runc_hook_spec"
 TRUE_HOOK_SPEC = "plain_runc_true_hook_spec"
 ENV_TRUE_HOOK = "plain_runc_true_hook_through_env"
+ENV_PHASE = "env_phase"
+# The resamples of the bootstrap interval of each mode's distance to its floor, and its fixed seed (a report that
+# is regenerated from the same runs gives the same interval).
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_SEED = 33
 # The name under which ascend-ctk acts as the OCI runtime (ascend_oci::ctk::RUNTIME_LINK_NAME).
 RUNTIME_LINK = "ascend-runtime"
 
@@ -167,6 +175,9 @@ def hyperfine_round(argvs, environments, pristine, copies, bundle, runs, export,
     commands_in_order.append((SHIM_ONLY, argvs["runtime"], pristine))
     # The same phase asking DCMI (the chip cache off): what the first container after a boot or a driver reload pays.
     commands_in_order.append((SHIM_ONLY_COLD, argvs["runtime"], pristine))
+    # The floor of that phase: env exec'ing /bin/true. Both phases vary by a tenth of a millisecond where a whole
+    # start varies by several, so their difference is the precise figure of what the runtime adds over an exec.
+    commands_in_order.append((ENV_PHASE, ["/usr/bin/env", "/bin/true"], pristine))
     found = {}
     index = 0
     while index < len(commands_in_order):
@@ -249,6 +260,21 @@ def cpu_profile_by_object(argv, bundle, pristine, data_path, repeats=20, top=6, 
     return [{"object": name, "percent": round(100.0 * share / total, 1)} for name, share in ranked]
 
 
+def distance_to_floor(mode_times, floor_times):
+    """The difference of the medians (mode minus floor) in milliseconds, with its 95 % bootstrap interval: a whole
+    start varies by several milliseconds from run to run, so the interval says how far the median difference can be
+    trusted."""
+    generator = random.Random(BOOTSTRAP_SEED)
+    resampled = []
+    for _ in range(BOOTSTRAP_RESAMPLES):
+        mode = common.median(generator.choices(mode_times, k=len(mode_times)))
+        floor = common.median(generator.choices(floor_times, k=len(floor_times)))
+        resampled.append(mode - floor)
+    return {"median": round((common.median(mode_times) - common.median(floor_times)) * 1000.0, 3),
+            "ci95": [round(common.nearest_rank(resampled, 0.025) * 1000.0, 3),
+                     round(common.nearest_rank(resampled, 0.975) * 1000.0, 3)]}
+
+
 def main():
     args = parse_arguments()
     if args.work_dir:
@@ -294,7 +320,7 @@ def main():
         hook_objects = cpu_profile_by_object(argvs["plain"], bundle, copies["hook"],
                                              os.path.join(directory, "hook.perf"))
         times = {mode: [] for mode in (*MODES, STARTUP, INJECTED_SPEC, ENV_RUNC, HOOK_SPEC, TRUE_HOOK_SPEC,
-                                       ENV_TRUE_HOOK, SHIM_ONLY, SHIM_ONLY_COLD)}
+                                       ENV_TRUE_HOOK, SHIM_ONLY, SHIM_ONLY_COLD, ENV_PHASE)}
         cpu_seconds = {mode: [] for mode in times}
         for round_index in range(args.rounds):
             export = os.path.join(directory, f"hyperfine-{round_index}.json")
@@ -319,6 +345,7 @@ def main():
     env_true_hook = times.pop(ENV_TRUE_HOOK)
     shim_phase = times.pop(SHIM_ONLY)
     shim_phase_cold = times.pop(SHIM_ONLY_COLD)
+    env_phase = times.pop(ENV_PHASE)
     medians_ms = {mode: round(common.median(samples) * 1000.0, 3) for mode, samples in times.items()}
     figures = {
         "ctk_used_dcmi": used_dcmi,
@@ -331,6 +358,9 @@ def main():
         "plain_runc_true_hook_through_env_ms": round(common.median(env_true_hook) * 1000.0, 3),
         "ctk_shim_phase_ms": round(common.median(shim_phase) * 1000.0, 3),
         "ctk_shim_phase_no_cache_ms": round(common.median(shim_phase_cold) * 1000.0, 3),
+        "env_phase_ms": round(common.median(env_phase) * 1000.0, 3),
+        "above_floor_ms": {"runtime": distance_to_floor(times["runtime"], env_runc),
+                           "hook": distance_to_floor(times["hook"], env_true_hook)},
         "ctk_shim_syscalls": shim_syscalls,
         "ctk_shim_cpu_by_object": shim_objects,
         "ctk_hook_syscalls": hook_syscalls,

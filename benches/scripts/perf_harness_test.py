@@ -114,6 +114,19 @@ class ParserTests(unittest.TestCase):
         cold = container_start.environment_of(container_start.SHIM_ONLY_COLD, environments)
         self.assertEqual((cold["ASCEND_CTK_RUNC"], cold["ASCEND_CTK_CHIP_CACHE"]), ("/bin/true", "off"))
 
+    def test_a_modes_distance_to_its_floor_comes_with_an_interval_around_it(self):
+        steady = container_start.distance_to_floor([0.003] * 50, [0.001] * 50)
+        self.assertEqual(steady, {"median": 2.0, "ci95": [2.0, 2.0]})
+        mode = [0.020 + 0.001 * (i % 9) for i in range(200)]
+        floor = [0.019 + 0.001 * (i % 9) for i in range(200)]
+        spread = container_start.distance_to_floor(mode, floor)
+        low, high = spread["ci95"]
+        self.assertEqual(spread["median"], 1.0)
+        self.assertLess(low, high)
+        self.assertTrue(low <= spread["median"] <= high, spread)
+        # The seed is fixed: the same runs give the same interval.
+        self.assertEqual(container_start.distance_to_floor(mode, floor), spread)
+
     def test_the_hook_process_is_found_in_the_trace_whatever_the_binary_is_called(self):
         for binary in ("/usr/local/bin/ascend-ctk", "/usr/local/bin/ascend-runtime"):
             line = f'77 execve("{binary}", ["{binary}", "hook", "--host-root", "/"], 0x0 /* 1 var */) = 0'
@@ -169,7 +182,9 @@ class ReportTests(unittest.TestCase):
                 "ctk_startup_ms": 1.5, "plain_runc_injected_spec_ms": 41.0, "ctk_shim_phase_ms": 3.0,
                 "ctk_shim_phase_no_cache_ms": 6.0, "plain_runc_hook_spec_ms": 45.0,
                 "plain_runc_true_hook_spec_ms": 43.0, "plain_runc_through_env_ms": 41.5,
-                "plain_runc_true_hook_through_env_ms": 46.0,
+                "plain_runc_true_hook_through_env_ms": 46.0, "env_phase_ms": 1.2,
+                "above_floor_ms": {"runtime": {"median": 0.5, "ci95": [-0.25, 1.25]},
+                                   "hook": {"median": 2.0, "ci95": [1.5, 2.5]}},
                 "podman_cdi": {"kind": "perf1.ascend.test/npu", "runs": {"plain": 30, "cdi": 30},
                                "median_ms": {"plain": 240.0, "cdi": 245.0}, "ratio": 1.021},
                 "cpu_ms": {"ctk_shim_phase": 2.0, "ctk_shim_phase_no_cache": 4.5},
@@ -189,10 +204,12 @@ class ReportTests(unittest.TestCase):
         self.assertIn("| 1 | The cost of safety | not measured: safe_vs_raw: did not finish within 120 s: boom", text)
         self.assertIn("| 2 | heap allocations per steady-state poll (`sampler_alloc`) | not measured: the release "
                       "build failed | 0 | **not measured** |", text)
-        self.assertIn("| 6 | runtime mode above its floor (`env` in front of runc), median start | +0.50 ms | "
-                      "≤ +1.5 ms | met |", text)
+        self.assertIn("| 6 | runtime mode above its floor (`env` in front of runc), median start | +0.50 ms (95 % "
+                      "interval -0.25 to +1.25) | ≤ +1.5 ms | met |", text)
         self.assertIn("| 6 | hook mode above its floor (`env` in front, `/bin/true` as the hook), median start | "
-                      "+2.00 ms | ≤ +1.5 ms | **missed** |", text)
+                      "+2.00 ms (95 % interval +1.50 to +2.50) | ≤ +1.5 ms | **missed** |", text)
+        self.assertIn("| the same with `/usr/bin/env` in the runtime's place (that phase's floor) | 1.20 ms (the "
+                      "runtime's phase +1.80 ms above it) |", text)
         self.assertIn("| 6 | runtime mode / plain runc, median start | 1.050x (+5.0 %) | (no target) | info |", text)
         self.assertIn("| 6 | the runtime's own phase on the cold path (chip cache off, DCMI asked), CPU time | 4.50 ms "
                       "(wall, median: 6.00 ms) | < 5 ms | met |", text)

@@ -1,6 +1,8 @@
 //! The two roles on the path of every container start read their settings without clap (`ascend_oci::runtime_exec`):
 //! the `ascend-runtime` link refuses a setting it cannot use before anything runs, naming the variable, and a hook
-//! command line that is not the one its spec entry carries still gets clap's answer.
+//! command line that is not the one its spec entry carries still gets clap's answer; and the binary is linked
+//! position-dependent, so that the dynamic loader has no relocations of its own to apply on every start
+//! (`examples/build.rs`).
 
 mod ctk_support;
 
@@ -40,4 +42,14 @@ fn a_hook_command_line_beyond_its_own_flags_gets_claps_answer() {
         "{}",
         describe(&unknown)
     );
+}
+
+/// ELF header: `e_type` is the 16-bit field at offset 16; 2 is `ET_EXEC` (position-dependent), 3 `ET_DYN` (a PIE).
+#[test]
+fn the_binary_on_the_start_path_is_position_dependent() {
+    let path = env!("CARGO_BIN_EXE_ascend-ctk");
+    let bytes = std::fs::read(path).expect("read ascend-ctk");
+    assert_eq!(&bytes[..4], b"\x7fELF", "{path} is not an ELF file");
+    let e_type = u16::from_le_bytes([bytes[16], bytes[17]]);
+    assert_eq!(e_type, 2, "{path}: ELF type {e_type}, expected 2 (ET_EXEC): is the -no-pie link argument gone?");
 }
