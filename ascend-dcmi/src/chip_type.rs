@@ -1,4 +1,5 @@
-//! Chip generations and how a chip is classified from its name and board id (ascend-stack-facts §1.10).
+//! Chip generations and how a chip is classified from its name and board id (as `GetDevType` in Huawei's
+//! `Ascend/mind-cluster`, `component/ascend-common/devmanager/common/utils.go`).
 
 use std::fmt;
 use std::str::FromStr;

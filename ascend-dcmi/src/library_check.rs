@@ -1,7 +1,8 @@
 //! The ownership and permission check the vendor's tools make before loading `libdcmi.so`.
 //!
 //! A management library runs with root's rights inside every agent that loads it; a library (or a directory above
-//! it) that someone other than root can write is a way to run code as root. The rules (ascend-stack-facts §1.1):
+//! it) that someone other than root can write is a way to run code as root. The rules (those Huawei's
+//! `Ascend/mind-cluster` applies before loading the library, `component/ascend-common`):
 //!
 //! * if the path is a symlink, the link itself must be owned by root;
 //! * the file it resolves to must be owned by root and have no group or other write bit (mask `0o022`);

@@ -20,7 +20,8 @@ pub struct VnpuTemplate {
 
 use ChipType::{Ascend310P as P310, Ascend910 as A910, Ascend910A3 as A3, Ascend910B as B910};
 
-/// Every template of ascend-stack-facts §2.1.
+/// Every template Huawei's components accept (`templateNameLists` in `Ascend/mind-cluster`,
+/// `component/ascend-common/devmanager/common/utils.go`).
 pub const TEMPLATES: [VnpuTemplate; 18] = [
     VnpuTemplate { name: "vir01", resource_suffix: "1c", aicore: 1, chip_types: &[P310, A910] },
     VnpuTemplate { name: "vir02", resource_suffix: "2c", aicore: 2, chip_types: &[P310, A910] },

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use ascend_dcmi::{CallContext, Error, LogicId};
 
-/// The return codes of ascend-stack-facts §1.2 that DCMI itself returns.
+/// The return codes DCMI itself returns (`dcmiErrMap` in Huawei's `Ascend/mind-cluster`,
+/// `component/ascend-common/devmanager/dcmi`).
 const DCMI_CODES: [i32; 21] = [
     -8001, -8002, -8003, -8004, -8005, -8006, -8007, -8008, -8009, -8010, -8011, -8012, -8013, -8014, -8015, -8016,
     -8017, -8020, -8022, -8023, -8255,

@@ -1,4 +1,5 @@
-//! Resource names and device ids, as Huawei's plugin spells them (ascend-stack-facts §2.1), with a configurable
+//! Resource names and device ids, as Huawei's plugin spells them (`Ascend/mind-cluster`,
+//! `component/ascend-device-plugin`), with a configurable
 //! domain prefix and renaming: the one place that writes them ([`ResourceNaming::chip_device_id`],
 //! [`ResourceNaming::vnpu_device_id`]) and reads them back ([`ResourceNaming::parse_device_id`]), so that every
 //! consumer of the kubelet's PodResources answers (the exporter's pod attribution, the doctor) maps ids to chips

@@ -1,6 +1,7 @@
 //! The ownership and permission rule for `libdcmi.so`, bounded at the host root.
 //!
-//! The rule is the vendor's (ascend-stack-facts §1.1, also enforced by `ascend_dcmi::check_library` before loading):
+//! The rule is the vendor's (Huawei's `Ascend/mind-cluster`, `component/ascend-common`, before it loads
+//! `libdcmi.so`; also enforced by `ascend_dcmi::check_library` before loading):
 //! a symlink must be owned by root; the file it resolves to, and every directory above it, must be owned by root and
 //! not writable by group or others. `ascend_dcmi::check_library` walks up to the machine's `/` and stops at the first
 //! violation; the doctor walks up to the host root instead (a fake host in `/tmp` would otherwise always fail on

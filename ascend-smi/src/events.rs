@@ -57,7 +57,8 @@ fn assertion_name(assertion: Assertion) -> &'static str {
 }
 
 /// Huawei's rule for a code the policy does not list: more serious than minor, or of unknown severity, isolates the
-/// chip; otherwise the fault needs no handling (ascend-stack-facts §2.3).
+/// chip; otherwise the fault needs no handling (Huawei's `Ascend/mind-cluster`,
+/// `component/ascend-device-plugin`, its fault-code handling).
 pub fn unlisted_code_level(severity: Option<Severity>) -> FaultLevel {
     match severity {
         Some(Severity::Warning | Severity::Minor) => FaultLevel::NotHandleFault,

@@ -5,7 +5,8 @@ use std::process::Command;
 use super::{busybox_rootfs, describe, require_tool, run, PROBE_SCRIPT};
 
 /// Podman with private storage (vfs: plain directories, removed with the temporary directory)
-/// and the flags this machine needs (see machine-notes.md).
+/// and the flags a machine without systemd needs (cgroupfs as the cgroup manager, events to a file) and runc as
+/// the runtime; containers run with `--network none`.
 pub struct Podman {
     dir: tempfile::TempDir,
 }
