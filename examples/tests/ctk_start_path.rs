@@ -47,9 +47,11 @@ fn a_hook_command_line_beyond_its_own_flags_gets_claps_answer() {
 /// ELF header: `e_type` is the 16-bit field at offset 16; 2 is `ET_EXEC` (position-dependent), 3 `ET_DYN` (a PIE).
 #[test]
 fn the_binary_on_the_start_path_is_position_dependent() {
+    use std::io::Read;
     let path = env!("CARGO_BIN_EXE_ascend-ctk");
-    let bytes = std::fs::read(path).expect("read ascend-ctk");
-    assert_eq!(&bytes[..4], b"\x7fELF", "{path} is not an ELF file");
-    let e_type = u16::from_le_bytes([bytes[16], bytes[17]]);
+    let mut header = [0u8; 18];
+    std::fs::File::open(path).and_then(|mut file| file.read_exact(&mut header)).expect("read ascend-ctk's ELF header");
+    assert_eq!(&header[..4], b"\x7fELF", "{path} is not an ELF file");
+    let e_type = u16::from_le_bytes([header[16], header[17]]);
     assert_eq!(e_type, 2, "{path}: ELF type {e_type}, expected 2 (ET_EXEC): is the -no-pie link argument gone?");
 }
