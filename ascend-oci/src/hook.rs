@@ -178,11 +178,10 @@ pub fn run_hook(state: &State, config: &HookConfig) -> Result<HookOutcome> {
         lists.push(MountList::load(&root, &config.mount_list_dir, name)?);
     }
     let sources = resolve_sources(&root, &lists, request.allow_link)?;
-    let rootfs_fd = rustix::fs::open(&rootfs, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-        .map_err(|e| Error::errno("open rootfs", &rootfs, e))?;
+    let mut rootfs = RootfsDirs::open(rootfs)?;
     let mut outcome = HookOutcome::default();
     for source in &sources {
-        mount_read_only(&rootfs_fd, &rootfs, source)?;
+        mount_read_only(&mut rootfs, source)?;
         outcome.mounted.push(source.container_path.clone());
     }
     Ok(outcome)
@@ -210,10 +209,10 @@ fn enter_mount_namespace(pid: i32) -> Result<()> {
 
 /// Creates the mount point under the rootfs (directories 0755, files 0644) and moves a
 /// read-only, nosuid, nodev clone of the source onto it.
-fn mount_read_only(rootfs_fd: &OwnedFd, rootfs: &Path, source: &TrustedSource) -> Result<()> {
+fn mount_read_only(rootfs: &mut RootfsDirs, source: &TrustedSource) -> Result<()> {
     let relative = checked_relative(&source.container_path)?;
-    let shown = rootfs.join(&relative);
-    let target = ensure_mount_point(rootfs_fd, rootfs, &relative, source.is_dir)?;
+    let shown = rootfs.path.join(&relative);
+    let target = rootfs.mount_point(&relative, source.is_dir)?;
     let tree = rustix::mount::open_tree(
         &source.fd,
         "",
@@ -231,6 +230,7 @@ fn mount_read_only(rootfs_fd: &OwnedFd, rootfs: &Path, source: &TrustedSource) -
         MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH,
     )
     .map_err(|e| Error::errno("move_mount", &shown, e))?;
+    rootfs.covered_by_mount(&relative);
     // The moved tree's descriptor names the new mount; remounting through its /proc link changes
     // only that mount's flags, not the source filesystem.
     let tree_link = format!("/proc/self/fd/{}", tree.as_raw_fd());
@@ -242,38 +242,83 @@ fn mount_read_only(rootfs_fd: &OwnedFd, rootfs: &Path, source: &TrustedSource) -
     .map_err(|e| Error::errno("remount read-only", &shown, e))
 }
 
-fn open_in_root(rootfs_fd: &OwnedFd, relative: &Path) -> rustix::io::Result<OwnedFd> {
-    rustix::fs::openat2(
-        rootfs_fd,
-        if relative.as_os_str().is_empty() { Path::new(".") } else { relative },
-        OFlags::PATH | OFlags::CLOEXEC,
-        Mode::empty(),
-        ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS,
-    )
+/// The container's root filesystem and the directories below it this hook has opened or created, so that mount points
+/// sharing a parent (`/usr/local/Ascend/driver/lib64` and `.../include`) find it without walking to it again: the
+/// hook is on the path of every container start.
+struct RootfsDirs {
+    path: PathBuf,
+    fd: OwnedFd,
+    /// Directories beneath the rootfs (relative paths), each opened with `O_PATH`: usable as the `dirfd` of `mkdirat`
+    /// and `openat` (open(2), `O_PATH`), so no second descriptor is opened to create an entry in it.
+    known: Vec<(PathBuf, OwnedFd)>,
 }
 
-/// Creates what is missing of `relative` below the rootfs (`rootfs_fd`, shown as `rootfs`), one component at a time,
-/// every lookup confined to the rootfs, and returns the target opened with `O_PATH`.
-fn ensure_mount_point(rootfs_fd: &OwnedFd, rootfs: &Path, relative: &Path, is_dir: bool) -> Result<OwnedFd> {
-    let shown = &rootfs.join(relative);
-    let mut prefix = PathBuf::new();
-    let components: Vec<_> = relative.components().collect();
-    for (index, component) in components.iter().enumerate() {
-        let parent = open_in_root(rootfs_fd, &prefix).map_err(|e| Error::errno("open", shown, e))?;
-        prefix.push(component);
-        match open_in_root(rootfs_fd, &prefix) {
-            Ok(_) => continue,
-            Err(rustix::io::Errno::NOENT) => {}
-            Err(other) => return Err(Error::errno("open", shown, other)),
+impl RootfsDirs {
+    fn open(path: PathBuf) -> Result<Self> {
+        let fd = rustix::fs::open(&path, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+            .map_err(|e| Error::errno("open rootfs", &path, e))?;
+        Ok(RootfsDirs { path, fd, known: Vec::new() })
+    }
+
+    /// Forgets the directories at and below a new mount: their descriptors name what the mount now hides.
+    fn covered_by_mount(&mut self, relative: &Path) {
+        self.known.retain(|(known, _)| !known.starts_with(relative));
+    }
+
+    /// `relative` resolved inside the rootfs (the image's symlinks followed, but never out of it), opened `O_PATH`.
+    fn open_in_root(&self, relative: &Path) -> rustix::io::Result<OwnedFd> {
+        rustix::fs::openat2(
+            &self.fd,
+            if relative.as_os_str().is_empty() { Path::new(".") } else { relative },
+            OFlags::PATH | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS,
+        )
+    }
+
+    /// Creates what is missing of `relative` below the rootfs, one component at a time, every lookup confined to the
+    /// rootfs, and returns the target opened with `O_PATH`. Each existing component costs one lookup, each missing one
+    /// a lookup, a `mkdirat` and an open of what was made (before: two lookups, a directory open and closes).
+    fn mount_point(&mut self, relative: &Path, is_dir: bool) -> Result<OwnedFd> {
+        let shown = &self.path.join(relative);
+        let components: Vec<_> = relative.components().collect();
+        // Start below the deepest directory already known on the way.
+        let mut depth = 0;
+        let mut parent_index: Option<usize> = None;
+        for (index, (known, _)) in self.known.iter().enumerate() {
+            let known_depth = known.components().count();
+            if known_depth > depth && known_depth < components.len() && relative.starts_with(known) {
+                depth = known_depth;
+                parent_index = Some(index);
+            }
         }
-        let name = component.as_os_str();
-        let last = index + 1 == components.len();
-        let parent_dir =
-            rustix::fs::openat(&parent, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-                .map_err(|e| Error::errno("open directory", shown, e))?;
-        let created = if last && !is_dir {
+        let mut prefix: PathBuf = components[..depth].iter().collect();
+        for (index, component) in components.iter().enumerate().skip(depth) {
+            prefix.push(component);
+            let last = index + 1 == components.len();
+            let opened = match self.open_in_root(&prefix) {
+                Ok(fd) => fd,
+                Err(rustix::io::Errno::NOENT) => self.create(parent_index, &prefix, last && !is_dir)?,
+                Err(other) => return Err(Error::errno("open", shown, other)),
+            };
+            if last {
+                return check_mount_point(opened, shown, is_dir);
+            }
+            self.known.push((prefix.clone(), opened));
+            parent_index = Some(self.known.len() - 1);
+        }
+        // An empty relative path is the rootfs itself, which checked_relative never returns; refuse it all the same.
+        Err(Error::unsafe_path(shown, "is the container's root filesystem itself"))
+    }
+
+    /// Creates the last component of `prefix` in its parent (`parent_index` into `known`, or the rootfs) and opens it.
+    fn create(&self, parent_index: Option<usize>, prefix: &Path, file: bool) -> Result<OwnedFd> {
+        let shown = self.path.join(prefix);
+        let parent = parent_index.map_or(&self.fd, |index| &self.known[index].1);
+        let name = prefix.file_name().unwrap_or_default();
+        let created = if file {
             rustix::fs::openat(
-                &parent_dir,
+                parent,
                 name,
                 OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                 Mode::from_raw_mode(0o644),
@@ -281,7 +326,7 @@ fn ensure_mount_point(rootfs_fd: &OwnedFd, rootfs: &Path, relative: &Path, is_di
             .map(drop)
             .map_err(|e| ("create mount point", e))
         } else {
-            rustix::fs::mkdirat(&parent_dir, name, Mode::from_raw_mode(0o755)).map_err(|e| ("mkdir", e))
+            rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(0o755)).map_err(|e| ("mkdir", e))
         };
         match created {
             Ok(()) => {}
@@ -289,15 +334,27 @@ fn ensure_mount_point(rootfs_fd: &OwnedFd, rootfs: &Path, relative: &Path, is_di
             // (or is swapped while we work). Creating through it is what a symlink attack wants; refuse instead.
             Err((_, rustix::io::Errno::EXIST)) => {
                 return Err(Error::unsafe_path(
-                    rootfs.join(&prefix),
+                    shown,
                     "the image has an entry here that does not resolve inside its root filesystem (a dangling or \
                      changing symlink); no mount point is created through it",
                 ))
             }
-            Err((what, other)) => return Err(Error::errno(what, shown, other)),
+            Err((what, other)) => return Err(Error::errno(what, &shown, other)),
         }
+        // What was just made, named in its parent without following anything: it cannot be a symlink.
+        rustix::fs::openat2(
+            parent,
+            name,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
+        )
+        .map_err(|e| Error::errno("open", &shown, e))
     }
-    let target = open_in_root(rootfs_fd, relative).map_err(|e| Error::errno("open", shown, e))?;
+}
+
+/// Checks that the mount point is of the source's kind (directory or file).
+fn check_mount_point(target: OwnedFd, shown: &Path, is_dir: bool) -> Result<OwnedFd> {
     let stat = rustix::fs::fstat(&target).map_err(|e| Error::errno("stat", shown, e))?;
     let target_is_dir = FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
     if target_is_dir != is_dir {
