@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use rustix::fs::{Mode, OFlags};
 
-use crate::secure_path::{checked_relative, resolve_trusted, HostRoot, TrustedSource};
+use crate::secure_path::{
+    checked_relative, resolve_trusted, resolve_trusted_through, CheckedDirs, HostRoot, TrustedSource,
+};
 
 /// Where mount lists live on the host, beneath the host root.
 pub const DEFAULT_MOUNT_LIST_DIR: &str = "/etc/ascend-docker-runtime.d";
@@ -166,13 +168,14 @@ pub struct MountEntry {
 /// start with a half-checked driver.
 pub fn resolve_sources(root: &HostRoot, lists: &[MountList], allow_link: bool) -> Result<Vec<TrustedSource>> {
     let mut sources: Vec<TrustedSource> = Vec::new();
+    let mut checked = CheckedDirs::default();
     for list in lists {
         for entry in &list.entries {
             for path in expand(root, entry)? {
                 if sources.iter().any(|s| s.container_path == path) {
                     continue;
                 }
-                match resolve_trusted(root, &path, allow_link) {
+                match resolve_trusted_through(root, &path, allow_link, &mut checked) {
                     Ok(source) => sources.push(source),
                     Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
                     Err(other) => return Err(other),

@@ -189,6 +189,38 @@ pub struct TrustedSource {
 /// [`Error::UnsafePath`], [`Error::InsecurePermissions`] or [`Error::Io`], each naming the path;
 /// a missing path gives [`Error::Io`] with kind `NotFound`.
 pub fn resolve_trusted(root: &HostRoot, container_path: &Path, allow_link: bool) -> Result<TrustedSource> {
+    resolve_trusted_through(root, container_path, allow_link, &mut CheckedDirs::default())
+}
+
+/// The directories beneath the host root one resolution pass has opened and checked (relative paths, the root
+/// itself as the empty path), so that sources sharing parents walk them once: the default lists' five sources
+/// share `/usr/local` and `/usr/local/Ascend/driver`, and every container start resolves them.
+#[derive(Debug, Default)]
+pub(crate) struct CheckedDirs {
+    dirs: Vec<(PathBuf, OwnedFd)>,
+}
+
+impl CheckedDirs {
+    /// The deepest directory known that is a proper ancestor of `relative` (the root counts): its depth and index.
+    fn deepest_ancestor(&self, relative: &Path) -> Option<(usize, usize)> {
+        let wanted = relative.components().count();
+        self.dirs
+            .iter()
+            .enumerate()
+            .map(|(index, (dir, _))| (dir.components().count(), index, dir))
+            .filter(|(depth, _, dir)| *depth < wanted && relative.starts_with(dir))
+            .max_by_key(|(depth, _, _)| *depth)
+            .map(|(depth, index, _)| (depth, index))
+    }
+}
+
+/// [`resolve_trusted`] within one resolution pass: directories already checked in `dirs` are not walked again.
+pub(crate) fn resolve_trusted_through(
+    root: &HostRoot,
+    container_path: &Path,
+    allow_link: bool,
+    dirs: &mut CheckedDirs,
+) -> Result<TrustedSource> {
     let relative = checked_relative(container_path)?;
     let real_relative = if allow_link {
         let link_stat = lstat_beneath_in_root(root, &relative, container_path)?;
@@ -197,7 +229,7 @@ pub fn resolve_trusted(root: &HostRoot, container_path: &Path, allow_link: bool)
     } else {
         relative
     };
-    let fd = walk_checked(root, &real_relative)?;
+    let fd = walk_checked(root, &real_relative, dirs)?;
     let host_path = root.host_path(&Path::new("/").join(&real_relative));
     let stat = rustix::fs::fstat(&fd).map_err(|e| Error::errno("stat", &host_path, e))?;
     let file_type = FileType::from_raw_mode(stat.st_mode);
@@ -218,30 +250,57 @@ pub fn resolve_trusted(root: &HostRoot, container_path: &Path, allow_link: bool)
     Ok(TrustedSource { container_path: container_path.to_path_buf(), host_path, is_dir, fd })
 }
 
-/// Opens each component in turn (no symlinks, never above the root) and checks it.
-fn walk_checked(root: &HostRoot, relative: &Path) -> Result<OwnedFd> {
-    let mut current = open_beneath(root.as_fd(), Path::new(""), ResolveFlags::BENEATH)
-        .map_err(|e| Error::errno("open", root.path(), e))?;
-    let mut current_path = root.path().to_path_buf();
-    check_fd(&current, &current_path)?;
-    for component in relative.components() {
+/// Opens each component in turn (no symlinks, never above the root) and checks it, starting below the deepest
+/// directory `dirs` already holds; the directories passed on the way are added to `dirs`.
+fn walk_checked(root: &HostRoot, relative: &Path, dirs: &mut CheckedDirs) -> Result<OwnedFd> {
+    let components: Vec<Component<'_>> = relative.components().collect();
+    let known = dirs.deepest_ancestor(relative);
+    // What this walk opens: the directories on the way (kept in `dirs` afterwards), then the path itself.
+    let mut walked: Vec<(PathBuf, OwnedFd)> = Vec::new();
+    let depth = match known {
+        Some((depth, _)) => depth,
+        None => {
+            let fd = open_beneath(root.as_fd(), Path::new(""), ResolveFlags::BENEATH)
+                .map_err(|e| Error::errno("open", root.path(), e))?;
+            check_fd(&fd, root.path())?;
+            walked.push((PathBuf::new(), fd));
+            0
+        }
+    };
+    let mut prefix: PathBuf = components[..depth].iter().collect();
+    let mut current_path = root.path().join(&prefix);
+    let mut target = None;
+    for (index, component) in components.iter().enumerate().skip(depth) {
         current_path.push(component);
-        let next = open_beneath(
-            current.as_fd(),
-            Path::new(component.as_os_str()),
-            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
-        )
-        .map_err(|e| match e {
-            rustix::io::Errno::LOOP => Error::unsafe_path(&current_path, "is a symlink"),
-            other => Error::errno("open", &current_path, other),
-        })?;
+        let parent = match (walked.last(), known) {
+            (Some((_, fd)), _) => fd.as_fd(),
+            (None, Some((_, known_index))) => dirs.dirs[known_index].1.as_fd(),
+            (None, None) => root.as_fd(),
+        };
+        let next =
+            open_beneath(parent, Path::new(component.as_os_str()), ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS)
+                .map_err(|e| match e {
+                rustix::io::Errno::LOOP => Error::unsafe_path(&current_path, "is a symlink"),
+                other => Error::errno("open", &current_path, other),
+            })?;
         let stat = check_fd(&next, &current_path)?;
         if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink {
             return Err(Error::unsafe_path(&current_path, "is a symlink"));
         }
-        current = next;
+        if index + 1 < components.len() {
+            prefix.push(component);
+            walked.push((prefix.clone(), next));
+        } else {
+            target = Some(next);
+        }
     }
-    Ok(current)
+    // No component at all: the path is the root itself, which this walk opened.
+    let target = match target {
+        Some(fd) => fd,
+        None => walked.pop().map(|(_, fd)| fd).ok_or_else(|| Error::unsafe_path(root.path(), "nothing to open"))?,
+    };
+    dirs.dirs.extend(walked);
+    Ok(target)
 }
 
 fn check_fd(fd: &OwnedFd, path: &Path) -> Result<Stat> {
@@ -356,6 +415,30 @@ mod tests {
         let err = resolve_trusted(&root, Path::new("/usr/local/lib64"), false).err();
         let message = err.map(|e| e.to_string()).unwrap_or_default();
         assert!(message.contains("plugins") && message.contains("0777"), "{message}");
+        Ok(())
+    }
+
+    #[test]
+    fn sources_sharing_parents_walk_them_once_and_keep_every_check() -> Result<()> {
+        let (dir, root) = host()?;
+        for path in ["usr", "usr/local", "usr/local/driver", "usr/local/driver/lib64", "usr/local/driver/include"] {
+            mkdir(&dir.path().join(path), 0o755);
+        }
+        symlink("lib64", dir.path().join("usr/local/driver/lib")).map_err(|e| Error::io("symlink", "lib", e))?;
+        let mut dirs = CheckedDirs::default();
+        let lib64 = resolve_trusted_through(&root, Path::new("/usr/local/driver/lib64"), false, &mut dirs)?;
+        let walked: Vec<PathBuf> = dirs.dirs.iter().map(|(path, _)| path.clone()).collect();
+        assert_eq!(walked, ["", "usr", "usr/local", "usr/local/driver"].map(PathBuf::from));
+        let include = resolve_trusted_through(&root, Path::new("/usr/local/driver/include"), false, &mut dirs)?;
+        assert_eq!(dirs.dirs.len(), 4, "the second source walks no directory again");
+        assert_eq!(lib64.host_path, dir.path().join("usr/local/driver/lib64"));
+        assert_eq!(include.host_path, dir.path().join("usr/local/driver/include"));
+        // Below a directory known from an earlier source, a symlink and a writable source are still refused.
+        let link = resolve_trusted_through(&root, Path::new("/usr/local/driver/lib"), false, &mut dirs);
+        assert!(matches!(link, Err(Error::UnsafePath { .. })), "{link:?}");
+        mkdir(&dir.path().join("usr/local/driver/tools"), 0o777);
+        let writable = resolve_trusted_through(&root, Path::new("/usr/local/driver/tools"), false, &mut dirs);
+        assert!(writable.err().map(|e| e.to_string()).unwrap_or_default().contains("0777"));
         Ok(())
     }
 
