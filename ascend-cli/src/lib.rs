@@ -31,7 +31,6 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
-#![deny(missing_docs)]
 
 pub mod duration;
 pub mod log_format;

@@ -35,7 +35,6 @@
 //! # Ok(())
 //! # }
 //! ```
-#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

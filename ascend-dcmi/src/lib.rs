@@ -158,7 +158,6 @@
 //!
 //! In `Cargo.toml`: `[dev-dependencies] ascend-dcmi = { version = "0.1", features = ["mock"] }`.
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![deny(missing_docs)]
 #![deny(unsafe_code)]
 
 mod api_family;

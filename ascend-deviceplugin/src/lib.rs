@@ -23,7 +23,6 @@
 //! # }
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod allocate;

@@ -16,7 +16,6 @@
 //! [`run`] is all of it. The `ascend-dra-driver` program (flags, `/healthz`, `/metrics`) is the module `daemon`
 //! (feature `daemon`); the bundled binary is a thin main over it. All Kubernetes API access goes through kube-rs
 //! in `ascend-kube`.
-#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod cdi_claim;

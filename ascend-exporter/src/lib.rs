@@ -63,7 +63,6 @@
 //! See `docs/npu-exporter.md` for the metric table, the flags, the deployment and the measured figures.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
-#![deny(missing_docs)]
 
 pub mod app;
 pub mod basic_auth;

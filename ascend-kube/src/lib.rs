@@ -49,7 +49,6 @@
 //! # Ok(())
 //! # }
 //! ```
-#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod api_discovery;

@@ -36,7 +36,6 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
-#![deny(missing_docs)]
 
 pub mod atomic_file;
 pub mod bundle_config;

@@ -9,6 +9,8 @@
 //! measured. The interleaved figure times a batch of each path in turn, round after round (the order rotating), and
 //! takes the median of the per-round ratios; it goes to stdout and, as JSON, to the file named by
 //! `ASCEND_BENCH_SAFE_VS_RAW_JSON`.
+// The raw side of the comparison calls the bindings directly.
+#![allow(unsafe_code)]
 
 use std::hint::black_box;
 use std::os::raw::c_int;

@@ -8,7 +8,6 @@
 //! describes the tiers.
 
 #![forbid(unsafe_code)]
-#![deny(missing_docs)]
 
 mod cluster;
 mod port_forward;

@@ -4,6 +4,9 @@
 //! Golden files: `fixtures/bad/<case>.toml` must produce the message in `<case>.err`, with the
 //! fixture's path written as `<file>`. Set `DCMI_SIM_BLESS=1` to rewrite the `.err` files.
 
+// Calls the simulator through its C ABI, as the real library is called.
+#![allow(unsafe_code)]
+
 #[macro_use]
 mod common;
 

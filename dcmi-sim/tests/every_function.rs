@@ -1,6 +1,9 @@
 //! Every exported function, called through the raw bindings (`dcmi_sys::DcmiLib` loaded from the
 //! built .so) against every sample topology, with the results checked against the topology.
 
+// Calls the simulator through its C ABI, as the real library is called.
+#![allow(unsafe_code)]
+
 #[macro_use]
 mod common;
 

@@ -1,6 +1,9 @@
 //! Fault timelines reach subscribed callbacks; the overlay file changes a running simulator's
 //! state; drop and restore; health follows the faults.
 
+// Calls the simulator through its C ABI, as the real library is called.
+#![allow(unsafe_code)]
+
 #[macro_use]
 mod common;
 

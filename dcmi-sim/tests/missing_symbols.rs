@@ -2,6 +2,9 @@
 //! still work. The partial library is a small C shim compiled here with `cc`: it exports three
 //! functions, each forwarding to the simulator, and nothing else.
 
+// Calls the simulator through its C ABI, as the real library is called.
+#![allow(unsafe_code)]
+
 #[macro_use]
 mod common;
 

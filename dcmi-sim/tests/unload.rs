@@ -2,6 +2,9 @@
 //! process while the simulator thread runs: the cdylib is linked `-z nodelete`. This binary loads
 //! the library only here, so dropping the handle really closes it.
 
+// Calls the simulator through its C ABI, as the real library is called.
+#![allow(unsafe_code)]
+
 #[test]
 fn the_library_is_marked_nodelete() {
     let path = dcmi_sim::library_path().expect("library");

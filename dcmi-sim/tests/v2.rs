@@ -2,6 +2,9 @@
 //! keyed by logic id, with the same injection, timelines and fault events as V1; on a V1 topology
 //! the V2 functions answer -8255.
 
+// Calls the simulator through its C ABI, as the real library is called.
+#![allow(unsafe_code)]
+
 #[macro_use]
 mod common;
 

@@ -2,6 +2,9 @@
 //! as the real driver makes it, and loses it when destroyed; the simulator loaded from its build directory makes
 //! no node anywhere.
 
+// Calls the simulator through its C ABI, as the real library is called.
+#![allow(unsafe_code)]
+
 use std::os::raw::{c_char, c_int};
 use std::os::unix::fs::FileTypeExt;
 

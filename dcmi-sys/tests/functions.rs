@@ -1,6 +1,8 @@
 //! Checks `DcmiLib`: one field per DCMI function of both API families, the signatures that
 //! differ from the obvious `(card_id, device_id, *out)` / `(dev_id, *out)` shapes, and per-symbol
 //! resolution.
+// Calls the raw bindings, which are `unsafe` by nature.
+#![allow(unsafe_code)]
 
 use std::collections::BTreeSet;
 use std::ffi::c_void;

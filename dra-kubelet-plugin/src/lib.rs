@@ -69,7 +69,6 @@
 //!
 //! [Dynamic Resource Allocation]: https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod api;

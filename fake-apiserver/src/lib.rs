@@ -41,7 +41,6 @@
 //! # Ok(())
 //! # }
 //! ```
-#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod faults;

@@ -2,6 +2,9 @@
 //! and forwards everything to the system allocator. A test binary that declares `mod counting_allocator;` gets it as
 //! its global allocator; [`allocations`] reads the count.
 
+// A global allocator is `unsafe` to implement.
+#![allow(unsafe_code)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
