@@ -27,7 +27,7 @@ pub struct BundleConfig {
 /// # Errors
 /// [`Error::Io`], [`Error::TooLarge`] or [`Error::Json`] naming the file.
 pub fn load_bundle_config(path: &Path) -> Result<BundleConfig> {
-    let bytes = crate::hook::read_limited_file(path, MAX_SPEC_BYTES, "config.json")?;
+    let bytes = crate::bounded_read::read_limited_file(path, MAX_SPEC_BYTES, "config.json")?;
     let parse_error = |source| Error::Json { what: format!("parse {}", path.display()), source };
     let json: Value = serde_json::from_slice(&bytes).map_err(parse_error)?;
     let spec: Spec = serde_json::from_value(json.clone()).map_err(parse_error)?;

@@ -280,7 +280,7 @@ pub fn write_spec(dir: &Path, spec: &CdiSpec) -> Result<PathBuf> {
 /// # Errors
 /// [`Error::Io`], [`Error::TooLarge`], [`Error::Json`] naming the file.
 pub fn read_spec(path: &Path) -> Result<CdiSpec> {
-    let bytes = crate::hook::read_limited_file(path, 4 * 1024 * 1024, "CDI spec")?;
+    let bytes = crate::bounded_read::read_limited_file(path, 4 * 1024 * 1024, "CDI spec")?;
     serde_json::from_slice(&bytes).map_err(|source| Error::Json { what: format!("parse {}", path.display()), source })
 }
 

@@ -26,9 +26,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::atomic_file::{write_atomically_with, WriteOptions};
+use crate::bounded_read::read_limited_file;
 use crate::chip_discovery::{discover_chips, ChipSource, DiscoveredChips};
 use crate::error::{Error, Result};
-use crate::hook::read_limited_file;
 use crate::host::{chip_node_entries, HostChip, HostChips};
 use crate::secure_path::{check_trusted_file, HostRoot};
 

@@ -17,6 +17,7 @@ use oci_spec::runtime::{ContainerState, State};
 use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
 use rustix::mount::{MountFlags, MoveMountFlags, OpenTreeFlags};
 
+use crate::bounded_read::read_limited;
 use crate::bundle_config::load_spec;
 use crate::error::{Error, Result};
 use crate::inject::{request_from_spec, DEFAULT_CDI_KIND};
@@ -90,28 +91,6 @@ impl Default for HookConfig {
 pub struct HookOutcome {
     /// The container paths mounted.
     pub mounted: Vec<PathBuf>,
-}
-
-/// Reads at most `limit` bytes; more is an error, not a truncation.
-///
-/// # Errors
-/// [`Error::Io`] or [`Error::TooLarge`].
-pub fn read_limited(reader: impl Read, limit: u64, what: &'static str) -> Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    reader.take(limit + 1).read_to_end(&mut bytes).map_err(|e| Error::io("read", what, e))?;
-    if bytes.len() as u64 > limit {
-        return Err(Error::TooLarge { what, limit });
-    }
-    Ok(bytes)
-}
-
-/// [`read_limited`] on a file.
-///
-/// # Errors
-/// As [`read_limited`], plus [`Error::Io`] naming the file when it cannot be opened.
-pub fn read_limited_file(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
-    read_limited(file, limit, what)
 }
 
 /// Parses the container state that runc writes to a hook's stdin.

@@ -38,6 +38,7 @@
 #![forbid(unsafe_code)]
 
 pub mod atomic_file;
+mod bounded_read;
 pub mod bundle_config;
 pub mod cdi;
 pub mod chip_cache;

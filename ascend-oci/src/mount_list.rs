@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::bounded_read::read_limited;
 use crate::error::{Error, Result};
 use rustix::fs::{Mode, OFlags};
 
@@ -98,21 +99,14 @@ impl MountList {
 }
 
 fn read_small(host_path: &Path, fd: &std::os::fd::OwnedFd) -> Result<String> {
-    use std::io::Read;
     // Reopen the checked O_PATH descriptor for reading through its /proc link, so the file read
     // is the one that was checked.
     let link = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(fd));
     let readable = rustix::fs::open(link.as_str(), OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
         .map_err(|e| Error::errno("open", host_path, e))?;
-    let mut text = String::new();
-    std::fs::File::from(readable)
-        .take(MAX_LIST_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| Error::io("read", host_path, e))?;
-    if text.len() as u64 > MAX_LIST_BYTES {
-        return Err(Error::TooLarge { what: "mount list", limit: MAX_LIST_BYTES });
-    }
-    Ok(text)
+    let bytes = read_limited(std::fs::File::from(readable), MAX_LIST_BYTES, "mount list")?;
+    String::from_utf8(bytes)
+        .map_err(|_| Error::InvalidConfig { path: host_path.to_path_buf(), reason: "is not UTF-8 text".to_owned() })
 }
 
 fn has_wildcard(text: &str) -> bool {
