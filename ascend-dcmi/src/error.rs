@@ -1,6 +1,7 @@
 //! The crate's error type: one variant per DCMI return code, plus the failures of loading and of our own checks.
 //!
-//! The mapping from raw return codes to variants lives in [`Error::from_code`] and nowhere else.
+//! The DCMI return codes are written once, in the table of the `errors!` invocation below: the variants, their
+//! messages, [`Error::from_code`], [`Error::code`], [`Error::context`] and [`code_meaning`] all come from it.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -47,182 +48,214 @@ impl fmt::Display for CallContext {
     }
 }
 
-/// Everything that can go wrong when talking to DCMI.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// -8001: an input parameter was rejected.
-    #[error("{0}: input parameter incorrect (DCMI -8001)")]
-    InvalidParameter(CallContext),
-    /// -8002: the caller lacks permission.
-    #[error("{0}: permission denied (DCMI -8002)")]
-    PermissionDenied(CallContext),
-    /// -8003: a memory interface operation failed in the driver.
-    #[error("{0}: memory interface operation failed (DCMI -8003)")]
-    MemoryOperation(CallContext),
-    /// -8004: a security function failed in the driver.
-    #[error("{0}: security function failed (DCMI -8004)")]
-    SecurityFunction(CallContext),
-    /// -8005: internal error; inside containers usually a missing device node or driver file.
-    #[error("{0}: internal error (DCMI -8005)")]
-    Internal(CallContext),
-    /// -8006: the driver did not answer in time.
-    #[error("{0}: response timed out (DCMI -8006)")]
-    ResponseTimeout(CallContext),
-    /// -8007: the device id is invalid.
-    #[error("{0}: invalid device id (DCMI -8007)")]
-    InvalidDeviceId(CallContext),
-    /// -8008: the device does not exist.
-    #[error("{0}: device does not exist (DCMI -8008)")]
-    DeviceNotFound(CallContext),
-    /// -8009: an ioctl failed.
-    #[error("{0}: ioctl failed (DCMI -8009)")]
-    Ioctl(CallContext),
-    /// -8010: sending a message to the device failed.
-    #[error("{0}: message send failed (DCMI -8010)")]
-    SendFailed(CallContext),
-    /// -8011: receiving a message from the device failed.
-    #[error("{0}: message receive failed (DCMI -8011)")]
-    ReceiveFailed(CallContext),
-    /// -8012: not ready yet; on health calls this means the card dropped off the bus or is rebooting.
-    #[error("{0}: device not ready, try again (DCMI -8012; the card may have dropped)")]
-    NotReady(CallContext),
-    /// -8013: the call is not supported inside containers.
-    #[error("{0}: not supported in containers (DCMI -8013)")]
-    NotSupportedInContainer(CallContext),
-    /// -8014: a file operation failed in the driver.
-    #[error("{0}: file operation failed (DCMI -8014)")]
-    FileOperation(CallContext),
-    /// -8015: a reset failed.
-    #[error("{0}: reset failed (DCMI -8015)")]
-    ResetFailed(CallContext),
-    /// -8016: a reset was cancelled.
-    #[error("{0}: reset cancelled (DCMI -8016)")]
-    ResetCancelled(CallContext),
-    /// -8017: the device is upgrading.
-    #[error("{0}: device is upgrading (DCMI -8017)")]
-    Upgrading(CallContext),
-    /// -8020: device resources are occupied.
-    #[error("{0}: device resources occupied (DCMI -8020)")]
-    ResourceOccupied(CallContext),
-    /// -8022: partition consistency check failed.
-    #[error("{0}: partition consistency check failed (DCMI -8022)")]
-    PartitionCheckFailed(CallContext),
-    /// -8023: the configuration does not exist.
-    #[error("{0}: configuration does not exist (DCMI -8023)")]
-    ConfigNotFound(CallContext),
-    /// -8255: this chip or driver does not support the call.
-    #[error("{0}: not supported by this chip or driver (DCMI -8255)")]
-    NotSupported(CallContext),
-    /// A return code this crate does not know; the raw number is kept.
-    #[error("{context}: DCMI error {code}")]
-    Unknown {
-        /// The failed call.
-        context: CallContext,
-        /// The raw return code.
-        code: i32,
-    },
+/// Declares [`Error`] from the table of DCMI return codes (each one variant holding the [`CallContext`], with its
+/// code and meaning) followed by the variants that are not return codes, and derives from the same table the
+/// functions that map codes to variants and back. One table, so a code cannot be added to one mapping and missed in
+/// another.
+macro_rules! errors {
+    (
+        codes {
+            $( $(#[$code_doc:meta])* $variant:ident = $code:literal, $meaning:literal; )*
+        }
+        others { $($others:tt)* }
+    ) => {
+        /// Everything that can go wrong when talking to DCMI.
+        #[derive(Debug, thiserror::Error)]
+        #[non_exhaustive]
+        pub enum Error {
+            $(
+                $(#[$code_doc])*
+                #[error("{0}: {meaning} (DCMI {code})", meaning = $meaning, code = $code)]
+                $variant(CallContext),
+            )*
+            $($others)*
+        }
 
-    /// No `libdcmi.so` was found in any searched place.
-    #[error("libdcmi.so not found; searched: {}", display_paths(.searched))]
-    LibraryNotFound {
-        /// Every candidate path that was tried, in order.
-        searched: Vec<PathBuf>,
-    },
-    /// `dlopen` failed.
-    #[error("cannot load {path}: {source}")]
-    LibraryLoad {
-        /// The library file.
-        path: PathBuf,
-        /// What the loader said.
-        #[source]
-        source: libloading::Error,
-    },
-    /// The library file or one of its parent directories fails the ownership/permission check the vendor's tools make.
-    #[error("refusing to load {library}: {path} is owned by uid {uid} with mode {mode:04o}; {problem}")]
-    UnsafeLibrary {
-        /// The library that was to be loaded.
-        library: PathBuf,
-        /// The offending file or directory (the library itself or a parent).
-        path: PathBuf,
-        /// Its owner.
-        uid: u32,
-        /// Its permission bits.
-        mode: u32,
-        /// What is wrong and how to fix it.
-        problem: String,
-    },
-    /// The loaded library lacks this function (an older driver); only calls that need it fail.
-    #[error("{0} is missing from libdcmi.so; upgrade the driver to use it")]
-    FunctionMissing(&'static str),
-    /// The driver serves the other API family, which has no such call: vNPUs, HCCS, card power and product type
-    /// are not available on the V2 API (Ascend950); UB port counters are not available on the V1 API.
-    #[error("{call} is not available on the {family} API")]
-    UnavailableOnApi {
-        /// The C function (of the family that has it).
-        call: &'static str,
-        /// The family the driver serves.
-        family: crate::api_family::ApiFamily,
-    },
-    /// `dcmi_init` returned an error code.
-    #[error("dcmi_init failed with code {code}: {meaning}")]
-    InitFailed {
-        /// The raw return code.
-        code: i32,
-        /// What the code means.
-        meaning: &'static str,
-    },
-    /// Unloading the library failed.
-    #[error("dcmi shutdown failed: {0}")]
-    ShutdownFailed(#[source] libloading::Error),
-    /// A call did not return within its deadline; it keeps running on its worker thread.
-    #[error("{context}: no answer within {deadline:?}")]
-    Timeout {
-        /// The call that hung.
-        context: CallContext,
-        /// The deadline that elapsed.
-        deadline: Duration,
-    },
-    /// The driver returned a value outside the documented range.
-    #[error("{context}: driver returned an invalid value: {detail}")]
-    InvalidValue {
-        /// The call.
-        context: CallContext,
-        /// What was wrong with the value.
-        detail: String,
-    },
-    /// An argument was rejected before calling the driver (for example a profiling window out of range).
-    #[error("{context}: invalid argument: {detail}")]
-    InvalidArgument {
-        /// The call that was not made.
-        context: CallContext,
-        /// What is wrong with the argument.
-        detail: String,
-    },
-    /// A chip with this id is not present.
-    #[error("no chip with {0}")]
-    NoSuchChip(String),
-    /// A vNPU template this chip type does not allow.
-    #[error("vNPU template {template:?} is not allowed on {chip_type}; allowed: {}", .allowed.join(", "))]
-    VnpuTemplateNotAllowed {
-        /// The requested template.
-        template: String,
-        /// The chip type.
-        chip_type: String,
-        /// The templates this chip type allows.
-        allowed: Vec<&'static str>,
-    },
-    /// A configuration file (for example a `faultCode.json` fault policy) could not be read or parsed.
-    #[error("{path}: {detail}")]
-    Config {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong, naming the field where possible.
-        detail: String,
-    },
-    /// A worker thread could not be started or has gone.
-    #[error("worker threads unavailable: {0}")]
-    Worker(String),
+        impl Error {
+            /// Maps a non-zero DCMI return code to its variant. This is the only place that knows the codes.
+            pub fn from_code(code: i32, context: CallContext) -> Self {
+                match code {
+                    $( $code => Error::$variant(context), )*
+                    code => Error::Unknown { context, code },
+                }
+            }
+
+            /// The return code and context of a variant of the table.
+            fn tabled(&self) -> Option<(i32, &CallContext)> {
+                match self {
+                    $( Error::$variant(context) => Some(($code, context)), )*
+                    _ => None,
+                }
+            }
+        }
+
+        /// A one-line meaning of a DCMI return code, for messages about codes that are not yet an [`Error`].
+        pub fn code_meaning(code: i32) -> &'static str {
+            match code {
+                0 => "success",
+                $( $code => $meaning, )*
+                _ => "unknown error code",
+            }
+        }
+    };
+}
+
+errors! {
+    codes {
+        /// -8001: an input parameter was rejected.
+        InvalidParameter = -8001, "input parameter incorrect";
+        /// -8002: the caller lacks permission.
+        PermissionDenied = -8002, "permission denied";
+        /// -8003: a memory interface operation failed in the driver.
+        MemoryOperation = -8003, "memory interface operation failed";
+        /// -8004: a security function failed in the driver.
+        SecurityFunction = -8004, "security function failed";
+        /// -8005: internal error; inside containers usually a missing device node or driver file.
+        Internal = -8005, "internal error";
+        /// -8006: the driver did not answer in time.
+        ResponseTimeout = -8006, "response timed out";
+        /// -8007: the device id is invalid.
+        InvalidDeviceId = -8007, "invalid device id";
+        /// -8008: the device does not exist.
+        DeviceNotFound = -8008, "device does not exist";
+        /// -8009: an ioctl failed.
+        Ioctl = -8009, "ioctl failed";
+        /// -8010: sending a message to the device failed.
+        SendFailed = -8010, "message send failed";
+        /// -8011: receiving a message from the device failed.
+        ReceiveFailed = -8011, "message receive failed";
+        /// -8012: not ready yet; on health calls this means the card dropped off the bus or is rebooting.
+        NotReady = -8012, "device not ready, try again; the card may have dropped";
+        /// -8013: the call is not supported inside containers.
+        NotSupportedInContainer = -8013, "not supported in containers";
+        /// -8014: a file operation failed in the driver.
+        FileOperation = -8014, "file operation failed";
+        /// -8015: a reset failed.
+        ResetFailed = -8015, "reset failed";
+        /// -8016: a reset was cancelled.
+        ResetCancelled = -8016, "reset cancelled";
+        /// -8017: the device is upgrading.
+        Upgrading = -8017, "device is upgrading";
+        /// -8020: device resources are occupied.
+        ResourceOccupied = -8020, "device resources occupied";
+        /// -8022: partition consistency check failed.
+        PartitionCheckFailed = -8022, "partition consistency check failed";
+        /// -8023: the configuration does not exist.
+        ConfigNotFound = -8023, "configuration does not exist";
+        /// -8255: this chip or driver does not support the call.
+        NotSupported = -8255, "not supported by this chip or driver";
+    }
+    others {
+        /// A return code this crate does not know; the raw number is kept.
+        #[error("{context}: DCMI error {code}")]
+        Unknown {
+            /// The failed call.
+            context: CallContext,
+            /// The raw return code.
+            code: i32,
+        },
+
+        /// No `libdcmi.so` was found in any searched place.
+        #[error("libdcmi.so not found; searched: {}", display_paths(.searched))]
+        LibraryNotFound {
+            /// Every candidate path that was tried, in order.
+            searched: Vec<PathBuf>,
+        },
+        /// `dlopen` failed.
+        #[error("cannot load {path}: {source}")]
+        LibraryLoad {
+            /// The library file.
+            path: PathBuf,
+            /// What the loader said.
+            #[source]
+            source: libloading::Error,
+        },
+        /// The library file or one of its parent directories fails the ownership/permission check the vendor's tools make.
+        #[error("refusing to load {library}: {path} is owned by uid {uid} with mode {mode:04o}; {problem}")]
+        UnsafeLibrary {
+            /// The library that was to be loaded.
+            library: PathBuf,
+            /// The offending file or directory (the library itself or a parent).
+            path: PathBuf,
+            /// Its owner.
+            uid: u32,
+            /// Its permission bits.
+            mode: u32,
+            /// What is wrong and how to fix it.
+            problem: String,
+        },
+        /// The loaded library lacks this function (an older driver); only calls that need it fail.
+        #[error("{0} is missing from libdcmi.so; upgrade the driver to use it")]
+        FunctionMissing(&'static str),
+        /// The driver serves the other API family, which has no such call: vNPUs, HCCS, card power and product type
+        /// are not available on the V2 API (Ascend950); UB port counters are not available on the V1 API.
+        #[error("{call} is not available on the {family} API")]
+        UnavailableOnApi {
+            /// The C function (of the family that has it).
+            call: &'static str,
+            /// The family the driver serves.
+            family: crate::api_family::ApiFamily,
+        },
+        /// `dcmi_init` returned an error code.
+        #[error("dcmi_init failed with code {code}: {meaning}")]
+        InitFailed {
+            /// The raw return code.
+            code: i32,
+            /// What the code means.
+            meaning: &'static str,
+        },
+        /// Unloading the library failed.
+        #[error("dcmi shutdown failed: {0}")]
+        ShutdownFailed(#[source] libloading::Error),
+        /// A call did not return within its deadline; it keeps running on its worker thread.
+        #[error("{context}: no answer within {deadline:?}")]
+        Timeout {
+            /// The call that hung.
+            context: CallContext,
+            /// The deadline that elapsed.
+            deadline: Duration,
+        },
+        /// The driver returned a value outside the documented range.
+        #[error("{context}: driver returned an invalid value: {detail}")]
+        InvalidValue {
+            /// The call.
+            context: CallContext,
+            /// What was wrong with the value.
+            detail: String,
+        },
+        /// An argument was rejected before calling the driver (for example a profiling window out of range).
+        #[error("{context}: invalid argument: {detail}")]
+        InvalidArgument {
+            /// The call that was not made.
+            context: CallContext,
+            /// What is wrong with the argument.
+            detail: String,
+        },
+        /// A chip with this id is not present.
+        #[error("no chip with {0}")]
+        NoSuchChip(String),
+        /// A vNPU template this chip type does not allow.
+        #[error("vNPU template {template:?} is not allowed on {chip_type}; allowed: {}", .allowed.join(", "))]
+        VnpuTemplateNotAllowed {
+            /// The requested template.
+            template: String,
+            /// The chip type.
+            chip_type: String,
+            /// The templates this chip type allows.
+            allowed: Vec<&'static str>,
+        },
+        /// A configuration file (for example a `faultCode.json` fault policy) could not be read or parsed.
+        #[error("{path}: {detail}")]
+        Config {
+            /// The file.
+            path: PathBuf,
+            /// What is wrong, naming the field where possible.
+            detail: String,
+        },
+        /// A worker thread could not be started or has gone.
+        #[error("worker threads unavailable: {0}")]
+        Worker(String),
+    }
 }
 
 fn display_paths(paths: &[PathBuf]) -> String {
@@ -233,93 +266,22 @@ fn display_paths(paths: &[PathBuf]) -> String {
 }
 
 impl Error {
-    /// Maps a non-zero DCMI return code to its variant. This is the only place that knows the codes.
-    pub fn from_code(code: i32, context: CallContext) -> Self {
-        match code {
-            -8001 => Error::InvalidParameter(context),
-            -8002 => Error::PermissionDenied(context),
-            -8003 => Error::MemoryOperation(context),
-            -8004 => Error::SecurityFunction(context),
-            -8005 => Error::Internal(context),
-            -8006 => Error::ResponseTimeout(context),
-            -8007 => Error::InvalidDeviceId(context),
-            -8008 => Error::DeviceNotFound(context),
-            -8009 => Error::Ioctl(context),
-            -8010 => Error::SendFailed(context),
-            -8011 => Error::ReceiveFailed(context),
-            -8012 => Error::NotReady(context),
-            -8013 => Error::NotSupportedInContainer(context),
-            -8014 => Error::FileOperation(context),
-            -8015 => Error::ResetFailed(context),
-            -8016 => Error::ResetCancelled(context),
-            -8017 => Error::Upgrading(context),
-            -8020 => Error::ResourceOccupied(context),
-            -8022 => Error::PartitionCheckFailed(context),
-            -8023 => Error::ConfigNotFound(context),
-            -8255 => Error::NotSupported(context),
-            code => Error::Unknown { context, code },
-        }
-    }
-
     /// The DCMI return code behind this error, when it came from a DCMI call.
     pub fn code(&self) -> Option<i32> {
-        Some(match self {
-            Error::InvalidParameter(_) => -8001,
-            Error::PermissionDenied(_) => -8002,
-            Error::MemoryOperation(_) => -8003,
-            Error::SecurityFunction(_) => -8004,
-            Error::Internal(_) => -8005,
-            Error::ResponseTimeout(_) => -8006,
-            Error::InvalidDeviceId(_) => -8007,
-            Error::DeviceNotFound(_) => -8008,
-            Error::Ioctl(_) => -8009,
-            Error::SendFailed(_) => -8010,
-            Error::ReceiveFailed(_) => -8011,
-            Error::NotReady(_) => -8012,
-            Error::NotSupportedInContainer(_) => -8013,
-            Error::FileOperation(_) => -8014,
-            Error::ResetFailed(_) => -8015,
-            Error::ResetCancelled(_) => -8016,
-            Error::Upgrading(_) => -8017,
-            Error::ResourceOccupied(_) => -8020,
-            Error::PartitionCheckFailed(_) => -8022,
-            Error::ConfigNotFound(_) => -8023,
-            Error::NotSupported(_) => -8255,
-            Error::Unknown { code, .. } => *code,
-            Error::InitFailed { code, .. } => *code,
-            _ => return None,
-        })
+        match self {
+            Error::Unknown { code, .. } | Error::InitFailed { code, .. } => Some(*code),
+            other => other.tabled().map(|(code, _)| code),
+        }
     }
 
     /// The call context, when the error came from a DCMI call.
     pub fn context(&self) -> Option<&CallContext> {
         match self {
-            Error::InvalidParameter(c)
-            | Error::PermissionDenied(c)
-            | Error::MemoryOperation(c)
-            | Error::SecurityFunction(c)
-            | Error::Internal(c)
-            | Error::ResponseTimeout(c)
-            | Error::InvalidDeviceId(c)
-            | Error::DeviceNotFound(c)
-            | Error::Ioctl(c)
-            | Error::SendFailed(c)
-            | Error::ReceiveFailed(c)
-            | Error::NotReady(c)
-            | Error::NotSupportedInContainer(c)
-            | Error::FileOperation(c)
-            | Error::ResetFailed(c)
-            | Error::ResetCancelled(c)
-            | Error::Upgrading(c)
-            | Error::ResourceOccupied(c)
-            | Error::PartitionCheckFailed(c)
-            | Error::ConfigNotFound(c)
-            | Error::NotSupported(c) => Some(c),
             Error::Unknown { context, .. }
             | Error::Timeout { context, .. }
             | Error::InvalidValue { context, .. }
             | Error::InvalidArgument { context, .. } => Some(context),
-            _ => None,
+            other => other.tabled().map(|(_, context)| context),
         }
     }
 
@@ -331,35 +293,6 @@ impl Error {
     /// Whether the chip has dropped off the bus or is rebooting (-8012).
     pub fn is_card_drop(&self) -> bool {
         matches!(self, Error::NotReady(_))
-    }
-}
-
-/// A one-line meaning of a DCMI return code, for messages about codes that are not yet an [`Error`].
-pub fn code_meaning(code: i32) -> &'static str {
-    match code {
-        0 => "success",
-        -8001 => "input parameter incorrect",
-        -8002 => "permission error",
-        -8003 => "memory interface operation failed",
-        -8004 => "security function failed",
-        -8005 => "internal error",
-        -8006 => "response timed out",
-        -8007 => "invalid device id",
-        -8008 => "device does not exist",
-        -8009 => "ioctl failed",
-        -8010 => "message send failed",
-        -8011 => "message receive failed",
-        -8012 => "not ready yet, try again",
-        -8013 => "not supported in containers",
-        -8014 => "file operation failed",
-        -8015 => "reset failed",
-        -8016 => "reset cancelled",
-        -8017 => "upgrading",
-        -8020 => "device resources occupied",
-        -8022 => "partition consistency check failed",
-        -8023 => "configuration does not exist",
-        -8255 => "not supported",
-        _ => "unknown error code",
     }
 }
 
