@@ -210,7 +210,7 @@ pub use fault_policy::{FaultPolicy, FAULT_CODE_KEYS};
 pub use health::{DcmiHealth, FaultCode, FaultCodes, FaultLevel, HealthReport, ParseFaultCodeError};
 pub use identity::{BoardInfo, ChipIdentity, ChipInfo, DieId, Elabel, ParsePcieAddressError, PcieAddress};
 pub use ids::{CardId, ChipIds, ChipLocator, DeviceId, LogicId, PhyId};
-pub use library_check::check_library;
+pub use library_check::{check_library, ownership_violations, OwnershipProblem, OwnershipViolation};
 pub use limits::{HCCS_LINKS, MAX_FAULT_CODES, MAX_PROCESSES};
 pub use reset::BootStatus;
 pub use sampler::{

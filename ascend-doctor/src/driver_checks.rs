@@ -303,10 +303,10 @@ pub fn libdcmi(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
             let evidence: Vec<String> = verdict
                 .violations
                 .iter()
-                .map(|v| format!("{}: {} (uid {}, mode {:04o})", v.host_path.display(), v.problem, v.uid, v.mode))
+                .map(|v| format!("{}: {} (uid {}, mode {:04o})", v.path.display(), v.problem.describe(), v.uid, v.mode))
                 .collect();
             let mut commands: Vec<String> =
-                verdict.violations.iter().map(library_safety::Violation::fix_command).collect();
+                verdict.violations.iter().map(ascend_dcmi::OwnershipViolation::fix_command).collect();
             commands.dedup();
             check
                 .evidence(format!("{} -> {}", found.display(), verdict.resolved.display()))

@@ -3,45 +3,19 @@
 //! The rule is the vendor's (Huawei's `Ascend/mind-cluster`, `component/ascend-common`, before it loads
 //! `libdcmi.so`; also enforced by `ascend_dcmi::check_library` before loading):
 //! a symlink must be owned by root; the file it resolves to, and every directory above it, must be owned by root and
-//! not writable by group or others. `ascend_dcmi::check_library` walks up to the machine's `/` and stops at the first
-//! violation; the doctor walks up to the host root instead (a fake host in `/tmp` would otherwise always fail on
-//! `/tmp`) and reports every violation, because the operator wants the whole list of `chown`/`chmod` to run.
+//! not writable by group or others. The rule itself is `ascend_dcmi::ownership_violations`, the code the loader
+//! enforces: the loader walks up to the machine's `/` and stops at the first violation; the doctor walks up to the
+//! host root instead (a fake host in `/tmp` would otherwise always fail on `/tmp`), resolves the library's symlinks
+//! inside that root, and reports every violation, because the operator wants the whole list of `chown`/`chmod` to run.
 
 use std::fs;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+use ascend_dcmi::{ownership_violations, OwnershipViolation};
 
 use super::host::HostRoot;
 
-const GROUP_OTHER_WRITE: u32 = 0o022;
 const MAX_SYMLINK_HOPS: usize = 40;
-
-/// One violation of the rule.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    /// The offending host path.
-    pub host_path: PathBuf,
-    /// Its owner.
-    pub uid: u32,
-    /// Its permission bits.
-    pub mode: u32,
-    /// What is wrong.
-    pub problem: &'static str,
-}
-
-impl Violation {
-    /// The command that removes the violation.
-    pub fn fix_command(&self) -> String {
-        match self.problem {
-            NOT_ROOT_OWNED | LINK_NOT_ROOT_OWNED => format!("chown -h root:root {}", self.host_path.display()),
-            _ => format!("chmod go-w {}", self.host_path.display()),
-        }
-    }
-}
-
-const NOT_ROOT_OWNED: &str = "not owned by root";
-const LINK_NOT_ROOT_OWNED: &str = "symlink not owned by root";
-const WRITABLE: &str = "writable by group or others";
 
 /// The result of checking one library path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,8 +24,8 @@ pub struct LibraryVerdict {
     pub host_path: PathBuf,
     /// The host path it resolves to.
     pub resolved: PathBuf,
-    /// Every violation, file first, then directories upwards.
-    pub violations: Vec<Violation>,
+    /// Every violation (its path shown as a host path), file first, then directories upwards.
+    pub violations: Vec<OwnershipViolation>,
 }
 
 /// Resolves symlinks of the final component inside the host root: an absolute link target is a host path.
@@ -72,46 +46,23 @@ fn resolve(host: &HostRoot, host_path: &Path) -> Result<PathBuf, String> {
     Err(format!("{}: more than {MAX_SYMLINK_HOPS} symlinks", host_path.display()))
 }
 
-/// Checks a library given by its host path.
+/// Checks a library given by its host path with the loader's own rule ([`ascend_dcmi::ownership_violations`]),
+/// every directory up to the host root.
 ///
 /// # Errors
 /// A message when the path cannot be resolved (missing, a loop) or resolves outside the host root.
 pub fn check(host: &HostRoot, host_path: &Path) -> Result<LibraryVerdict, String> {
-    let mut violations = Vec::new();
-    let link =
-        fs::symlink_metadata(host.path(host_path)).map_err(|error| format!("{}: {error}", host_path.display()))?;
-    if link.file_type().is_symlink() && link.uid() != 0 {
-        violations.push(Violation {
-            host_path: host_path.to_path_buf(),
-            uid: link.uid(),
-            mode: link.mode() & 0o7777,
-            problem: LINK_NOT_ROOT_OWNED,
-        });
-    }
     let real = resolve(host, host_path)?;
     let root = fs::canonicalize(host.root()).map_err(|error| format!("{}: {error}", host.root().display()))?;
-    let resolved = real
-        .strip_prefix(&root)
-        .map(|relative| Path::new("/").join(relative))
+    let as_host_path = |path: &Path| path.strip_prefix(&root).map(|relative| Path::new("/").join(relative));
+    let resolved = as_host_path(&real)
         .map_err(|_| format!("{} resolves to {}, outside the host root", host_path.display(), real.display()))?;
-    let mut current = Some(real.as_path());
-    while let Some(path) = current {
-        let metadata = fs::metadata(path).map_err(|error| format!("{}: {error}", path.display()))?;
-        let shown = path
-            .strip_prefix(&root)
-            .map(|relative| Path::new("/").join(relative))
-            .unwrap_or_else(|_| path.to_path_buf());
-        let mode = metadata.mode() & 0o7777;
-        if metadata.uid() != 0 {
-            violations.push(Violation { host_path: shown.clone(), uid: metadata.uid(), mode, problem: NOT_ROOT_OWNED });
+    let mut violations = ownership_violations(&host.path(host_path), &real, &root)
+        .map_err(|error| format!("{}: {error}", host_path.display()))?;
+    for violation in &mut violations {
+        if let Ok(shown) = as_host_path(&violation.path) {
+            violation.path = shown;
         }
-        if mode & GROUP_OTHER_WRITE != 0 {
-            violations.push(Violation { host_path: shown, uid: metadata.uid(), mode, problem: WRITABLE });
-        }
-        if path == root {
-            break;
-        }
-        current = path.parent();
     }
     Ok(LibraryVerdict { host_path: host_path.to_path_buf(), resolved, violations })
 }
