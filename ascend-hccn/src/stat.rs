@@ -39,8 +39,8 @@ impl StatCounters {
 /// The counters of `hccn_tool -i <phy_id> -stat -g`.
 ///
 /// # Errors
-/// [`ParseError`] for a `key:value` line whose value is not an unsigned integer, a key printed twice, or an output
-/// without any counter.
+/// [`ParseError`] for a `key:value` line (a key without blanks) whose value is not an unsigned integer, a key
+/// printed twice, or an output without any counter. Lines whose key has blanks are titles or prose and skipped.
 pub fn parse_stat(output: &str) -> Result<StatCounters, ParseError> {
     counters(output, "-stat -g")
 }
@@ -58,12 +58,12 @@ fn counters(output: &str, command: &'static str) -> Result<StatCounters, ParseEr
     for line in output.lines() {
         let Some((key, value)) = line.split_once(':') else { continue };
         let (key, value) = (key.trim(), value.trim());
-        if value.is_empty() {
-            // A title such as `packet statistics:`.
+        if value.is_empty() || key.contains(char::is_whitespace) {
+            // A title such as `packet statistics:`, or prose: counter keys are single words.
             continue;
         }
-        if key.is_empty() || key.contains(char::is_whitespace) {
-            return Err(ParseError::at(command, line, "a counter's key is empty or holds blanks"));
+        if key.is_empty() {
+            return Err(ParseError::at(command, line, "a counter without a key"));
         }
         let value = value.parse().map_err(|_| ParseError::at(command, line, "the counter is not a number"))?;
         if counters.insert(key.to_owned(), value).is_some() {
@@ -104,6 +104,8 @@ mod tests {
         assert_eq!(error.line(), Some("roce_rx_err_pkt_num:-1"));
         assert!(parse_stat("a:1\na:2\n").is_err());
         assert!(parse_stat("packet statistics:\n").is_err());
-        assert!(parse_ub_stat("two words: 3\n").is_err());
+        assert!(parse_ub_stat("two words: 3\n").is_err(), "prose is skipped, and then no counter is left");
+        assert!(parse_stat(": 3\n").is_err());
+        assert_eq!(parse_stat("link up count : 2\nroce_rx_all_pkt_num:1\n").map(|c| c.len()), Ok(1));
     }
 }
