@@ -36,6 +36,7 @@
 
 mod bandwidth;
 mod error;
+mod lanes;
 mod link;
 mod optical;
 mod runner;

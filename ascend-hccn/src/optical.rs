@@ -7,6 +7,7 @@
 //! (`3262.90 mV`) and `Tx_Power0..3`, `Rx_Power0..3` (`1.0189 mW`); `NA` or `not supported` means no value.
 
 use crate::error::ParseError;
+use crate::lanes;
 
 const COMMAND: &str = "-optical -g";
 
@@ -60,13 +61,8 @@ pub fn parse_optical(output: &str) -> Result<OpticalInfo, ParseError> {
 }
 
 fn lane_slot<'a>(key: &str, info: &'a mut OpticalInfo) -> Option<&'a mut Option<f64>> {
-    let (lanes, lane) = if let Some(lane) = key.strip_prefix("Tx_Power") {
-        (&mut info.tx_power_milliwatts, lane)
-    } else {
-        (&mut info.rx_power_milliwatts, key.strip_prefix("Rx_Power")?)
-    };
-    let lane: usize = lane.parse().ok()?;
-    lanes.get_mut(lane)
+    let names = ("Tx_Power", "Rx_Power", "");
+    lanes::slot(key, names, &mut info.tx_power_milliwatts, &mut info.rx_power_milliwatts)
 }
 
 /// `<number> <unit>`; `None` for the tool's words for no value.

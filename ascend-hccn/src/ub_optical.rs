@@ -11,6 +11,7 @@
 //! and takes only a lone `-` (and `NA`, `not supported`, an empty cell) for no value.
 
 use crate::error::ParseError;
+use crate::lanes;
 use crate::table;
 
 const COMMAND: &str = "-g -optical";
@@ -59,13 +60,7 @@ pub fn parse_ub_optical(output: &str) -> Result<UbOpticalInfo, ParseError> {
 }
 
 fn lane_slot<'a>(name: &str, info: &'a mut UbOpticalInfo) -> Option<&'a mut Option<f64>> {
-    let (lanes, rest) = if let Some(rest) = name.strip_prefix("TxPower Lane") {
-        (&mut info.tx_power_dbm, rest)
-    } else {
-        (&mut info.rx_power_dbm, name.strip_prefix("RxPower Lane")?)
-    };
-    let lane: usize = rest.strip_suffix("(dBm)")?.parse().ok()?;
-    lanes.get_mut(lane)
+    lanes::slot(name, ("TxPower Lane", "RxPower Lane", "(dBm)"), &mut info.tx_power_dbm, &mut info.rx_power_dbm)
 }
 
 #[cfg(test)]
