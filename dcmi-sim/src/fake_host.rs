@@ -12,6 +12,7 @@
 //! | `usr/local/Ascend/driver/version.info`, `usr/local/Ascend/firmware/version.info` | the driver (version of the topology) and firmware, as [`FakeSoftware`] writes them |
 //! | `usr/local/Ascend/driver/lib64/driver/libdcmi.so` | the simulator library (also linked from `lib64/` and `/usr/local/dcmi`) |
 //! | `usr/local/Ascend/driver/lib64/common/`, `.../include/`, `usr/local/bin/npu-smi` | the other driver files mount lists name |
+//! | `usr/local/Ascend/driver/tools/hccn_tool` | the simulated `hccn_tool` ([`crate::hccn_tool`]), when it was built ([`FakeHostOptions::hccn_tool`]) |
 //! | `usr/local/Ascend/ascend-toolkit/<version>/...`, `.../latest` | the CANN toolkit versions and their `version.info` files ([`FakeSoftware`]) |
 //! | `etc/dcmi-sim/topology.toml` | the topology, to point `DCMI_SIM_CONFIG` at, with each chip's firmware version ([`FakeHostOptions::installed_topology`]) |
 //! | `usr/local/Ascend/driver/lib64/driver/dcmi-sim.toml` | the same topology beside the library, read when `DCMI_SIM_CONFIG` is unset ([`crate::library_home`]) |
@@ -54,6 +55,9 @@ pub const DRIVER_DIR: &str = "usr/local/Ascend/driver";
 /// Where the simulator library is installed as `libdcmi.so`, relative to the root.
 pub const LIBRARY_PATH: &str = "usr/local/Ascend/driver/lib64/driver/libdcmi.so";
 
+/// Where the simulated `hccn_tool` is installed, relative to the root.
+pub const HCCN_TOOL_PATH: &str = "usr/local/Ascend/driver/tools/hccn_tool";
+
 /// Where the topology is copied, relative to the root.
 pub const TOPOLOGY_PATH: &str = "etc/dcmi-sim/topology.toml";
 
@@ -89,6 +93,9 @@ pub struct FakeHostOptions {
     /// each one's `firmware_version` in the installed topology. Every other chip without its own runs
     /// [`FakeSoftware::firmware_version`].
     pub chip_firmware: Vec<(u32, String)>,
+    /// The simulated `hccn_tool` to install; `None` finds the built one with [`crate::hccn_tool::built_tool`] and
+    /// installs none when there is none (cargo builds no binary of a dependency).
+    pub hccn_tool: Option<PathBuf>,
 }
 
 impl FakeHostOptions {
@@ -132,6 +139,8 @@ pub struct FakeHost {
     pub device_nodes: DeviceNodeKind,
     /// The physical ids that got a `/dev/davinci<phy>` node, ascending.
     pub phy_ids: Vec<u32>,
+    /// The installed simulated `hccn_tool`, if one was.
+    pub hccn_tool: Option<PathBuf>,
 }
 
 impl FakeHost {
@@ -171,6 +180,10 @@ impl FakeHost {
         }
 
         writer.driver(&library_source)?;
+        let hccn_tool = match options.hccn_tool.clone().or_else(crate::hccn_tool::built_tool) {
+            Some(tool) => Some(writer.bytes(HCCN_TOOL_PATH, &writer.io(&tool, fs::read(&tool))?, 0o755)?),
+            None => None,
+        };
         for entry in options.software.entries(&topology.simulation.driver_version) {
             match entry {
                 SoftwareEntry::File { path, text } => writer.file(&path, &text, 0o644).map(|_| ())?,
@@ -190,6 +203,7 @@ impl FakeHost {
             topology: root.join(TOPOLOGY_PATH),
             device_nodes,
             phy_ids,
+            hccn_tool,
         })
     }
 

@@ -26,6 +26,7 @@ pub mod fake_host;
 pub mod fake_software;
 pub mod function;
 pub mod generator;
+pub mod hccn_tool;
 pub mod injection;
 pub mod instance;
 pub mod library_home;

@@ -74,6 +74,9 @@ pub struct ChipOverlay {
     /// counts as a change); e.g. a counter the test increments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reset_generation: Option<u64>,
+    /// Faults of the chip's network port and of `hccn_tool` about it, read by the simulated `hccn_tool` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<crate::hccn_tool::NetworkOverlay>,
 }
 
 impl ChipOverlay {
@@ -118,6 +121,9 @@ impl Overlay {
         for (index, chip) in overlay.chips.iter().enumerate() {
             if chip.health.is_some_and(|health| health > 3) {
                 return Err(Error::config(origin, format!("chip[{index}].health"), "must be 0..3"));
+            }
+            if let Some(network) = &chip.network {
+                crate::hccn_tool::validate_network_overlay(network, &format!("chip[{index}]"), origin)?;
             }
         }
         for (index, rule) in overlay.injections.iter().enumerate() {

@@ -231,6 +231,10 @@ pub struct Chip {
     /// Unified-bus ports (Ascend950, `dcmiv2_get_port_pkt_stats_info`).
     #[serde(default)]
     pub ub: UbPorts,
+    /// The network port as the simulated `hccn_tool` reports it (`[card.chip.network]`); unset, the chip family's
+    /// defaults ([`crate::hccn_tool::PortSettings::for_chip`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<crate::hccn_tool::Network>,
 }
 
 /// `[card.chip.ub]`: the unified-bus ports of an Ascend950 chip. Packet counters grow at a constant

@@ -44,6 +44,7 @@ pub(crate) fn validate(topology: &Topology, file: &Path) -> Result<(), Error> {
         for (chip_index, chip) in card.chips.iter().enumerate() {
             let at = format!("{at}.chip[{chip_index}]");
             validate_chip(chip, &at, file)?;
+            crate::hccn_tool::validate_network(chip, &at, file)?;
             if !device_ids.insert(chip.device_id) {
                 return fail(
                     format!("{at}.device_id"),

@@ -12,6 +12,7 @@
 pub mod dra;
 pub mod driver;
 pub mod exporter;
+pub mod network;
 pub mod oci;
 pub mod runtime_config;
 pub mod simulator;
@@ -47,6 +48,8 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("version_info", versions::version_info),
     ("package_compatibility", versions::package_compatibility),
     ("pod_container", versions::pod_container),
+    ("hccn_output", network::hccn_output),
+    ("hccn_ub_output", network::hccn_ub_output),
 ];
 
 /// The entry named `name`.
