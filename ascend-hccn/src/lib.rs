@@ -31,7 +31,6 @@
 //! # Ok::<(), ascend_hccn::ParseError>(())
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod bandwidth;
