@@ -2,14 +2,15 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{FileType, Mode, OFlags};
+use rustix::fs::FileType;
 
 use crate::error::{Error, Result};
 use crate::request::{format_id_runs, DeviceSelection, RuntimeOptions, VISIBLE_DEVICES_ENV};
-use crate::secure_path::HostRoot;
+use crate::secure_path::{directory_entries, HostRoot};
 
 /// One physical chip of the host.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -128,9 +129,7 @@ pub(crate) struct ChipNodeEntry {
 pub(crate) fn chip_node_entries(root: &HostRoot) -> Result<Vec<ChipNodeEntry>> {
     let dev_path = root.host_path(Path::new("/dev"));
     let dev = root.open_no_symlinks(Path::new("/dev"))?;
-    let readable = rustix::fs::openat(&dev, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-        .map_err(|e| Error::errno("open directory", &dev_path, e))?;
-    let entries = rustix::fs::Dir::read_from(&readable).map_err(|e| Error::errno("read directory", &dev_path, e))?;
+    let entries = directory_entries(dev.as_fd(), &dev_path)?;
     let mut found = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| Error::errno("read directory", &dev_path, e))?;

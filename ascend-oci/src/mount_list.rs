@@ -2,6 +2,7 @@
 //! lines ignored, at most 128 entries; a `*` or `?` wildcard may appear in the last component.
 //! `base.list` falls back to the built-in defaults of Huawei's runtime when the file is absent.
 
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use crate::bounded_read::read_limited;
@@ -9,7 +10,7 @@ use crate::error::{Error, Result};
 use rustix::fs::{Mode, OFlags};
 
 use crate::secure_path::{
-    checked_relative, resolve_trusted, resolve_trusted_through, CheckedDirs, HostRoot, TrustedSource,
+    checked_relative, directory_entries, resolve_trusted, resolve_trusted_through, CheckedDirs, HostRoot, TrustedSource,
 };
 
 /// Where mount lists live on the host, beneath the host root.
@@ -209,10 +210,8 @@ fn expand(root: &HostRoot, entry: &Path) -> Result<Vec<PathBuf>> {
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(other) => return Err(other),
     };
-    let readable = rustix::fs::openat(&dir, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-        .map_err(|e| Error::errno("open directory", &parent_host, e))?;
     let mut matches = Vec::new();
-    for item in rustix::fs::Dir::read_from(&readable).map_err(|e| Error::errno("read directory", &parent_host, e))? {
+    for item in directory_entries(dir.as_fd(), &parent_host)? {
         let item = item.map_err(|e| Error::errno("read directory", &parent_host, e))?;
         let name = String::from_utf8_lossy(item.file_name().to_bytes()).into_owned();
         if name != "." && name != ".." && wildcard_match(&pattern, &name) {

@@ -216,9 +216,14 @@ pub fn runtime_main(runc_args: &[String]) -> ExitCode {
 pub fn hook_main(config: &HookConfig) -> ExitCode {
     match run_from_stdin(config) {
         Ok(outcome) => {
-            for path in &outcome.mounted {
-                eprintln!("ascend-ctk hook: mounted {} read-only", path.display());
-            }
+            // One write for all the lines (stderr is unbuffered, and eprintln! writes each line in pieces).
+            let report: String = outcome
+                .mounted
+                .iter()
+                .map(|path| format!("ascend-ctk hook: mounted {} read-only\n", path.display()))
+                .collect();
+            // Nothing is lost for the container if stderr is gone; the mounts are in place.
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), report.as_bytes());
             ExitCode::SUCCESS
         }
         Err(error) => fail(&error),

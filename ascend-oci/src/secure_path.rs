@@ -338,16 +338,21 @@ fn real_path_in_root(root: &HostRoot, relative: &Path, shown: &Path) -> Result<P
     }
 }
 
+/// The entries of a directory given by any descriptor of it (an `O_PATH` one too), "." and ".." included: one open
+/// for reading, which the stream owns (`Dir::read_from` would open the directory a second time and ask its flags).
+pub(crate) fn directory_entries(dir: BorrowedFd<'_>, shown: &Path) -> Result<rustix::fs::Dir> {
+    let readable = rustix::fs::openat(dir, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|e| Error::errno("open directory", shown, e))?;
+    rustix::fs::Dir::new(readable).map_err(|e| Error::errno("read directory", shown, e))
+}
+
 /// Checks every entry below a directory (owner root, no group/other write), without following
 /// symlinks.
 fn check_tree(dir: &OwnedFd, dir_path: &Path, depth: usize, budget: &mut usize) -> Result<()> {
     if depth > MAX_TREE_DEPTH {
         return Err(Error::unsafe_path(dir_path, format!("nested deeper than {MAX_TREE_DEPTH} levels")));
     }
-    let readable = rustix::fs::openat(dir, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-        .map_err(|e| Error::errno("open directory", dir_path, e))?;
-    let entries = rustix::fs::Dir::read_from(&readable).map_err(|e| Error::errno("read directory", dir_path, e))?;
-    for entry in entries {
+    for entry in directory_entries(dir.as_fd(), dir_path)? {
         let entry = entry.map_err(|e| Error::errno("read directory", dir_path, e))?;
         let name = OsStr::from_bytes(entry.file_name().to_bytes());
         if name == "." || name == ".." {
@@ -359,7 +364,7 @@ fn check_tree(dir: &OwnedFd, dir_path: &Path, depth: usize, budget: &mut usize) 
         let child_path = dir_path.join(name);
         // One stat per entry (a symlink's own); only directories are opened, to descend. A driver directory holds
         // hundreds of files and every container start checks it.
-        let stat = rustix::fs::statat(&readable, name, AtFlags::SYMLINK_NOFOLLOW)
+        let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
             .map_err(|e| Error::errno("stat", &child_path, e))?;
         check_owner_and_mode(&child_path, &stat)?;
         if FileType::from_raw_mode(stat.st_mode) == FileType::Directory {
