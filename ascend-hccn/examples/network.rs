@@ -30,12 +30,17 @@ async fn main() {
         tool.optical(phy_id),
         tool.bandwidth(phy_id),
     );
+    let failed = [link.is_err(), speed.is_err(), ups.is_err(), counters.is_err(), optical.is_err(), bandwidth.is_err()]
+        .contains(&true);
     println!("link:       {}", shown(link));
     println!("speed Mb/s: {}", shown(speed.map(|speed| speed.map_or("unknown".to_owned(), |mbps| mbps.to_string()))));
     println!("link ups:   {}", shown(ups));
     println!("RoCE rx:    {}", shown(counters.map(|counters| format!("{:?}", counters.get("roce_rx_all_pkt_num")))));
     println!("optical:    {}", shown(optical.map(|optical| format!("{optical:?}"))));
     println!("bandwidth:  {}", shown(bandwidth.map(|rates| format!("{rates:?}"))));
+    if failed {
+        std::process::exit(1);
+    }
 }
 
 fn shown<T: std::fmt::Display>(reading: Result<T, ascend_hccn::Error>) -> String {

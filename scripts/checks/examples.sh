@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The library crates' examples (`cargo run -p <crate> --example <name>`), each run as a user would run it: on the
+# simulator, where an example needs a driver. Each must exit 0; the examples check what they show (watch_health fails
+# if the injected fault never arrives, inject_spec if no chip was injected, network on any failed reading). An example
+# file that is not listed here fails the check, so a new one is run from its first commit.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+target=${CARGO_TARGET_DIR:-target}
+
+run() { # crate example [args...]
+    local crate=$1 example=$2
+    shift 2
+    echo "example: $crate/$example $*"
+    cargo run -q -p "$crate" --all-features --example "$example" -- "$@"
+}
+
+listed=(
+    ascend-dcmi/examples/watch_health.rs
+    ascend-oci/examples/inject_spec.rs
+    ascend-hccn/examples/network.rs
+    ascend-cluster/examples/demo_cluster.rs
+)
+for file in */examples/*.rs; do
+    if [[ ! " ${listed[*]} " == *" $file "* ]]; then
+        echo "examples: $file is not run by scripts/checks/examples.sh; add it" >&2
+        exit 1
+    fi
+done
+
+run ascend-dcmi watch_health
+run ascend-oci inject_spec
+# The simulated hccn_tool answers for the sample's chips; phy 4 is the Atlas 800T A2's first.
+cargo build -q -p dcmi-sim --bin hccn_tool
+DCMI_SIM_CONFIG=sample:atlas-800t-a2 run ascend-hccn network "$target/debug/hccn_tool" 4
+run ascend-cluster demo_cluster >/dev/null
+echo "examples: all ran"
