@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::fault_events::event::FaultEventStream;
 use crate::health::HealthReport;
 use crate::identity::ChipIdentity;
-use crate::ids::{ChipIds, LogicId};
+use crate::ids::{CardId, ChipIds, LogicId};
 use crate::reset::BootStatus;
 use crate::telemetry::{
     DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth, PcieBandwidth, Power,
@@ -46,6 +46,15 @@ pub trait DeviceManager: Send + Sync {
     /// # Errors
     /// Any DCMI error of `dcmi_get_dcmi_version`.
     fn driver_version(&self) -> Result<String>;
+
+    /// The cards the driver lists (`dcmi_get_card_list`). The default answers [`crate::Error::FunctionMissing`], for
+    /// implementations that predate it.
+    ///
+    /// # Errors
+    /// [`crate::Error::UnavailableOnApi`] on the V2 API, which has no cards, or any DCMI error.
+    fn cards(&self) -> Result<Vec<CardId>> {
+        Err(crate::Error::FunctionMissing("dcmi_get_card_list"))
+    }
 
     /// What the chip is. Parts the chip type cannot report are `None`.
     ///
@@ -220,6 +229,10 @@ impl DeviceManager for Dcmi {
 
     fn driver_version(&self) -> Result<String> {
         Dcmi::driver_version(self)
+    }
+
+    fn cards(&self) -> Result<Vec<CardId>> {
+        Dcmi::cards(self)
     }
 
     fn identity(&self, chip: LogicId) -> Result<ChipIdentity> {

@@ -177,6 +177,12 @@ impl DeviceManager for FakeManager {
         Ok("fake 1.0".to_owned())
     }
 
+    fn cards(&self) -> Result<Vec<CardId>> {
+        let mut cards: Vec<CardId> = self.chips.iter().filter_map(|ids| ids.locator.map(|l| l.card)).collect();
+        cards.dedup();
+        Ok(cards)
+    }
+
     fn identity(&self, chip: LogicId) -> Result<ChipIdentity> {
         self.answer(chip, Metric::Identity, "dcmi_get_device_chip_info")?;
         Ok(ChipIdentity {

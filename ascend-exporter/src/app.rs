@@ -187,9 +187,11 @@ fn start_sampler(args: &ExporterArgs, config: SamplerConfig) -> Result<SamplerSo
             None
         }
     };
+    // Only V1 drivers list cards; on V2 the call is unavailable and the count absent, as in Huawei's exporter.
+    let cards = dcmi.cards().map(|cards| cards.len()).ok();
     let manager: Arc<dyn DeviceManager> = Arc::new(dcmi);
     let sampler = Sampler::spawn(manager, config)
         .map_err(|source| Error::Driver { step: "starting the DCMI sampler", source })?;
     tracing::info!(chips = sampler.chips().len(), "sampler started");
-    Ok(SamplerSource::new(sampler, driver_version))
+    Ok(SamplerSource::new(sampler, driver_version).with_cards(cards))
 }

@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use ascend_dcmi::{EccComponent, EccCounters, FrequencyKind, Power, UtilizationKind, BYTES_PER_MB};
+use ascend_dcmi::{ChipType, EccComponent, EccCounters, FrequencyKind, Power, UtilizationKind, BYTES_PER_MB};
 
 use crate::metric_group::MetricGroup;
 use crate::pod_attribution::ContainerRef;
@@ -140,6 +140,14 @@ pub static CATALOGUE: &[MetricDef] = &[
         Machine(|m, s| s.push_labeled([("version", m.exporter_version.into())], 1.0))),
     def("ascend_npu_chips", Gauge, Native, None, "", "Chips the driver enumerates.",
         Machine(|m, s| s.push(m.snapshot.map_or(0, |snap| snap.chips.len()) as f64))),
+    def("ascend_npu_cards", Gauge, Native, Some(G::Identity), "",
+        "Cards the driver lists (dcmi_get_card_list; a card holds one or two chips); absent on Ascend310 and Ascend950.",
+        Machine(|m, s| if let Some(cards) = card_count(m) { s.push(cards as f64) })),
+    def("ascend_npu_chips_health_unknown", Gauge, Native, Some(G::ChipState), "",
+        "Chips whose health could not be read (the call failed or has not answered yet).",
+        Machine(|m, s| s.push(count_health_unknown(m)))),
+    def("ascend_npu_driver", Info, Native, None, "version", "The driver (DCMI) version, empty if it could not be read.",
+        Machine(|m, s| s.push_labeled([("version", driver_version(m).into())], 1.0))),
     def("ascend_npu_pod_resources_up", Gauge, Native, None, "",
         "1 if the last kubelet PodResources List call succeeded, else 0 (pod labels may be out of date).",
         Machine(|m, s| s.push_bool(m.pod_resources_reachable))),
@@ -276,12 +284,24 @@ pub static CATALOGUE: &[MetricDef] = &[
     // ======== Huawei npu-exporter compatible names (units as Huawei: °C, W, V, MHz, MB, %) ========
     def("npu_exporter_version_info", Gauge, Huawei, None, "exporterVersion", "exporter version with value '1'",
         Machine(|m, s| s.push_labeled([("exporterVersion", m.exporter_version.into())], 1.0))),
+    // Huawei's nodeBase group: the exporter's build and the driver version (`dcmi_get_dcmi_version`), both read once.
+    // Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_node_base.go
+    def("node_base_info", Gauge, Huawei, None, "exporterVersion, driverVersion", "the common information of this node",
+        Machine(|m, s| s.push_labeled(
+            [("exporterVersion", m.exporter_version.into()), ("driverVersion", driver_version(m).into())], 1.0))),
     def("machine_npu_nums", Gauge, Huawei, None, "", "Amount of npu installed on the machine.",
         Machine(|m, s| s.push(m.snapshot.map_or(0, |snap| snap.chips.len()) as f64))),
+    // Huawei counts cards only on 310P, 910, 910B and A3 (`supportedCardNumDevices` in
+    // Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_npu.go).
+    def("machine_card_nums", Gauge, Huawei, Some(G::Identity), "", "Amount of card installed on the machine.",
+        Machine(|m, s| if let Some(cards) = card_count(m) { s.push(cards as f64) })),
     def("machine_healthy_npu_nums", Gauge, Huawei, Some(G::ChipState), "", "Amount of healthy npu on the machine.",
         Machine(|m, s| s.push(count_health(m, true)))),
     def("machine_unhealthy_npu_nums", Gauge, Huawei, Some(G::ChipState), "", "Amount of unhealthy npu on the machine.",
         Machine(|m, s| s.push(count_health(m, false)))),
+    def("machine_unknown_npu_nums", Gauge, Huawei, Some(G::ChipState), "",
+        "Amount of the npus whose health status cannot be obtained via DCMI interface on the machine.",
+        Machine(|m, s| s.push(count_health_unknown(m)))),
     def("npu_chip_info_name", Gauge, Huawei, Some(G::Identity), "name", "the Ascend npu name with value '1'",
         Chip(|c, s| if let Some(id) = &c.chip.identity { s.push_labeled([("name", id.info.model_name().into())], 1.0) })),
     def("npu_chip_info_serial_number", Gauge, Huawei, Some(G::Identity), "serial_number", "the npu serial number with value '1'",
@@ -435,6 +455,27 @@ fn utilization_percent(c: &ChipView<'_>, s: &mut SampleSink, kind: UtilizationKi
 fn count_health(m: &MachineView<'_>, healthy: bool) -> f64 {
     let chips = m.snapshot.map_or(&[][..], |snap| snap.chips.as_slice());
     chips.iter().filter(|c| c.health.as_ref().is_some_and(|h| h.is_healthy() == healthy)).count() as f64
+}
+
+/// Chips without a health reading: healthy + unhealthy + unknown is every chip, as in Huawei's `countHealthStatus`.
+fn count_health_unknown(m: &MachineView<'_>) -> f64 {
+    let chips = m.snapshot.map_or(&[][..], |snap| snap.chips.as_slice());
+    chips.iter().filter(|c| c.health.is_none()).count() as f64
+}
+
+/// The driver version as a label value: empty when it could not be read, as Huawei writes it.
+fn driver_version(m: &MachineView<'_>) -> String {
+    m.snapshot.and_then(|snap| snap.driver_version.clone()).unwrap_or_default()
+}
+
+/// The card count, on chip types whose cards Huawei's exporter counts (310P, 910, 910B, A3). The type is known once
+/// the identity group has been read; until then, and on other types, the count is absent.
+fn card_count(m: &MachineView<'_>) -> Option<usize> {
+    let snapshot = m.snapshot?;
+    let chip_type = snapshot.chips.iter().find_map(|chip| chip.identity.as_ref().and_then(|id| id.chip_type))?;
+    let counted =
+        matches!(chip_type, ChipType::Ascend310P | ChipType::Ascend910 | ChipType::Ascend910B | ChipType::Ascend910A3);
+    counted.then_some(snapshot.cards?)
 }
 
 /// The Unix time of a sample `age` old at `unix_now`, rounded to the millisecond: the sampler's instants are finer than

@@ -15,12 +15,21 @@ use crate::snapshot::{ChipSnapshot, GroupFreshness, Snapshot, SnapshotRevision, 
 pub struct SamplerSource {
     sampler: Sampler,
     driver_version: Option<String>,
+    cards: Option<usize>,
 }
 
 impl SamplerSource {
     /// Wraps a sampler started with [`Sampler::spawn`]; `driver_version` is read once at start-up.
     pub fn new(sampler: Sampler, driver_version: Option<String>) -> Self {
-        Self { sampler, driver_version }
+        Self { sampler, driver_version, cards: None }
+    }
+
+    /// Adds the card count (`dcmi_get_card_list`), also read once at start-up: cards do not change while the
+    /// driver runs, and the sampler's chip list is fixed for its life as well.
+    #[must_use]
+    pub fn with_cards(mut self, cards: Option<usize>) -> Self {
+        self.cards = cards;
+        self
     }
 
     /// The sampler, for example to poll it on demand when it was started with [`Sampler::new`].
@@ -37,6 +46,7 @@ impl SnapshotSource for SamplerSource {
         Some(Arc::new(Snapshot {
             published_at: last_poll.started + last_poll.elapsed,
             driver_version: self.driver_version.clone(),
+            cards: self.cards,
             chips,
         }))
     }

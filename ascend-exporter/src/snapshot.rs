@@ -118,6 +118,9 @@ pub struct Snapshot {
     pub published_at: Instant,
     /// The driver (DCMI) version, once read.
     pub driver_version: Option<String>,
+    /// How many cards the driver lists (`dcmi_get_card_list`, read once); `None` where it has no cards (V2) or the
+    /// read failed.
+    pub cards: Option<usize>,
     /// Every chip, in logic-id order.
     pub chips: Vec<ChipSnapshot>,
 }
@@ -125,7 +128,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// A snapshot without chips, published now.
     pub fn empty() -> Self {
-        Self { published_at: Instant::now(), driver_version: None, chips: Vec::new() }
+        Self { published_at: Instant::now(), driver_version: None, cards: None, chips: Vec::new() }
     }
 }
 
