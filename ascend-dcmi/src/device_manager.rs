@@ -20,6 +20,7 @@ use crate::fault_events::event::FaultEventStream;
 use crate::health::HealthReport;
 use crate::identity::ChipIdentity;
 use crate::ids::{CardId, ChipIds, LogicId};
+use crate::links::{HccsStatistics, SioCrcErrors};
 use crate::reset::BootStatus;
 use crate::telemetry::{
     DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth, PcieBandwidth, Power,
@@ -212,6 +213,26 @@ pub trait DeviceManager: Send + Sync {
         ApiFamily::V1
     }
 
+    /// Message and CRC-error counters of each HCCS link (910B, A3). The default answers
+    /// [`crate::Error::FunctionMissing`], for implementations that predate it.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotSupported`] on chips without HCCS, or any DCMI error.
+    fn hccs_statistics(&self, chip: LogicId) -> Result<HccsStatistics> {
+        let _ = chip;
+        Err(crate::Error::FunctionMissing("dcmi_get_device_info"))
+    }
+
+    /// CRC errors between the two dies of the card (A3, Ascend950). The default answers
+    /// [`crate::Error::FunctionMissing`].
+    ///
+    /// # Errors
+    /// [`crate::Error::NotSupported`] on chips without SIO, or any DCMI error.
+    fn sio_crc_errors(&self, chip: LogicId) -> Result<SioCrcErrors> {
+        let _ = chip;
+        Err(crate::Error::FunctionMissing("dcmi_get_device_info"))
+    }
+
     /// Packet counters of one unified-bus port (Ascend950).
     ///
     /// # Errors
@@ -325,6 +346,14 @@ impl DeviceManager for Dcmi {
 
     fn api_family(&self) -> ApiFamily {
         Dcmi::api_family(self)
+    }
+
+    fn hccs_statistics(&self, chip: LogicId) -> Result<HccsStatistics> {
+        self.view(chip)?.hccs_statistics()
+    }
+
+    fn sio_crc_errors(&self, chip: LogicId) -> Result<SioCrcErrors> {
+        self.view(chip)?.sio_crc_errors()
     }
 
     fn ub_port_stats(&self, chip: LogicId, port: UbPort) -> Result<UbPortStats> {

@@ -27,8 +27,8 @@ use std::time::Duration;
 use crate::{
     BootStatus, CallContext, CardId, Celsius, ChipIdentity, ChipIds, ChipInfo, ChipLocator, ChipProcess, DdrMemory,
     DeviceId, DeviceManager, EccComponent, EccCounters, Error, FaultEventStream, FrequencyKind, HbmMemory,
-    HccsBandwidth, HealthReport, LogicId, MegaHertz, Metric, NetworkHealth, PcieBandwidth, Percent, PhyId, Power,
-    ProcessList, Result, UtilizationKind, VnpuId, VnpuInventory, Volts, Watts,
+    HccsBandwidth, HccsStatistics, HealthReport, LogicId, MegaHertz, Metric, NetworkHealth, PcieBandwidth, Percent,
+    PhyId, Power, ProcessList, Result, SioCrcErrors, UtilizationKind, VnpuId, VnpuInventory, Volts, Watts,
 };
 
 /// How many metrics the sampler knows (one counter each per chip).
@@ -254,6 +254,18 @@ impl DeviceManager for FakeManager {
     fn processes(&self, chip: LogicId) -> Result<ProcessList> {
         self.answer(chip, Metric::Processes, "dcmi_get_device_resource_info")?;
         Ok(ProcessList::from_slice(&[ChipProcess { pid: 4242, memory_bytes: 1 << 30 }]))
+    }
+
+    fn hccs_statistics(&self, chip: LogicId) -> Result<HccsStatistics> {
+        self.answer(chip, Metric::HccsStatistics, "dcmi_get_device_info")?;
+        let calls = self.calls_of(chip, Metric::HccsStatistics) as u64;
+        // Counters that grow by one message per read on every link, so that a test sees them advance.
+        Ok(HccsStatistics { tx_messages: [calls; 16], rx_messages: [calls; 16], crc_errors: [0; 16] })
+    }
+
+    fn sio_crc_errors(&self, chip: LogicId) -> Result<SioCrcErrors> {
+        self.answer(chip, Metric::SioCrcErrors, "dcmi_get_device_info")?;
+        Ok(SioCrcErrors::default())
     }
 
     fn pcie_bandwidth(&self, _chip: LogicId, _profiling: Duration) -> Result<PcieBandwidth> {

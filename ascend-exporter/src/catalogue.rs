@@ -7,7 +7,9 @@
 
 use std::time::Instant;
 
-use ascend_dcmi::{ChipType, EccComponent, EccCounters, FrequencyKind, Power, UtilizationKind, BYTES_PER_MB};
+use ascend_dcmi::{
+    ChipType, EccComponent, EccCounters, FrequencyKind, HccsStatistics, Power, UtilizationKind, BYTES_PER_MB,
+};
 
 use crate::metric_group::MetricGroup;
 use crate::pod_attribution::ContainerRef;
@@ -132,6 +134,21 @@ use Extract::{Chip, ChipInfo, Container, Machine};
 use MetricGroup as G;
 use MetricKind::{Counter, Gauge, Info};
 use Naming::{Huawei, Native};
+
+/// One of Huawei's per-link HCCS statistic names: `field` of link `link` (Huawei names a metric per link).
+macro_rules! hccs_statistic {
+    ($name:literal, $help:literal, $field:ident, $link:literal) => {
+        def(
+            $name,
+            Gauge,
+            Huawei,
+            Some(G::Links),
+            "",
+            $help,
+            Chip(|c, s| huawei_hccs_statistic(c, s, $link, |h| h.$field[$link])),
+        )
+    };
+}
 
 /// Every metric, native names first, then the Huawei-compatible ones.
 pub static CATALOGUE: &[MetricDef] = &[
@@ -269,6 +286,22 @@ pub static CATALOGUE: &[MetricDef] = &[
     def("ascend_npu_network_healthy", Gauge, Native, Some(G::ChipState), "",
         "1 if the RoCE network probe reports healthy (training cards), else 0.",
         Chip(|c, s| if let Some(n) = c.chip.network { s.push_bool(n.is_healthy()) })),
+    // ---- chip-to-chip links ----
+    def("ascend_npu_hccs_tx_messages", Counter, Native, Some(G::Links), "link",
+        "Messages sent on each HCCS link since the driver started (910B, A3).",
+        Chip(|c, s| hccs_per_link(c, s, |h, link| h.tx_messages[link]))),
+    def("ascend_npu_hccs_rx_messages", Counter, Native, Some(G::Links), "link",
+        "Messages received on each HCCS link since the driver started (910B, A3).",
+        Chip(|c, s| hccs_per_link(c, s, |h, link| h.rx_messages[link]))),
+    def("ascend_npu_hccs_crc_errors", Counter, Native, Some(G::Links), "link",
+        "CRC errors on each HCCS link since the driver started (910B, A3).",
+        Chip(|c, s| hccs_per_link(c, s, |h, link| h.crc_errors[link]))),
+    def("ascend_npu_sio_crc_errors", Counter, Native, Some(G::Links), "direction",
+        "CRC errors on the SIO between the two dies of a card, direction=\"tx\" or \"rx\" (A3, Ascend950).",
+        Chip(|c, s| if let Some(sio) = c.chip.sio_crc_errors.and_then(|r| r.value) {
+            s.push_labeled([("direction", "tx".into())], f64::from(sio.tx));
+            s.push_labeled([("direction", "rx".into())], f64::from(sio.rx));
+        })),
     // ---- per container ----
     def("ascend_npu_container_chips", Gauge, Native, None, "", "Chips (or vNPU/shared slices of chips) a container holds.",
         Container(|v, s| s.push(v.chips.len() as f64))),
@@ -383,6 +416,38 @@ pub static CATALOGUE: &[MetricDef] = &[
         Chip(|c, s| hbm_ecc(c, s, |e| e.double_bit_isolated_pages))),
     def("npu_chip_info_network_status", Gauge, Huawei, Some(G::ChipState), "", "the npu network health state: 1 healthy, 0 unhealthy",
         Chip(|c, s| if let Some(n) = c.chip.network { s.push_bool(n.is_healthy()) })),
+    // Huawei's sio group: Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_sio.go. A failed
+    // read keeps the last value there as here (its cache entry is not replaced).
+    def("npu_chip_info_sio_crc_tx_err_cnt", Gauge, Huawei, Some(G::Links), "", "sio transmitted error count between die",
+        Chip(|c, s| if let Some(sio) = c.chip.sio_crc_errors.and_then(|r| r.value) { s.push(f64::from(sio.tx)) })),
+    def("npu_chip_info_sio_crc_rx_err_cnt", Gauge, Huawei, Some(G::Links), "", "sio received error count between die",
+        Chip(|c, s| if let Some(sio) = c.chip.sio_crc_errors.and_then(|r| r.value) { s.push(f64::from(sio.rx)) })),
+    // Huawei's hccs group, statistics half: one name per link, -1 on every link when the read failed.
+    // Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_hccs.go
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_0", "transmitted message count for hccs 0", tx_messages, 0),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_1", "transmitted message count for hccs 1", tx_messages, 1),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_2", "transmitted message count for hccs 2", tx_messages, 2),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_3", "transmitted message count for hccs 3", tx_messages, 3),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_4", "transmitted message count for hccs 4", tx_messages, 4),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_5", "transmitted message count for hccs 5", tx_messages, 5),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_6", "transmitted message count for hccs 6", tx_messages, 6),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_7", "transmitted message count for hccs 7", tx_messages, 7),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_0", "received message count for hccs 0", rx_messages, 0),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_1", "received message count for hccs 1", rx_messages, 1),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_2", "received message count for hccs 2", rx_messages, 2),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_3", "received message count for hccs 3", rx_messages, 3),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_4", "received message count for hccs 4", rx_messages, 4),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_5", "received message count for hccs 5", rx_messages, 5),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_6", "received message count for hccs 6", rx_messages, 6),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_7", "received message count for hccs 7", rx_messages, 7),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_0", "crc error count for hccs 0", crc_errors, 0),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_1", "crc error count for hccs 1", crc_errors, 1),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_2", "crc error count for hccs 2", crc_errors, 2),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_3", "crc error count for hccs 3", crc_errors, 3),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_4", "crc error count for hccs 4", crc_errors, 4),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_5", "crc error count for hccs 5", crc_errors, 5),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_6", "crc error count for hccs 6", crc_errors, 6),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_7", "crc error count for hccs 7", crc_errors, 7),
     def("container_npu_utilization", Gauge, Huawei, Some(G::Utilization), "",
         "the npu ai core utilization in container (%), on chips held by one container",
         Chip(|c, s| if c.holders.len() == 1 { utilization_percent(c, s, UtilizationKind::AiCore) })),
@@ -455,6 +520,45 @@ fn utilization_percent(c: &ChipView<'_>, s: &mut SampleSink, kind: UtilizationKi
 fn count_health(m: &MachineView<'_>, healthy: bool) -> f64 {
     let chips = m.snapshot.map_or(&[][..], |snap| snap.chips.as_slice());
     chips.iter().filter(|c| c.health.as_ref().is_some_and(|h| h.is_healthy() == healthy)).count() as f64
+}
+
+/// The HCCS links Huawei's exporter reports: from link 1 on 910B, 800I A3 and A900 A3 SuperPoD, from link 2 on
+/// A9000 A3 SuperPoD (main boards 0x1C, 0x1D), from 0 on other A3 main boards (its `hccsBeginIndex` keeps its zero
+/// value there), up to link 7; none on chips without HCCS. `PreCollect` in
+/// Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_hccs.go.
+fn hccs_links(c: &ChipView<'_>) -> std::ops::Range<usize> {
+    const HUAWEI_LINKS: usize = 8;
+    let identity = c.chip.identity.as_deref();
+    let first = match identity.and_then(|id| id.chip_type) {
+        Some(ChipType::Ascend910B) => 1,
+        Some(ChipType::Ascend910A3) => match identity.and_then(|id| id.mainboard_id) {
+            Some(0x14 | 0x18 | 0x19) => 1,
+            Some(0x1C | 0x1D) => 2,
+            _ => 0,
+        },
+        _ => HUAWEI_LINKS,
+    };
+    first..HUAWEI_LINKS
+}
+
+fn hccs_per_link(c: &ChipView<'_>, s: &mut SampleSink, pick: fn(&HccsStatistics, usize) -> u64) {
+    if let Some(statistics) = c.chip.hccs_statistics.and_then(|r| r.value) {
+        for link in hccs_links(c) {
+            s.push_labeled([("link", LabelText::Int(link as i64))], pick(&statistics, link) as f64);
+        }
+    }
+}
+
+fn huawei_hccs_statistic(c: &ChipView<'_>, s: &mut SampleSink, link: usize, pick: fn(&HccsStatistics) -> u64) {
+    let Some(reading) = c.chip.hccs_statistics else { return };
+    if !hccs_links(c).contains(&link) {
+        return;
+    }
+    match reading.value {
+        _ if reading.failed => s.push(-1.0),
+        Some(statistics) => s.push(pick(&statistics) as f64),
+        None => {}
+    }
 }
 
 /// Chips without a health reading: healthy + unhealthy + unknown is every chip, as in Huawei's `countHealthStatus`.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use ascend_dcmi::sampler::ECC_COMPONENTS;
 use ascend_dcmi::{ChipSample, FrequencyKind, MetricGroup, Sampler, UtilizationKind};
 
-use crate::snapshot::{ChipSnapshot, GroupFreshness, Snapshot, SnapshotRevision, SnapshotSource};
+use crate::snapshot::{ChipSnapshot, GroupFreshness, Reading, Snapshot, SnapshotRevision, SnapshotSource};
 
 /// Serves snapshots from a running background sampler.
 #[derive(Debug)]
@@ -89,5 +89,7 @@ pub fn chip_snapshot(sample: &ChipSample) -> ChipSnapshot {
         .filter_map(|component| memory.ecc(component).value().map(|counters| (component, *counters)))
         .collect();
     chip.processes = memory.processes.value().copied();
+    chip.hccs_statistics = Reading::of(&sample.links().hccs);
+    chip.sio_crc_errors = Reading::of(&sample.links().sio);
     chip
 }

@@ -32,7 +32,7 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SamplerConfig {
     metrics: MetricSet,
-    intervals: [Duration; 4],
+    intervals: [Duration; MetricGroup::ALL.len()],
     deadline: Duration,
     concurrency: usize,
 }

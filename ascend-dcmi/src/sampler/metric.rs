@@ -21,12 +21,20 @@ pub enum MetricGroup {
     /// [`crate::DeviceManager::identity_unchanged`] first and keeps the `Arc` while the chip is unchanged, so only
     /// the first read and a real change allocate.
     Identity,
+    /// Chip-to-chip link counters: HCCS statistics per link and SIO CRC errors (Huawei's `hccs` and `sio` groups,
+    /// 60 s).
+    Links,
 }
 
 impl MetricGroup {
     /// Every group, in index order.
-    pub const ALL: [MetricGroup; 4] =
-        [MetricGroup::Utilization, MetricGroup::ChipState, MetricGroup::Memory, MetricGroup::Identity];
+    pub const ALL: [MetricGroup; 5] = [
+        MetricGroup::Utilization,
+        MetricGroup::ChipState,
+        MetricGroup::Memory,
+        MetricGroup::Identity,
+        MetricGroup::Links,
+    ];
 
     /// Position in [`MetricGroup::ALL`].
     pub const fn index(self) -> usize {
@@ -35,6 +43,7 @@ impl MetricGroup {
             MetricGroup::ChipState => 1,
             MetricGroup::Memory => 2,
             MetricGroup::Identity => 3,
+            MetricGroup::Links => 4,
         }
     }
 
@@ -45,6 +54,7 @@ impl MetricGroup {
             MetricGroup::ChipState => "chip_state",
             MetricGroup::Memory => "memory",
             MetricGroup::Identity => "identity",
+            MetricGroup::Links => "links",
         }
     }
 
@@ -54,7 +64,7 @@ impl MetricGroup {
             MetricGroup::Utilization => Duration::from_secs(1),
             MetricGroup::ChipState => Duration::from_secs(5),
             MetricGroup::Memory => Duration::from_secs(10),
-            MetricGroup::Identity => Duration::from_secs(60),
+            MetricGroup::Identity | MetricGroup::Links => Duration::from_secs(60),
         }
     }
 
@@ -82,7 +92,7 @@ impl GroupSet {
     /// No group.
     pub const EMPTY: GroupSet = GroupSet(0);
     /// Every group.
-    pub const ALL: GroupSet = GroupSet(0b1111);
+    pub const ALL: GroupSet = GroupSet(0b1_1111);
 
     /// The set holding one group.
     pub const fn of(group: MetricGroup) -> Self {
@@ -155,10 +165,14 @@ pub enum Metric {
     Processes,
     /// Identity (slow, heap-owning data).
     Identity,
+    /// HCCS message and CRC-error counters per link (910B, A3).
+    HccsStatistics,
+    /// SIO CRC errors between the dies of a card (A3, Ascend950).
+    SioCrcErrors,
 }
 
 /// How many metrics exist; [`Metric::index`] is below it.
-pub const METRIC_COUNT: usize = 30;
+pub const METRIC_COUNT: usize = 32;
 
 impl Metric {
     /// Every metric, in index order.
@@ -193,6 +207,8 @@ impl Metric {
         Metric::Ecc(EccComponent::Npu),
         Metric::Processes,
         Metric::Identity,
+        Metric::HccsStatistics,
+        Metric::SioCrcErrors,
     ];
 
     /// Position in [`Metric::ALL`].
@@ -210,6 +226,8 @@ impl Metric {
             Metric::Ecc(component) => 24 + ecc_index(component),
             Metric::Processes => 28,
             Metric::Identity => 29,
+            Metric::HccsStatistics => 30,
+            Metric::SioCrcErrors => 31,
         }
     }
 
@@ -225,6 +243,7 @@ impl Metric {
             | Metric::NetworkHealth => MetricGroup::ChipState,
             Metric::DdrMemory | Metric::HbmMemory | Metric::Ecc(_) | Metric::Processes => MetricGroup::Memory,
             Metric::Identity => MetricGroup::Identity,
+            Metric::HccsStatistics | Metric::SioCrcErrors => MetricGroup::Links,
         }
     }
 
@@ -269,6 +288,8 @@ const NAMES: [&str; METRIC_COUNT] = [
     "ecc.npu",
     "processes",
     "identity",
+    "hccs_statistics",
+    "sio_crc_errors",
 ];
 
 /// Position of a utilisation kind in [`crate::UtilizationSample`] (and in [`UtilizationKind::ALL`]).
@@ -459,6 +480,6 @@ mod tests {
         let set: GroupSet = [MetricGroup::Identity, MetricGroup::Utilization].into_iter().collect();
         assert_eq!(set.iter().collect::<Vec<_>>(), [MetricGroup::Utilization, MetricGroup::Identity]);
         assert!(GroupSet::EMPTY.is_empty());
-        assert_eq!(GroupSet::ALL.iter().count(), 4);
+        assert_eq!(GroupSet::ALL.iter().count(), MetricGroup::ALL.len());
     }
 }

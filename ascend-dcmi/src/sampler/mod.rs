@@ -2,9 +2,9 @@
 //!
 //! # Model
 //!
-//! Metrics come in four [`MetricGroup`]s, each with its own interval in background mode (Huawei's defaults):
+//! Metrics come in [`MetricGroup`]s, each with its own interval in background mode (Huawei's defaults):
 //! utilisation (1 s), chip state = temperature, power, voltage, clocks, health, network health (5 s), memory = DDR,
-//! HBM, ECC, processes (10 s) and identity (60 s). A [`MetricSet`] turns single metrics off (the exporter's
+//! HBM, ECC, processes (10 s), identity (60 s) and links = HCCS and SIO counters (60 s). A [`MetricSet`] turns single metrics off (the exporter's
 //! metric-selection file); a deselected metric is never called.
 //!
 //! Every chip has a slot allocated once, holding a [`ChipSample`]: per value a [`Sampled`] (last value, read time,
@@ -129,7 +129,7 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{bounded, Sender};
 
-pub use chip_sample::{ChipSample, ChipStateSample, GroupStatus, MemorySample, UtilizationSample};
+pub use chip_sample::{ChipSample, ChipStateSample, GroupStatus, LinkSample, MemorySample, UtilizationSample};
 pub use config::{SamplerConfig, DEFAULT_CONCURRENCY, DEFAULT_DEADLINE, MIN_DEADLINE, MIN_INTERVAL};
 pub use dispatcher::PollSummary;
 pub use metric::{GroupSet, Metric, MetricGroup, MetricSet, ParseMetricError, ECC_COMPONENTS, METRIC_COUNT};

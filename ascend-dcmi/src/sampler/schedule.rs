@@ -13,7 +13,7 @@ use super::metric::{GroupSet, MetricGroup};
 /// together share one round, so a chip sees one chain of calls for them.
 pub(crate) fn run_schedule(dispatcher: &Arc<Dispatcher>, config: &SamplerConfig, stop: &Receiver<()>) {
     let intervals = MetricGroup::ALL.map(|group| config.interval(group));
-    let mut next_due = [Instant::now(); 4];
+    let mut next_due = [Instant::now(); MetricGroup::ALL.len()];
     loop {
         let now = Instant::now();
         let selection = dispatcher.shared.selection();

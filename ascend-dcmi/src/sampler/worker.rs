@@ -4,7 +4,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::chip_sample::{ChipSample, ChipStateSample, MemorySample, UtilizationSample};
+use super::chip_sample::{ChipSample, ChipStateSample, LinkSample, MemorySample, UtilizationSample};
 use super::chip_slot::ChipSlot;
 use super::metric::{GroupSet, Metric, MetricGroup, MetricSet, ECC_COMPONENTS};
 use super::sampled::Sampled;
@@ -92,6 +92,7 @@ impl Chain<'_> {
                 MetricGroup::ChipState => self.chip_state(sample.state_mut())?,
                 MetricGroup::Memory => self.memory(sample.memory_mut())?,
                 MetricGroup::Identity => self.identity(sample.identity_mut())?,
+                MetricGroup::Links => self.links(sample.links_mut())?,
             }
         }
         ControlFlow::Continue(())
@@ -123,6 +124,11 @@ impl Chain<'_> {
             Some(known) if m.identity_unchanged(chip, &known)? => Ok(known),
             _ => m.identity(chip).map(Arc::new),
         })
+    }
+
+    fn links(&self, sample: &mut LinkSample) -> Step {
+        self.read(Metric::HccsStatistics, &mut sample.hccs, |m, chip| m.hccs_statistics(chip))?;
+        self.read(Metric::SioCrcErrors, &mut sample.sio, |m, chip| m.sio_crc_errors(chip))
     }
 
     fn memory(&self, sample: &mut MemorySample) -> Step {
