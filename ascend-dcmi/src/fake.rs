@@ -25,10 +25,10 @@ use std::thread;
 use std::time::Duration;
 
 use crate::{
-    BootStatus, CallContext, CardId, Celsius, ChipIdentity, ChipIds, ChipInfo, ChipLocator, ChipProcess, DdrMemory,
-    DeviceId, DeviceManager, EccComponent, EccCounters, Error, FaultEventStream, FrequencyKind, HbmMemory,
-    HccsBandwidth, HccsStatistics, HealthReport, LogicId, MegaHertz, Metric, NetworkHealth, PcieBandwidth, Percent,
-    PhyId, Power, ProcessList, Result, SioCrcErrors, UtilizationKind, VnpuId, VnpuInventory, Volts, Watts,
+    BandwidthStats, BootStatus, CallContext, CardId, Celsius, ChipIdentity, ChipIds, ChipInfo, ChipLocator,
+    ChipProcess, DdrMemory, DeviceId, DeviceManager, EccComponent, EccCounters, Error, FaultEventStream, FrequencyKind,
+    HbmMemory, HccsBandwidth, HccsStatistics, HealthReport, LogicId, MegaHertz, Metric, NetworkHealth, PcieBandwidth,
+    Percent, PhyId, Power, ProcessList, Result, SioCrcErrors, UtilizationKind, VnpuId, VnpuInventory, Volts, Watts,
 };
 
 /// How many metrics the sampler knows (one counter each per chip).
@@ -268,12 +268,19 @@ impl DeviceManager for FakeManager {
         Ok(SioCrcErrors::default())
     }
 
-    fn pcie_bandwidth(&self, _chip: LogicId, _profiling: Duration) -> Result<PcieBandwidth> {
-        Err(unsupported("dcmi_get_pcie_link_bandwidth_info"))
+    /// Waits out the profiling window as the driver does, then answers.
+    fn pcie_bandwidth(&self, chip: LogicId, profiling: Duration) -> Result<PcieBandwidth> {
+        self.answer(chip, Metric::PcieBandwidth, "dcmi_get_pcie_link_bandwidth_info")?;
+        thread::sleep(profiling);
+        let stats = BandwidthStats { min: 1, max: 3, avg: 2 };
+        Ok(PcieBandwidth { profiling, tx_posted: stats, rx_posted: stats, ..PcieBandwidth::default() })
     }
 
-    fn hccs_bandwidth(&self, _chip: LogicId, _profiling: Duration) -> Result<HccsBandwidth> {
-        Err(unsupported("dcmi_get_hccs_link_bandwidth_info"))
+    /// Waits out the profiling window as the driver does, then answers.
+    fn hccs_bandwidth(&self, chip: LogicId, profiling: Duration) -> Result<HccsBandwidth> {
+        self.answer(chip, Metric::HccsBandwidth, "dcmi_get_hccs_link_bandwidth_info")?;
+        thread::sleep(profiling);
+        Ok(HccsBandwidth { profiling, total_tx: 8.0, total_rx: 8.0, ..HccsBandwidth::default() })
     }
 
     fn network_health(&self, chip: LogicId) -> Result<NetworkHealth> {

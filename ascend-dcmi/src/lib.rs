@@ -217,8 +217,8 @@ pub use limits::{HCCS_LINKS, MAX_FAULT_CODES, MAX_PROCESSES};
 pub use links::{HccsStatistics, SioCrcErrors};
 pub use reset::BootStatus;
 pub use sampler::{
-    ChipSample, ChipStateSample, GroupSet, GroupStatus, LinkSample, MemorySample, Metric, MetricGroup, MetricSet,
-    ParseMetricError, PollSummary, SampleState, Sampled, Sampler, SamplerConfig, UtilizationSample,
+    BandwidthSample, ChipSample, ChipStateSample, GroupSet, GroupStatus, LinkSample, MemorySample, Metric, MetricGroup,
+    MetricSet, ParseMetricError, PollSummary, SampleState, Sampled, Sampler, SamplerConfig, UtilizationSample,
 };
 pub use telemetry::{
     BandwidthStats, ChipProcess, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth,

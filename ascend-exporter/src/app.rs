@@ -77,8 +77,14 @@ impl Exporter {
         let extra_headers =
             web_config.headers.iter().map(|(name, value)| extra_header(name, value)).collect::<Result<Vec<_>>>()?;
 
-        let sampler_config = selection
-            .sampler_config(SamplerConfig::default().with_deadline(args.deadline).with_concurrency(args.concurrency));
+        let mut defaults = SamplerConfig::default()
+            .with_deadline(args.deadline)
+            .with_concurrency(args.concurrency)
+            .with_profiling(args.hccs_profiling, args.pcie_profiling);
+        if let Some(deadline) = args.bandwidth_deadline {
+            defaults = defaults.with_bandwidth_deadline(deadline);
+        }
+        let sampler_config = selection.sampler_config(defaults);
         let build = args.clone();
         // Loading the library and enumerating chips call the driver: keep them off the async executor.
         let source = tokio::task::spawn_blocking(move || start_sampler(&build, sampler_config))

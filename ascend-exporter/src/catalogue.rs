@@ -8,7 +8,8 @@
 use std::time::Instant;
 
 use ascend_dcmi::{
-    ChipType, EccComponent, EccCounters, FrequencyKind, HccsStatistics, Power, UtilizationKind, BYTES_PER_MB,
+    BandwidthStats, ChipType, EccComponent, EccCounters, FrequencyKind, HccsBandwidth, HccsStatistics, PcieBandwidth,
+    Power, UtilizationKind, BYTES_PER_MB,
 };
 
 use crate::metric_group::MetricGroup;
@@ -146,6 +147,36 @@ macro_rules! hccs_statistic {
             "",
             $help,
             Chip(|c, s| huawei_hccs_statistic(c, s, $link, |h| h.$field[$link])),
+        )
+    };
+}
+
+/// One of Huawei's per-link HCCS bandwidth names: `field` of link `link`, -1 when the read failed.
+macro_rules! hccs_link_bandwidth {
+    ($name:literal, $help:literal, $field:ident, $link:literal) => {
+        def(
+            $name,
+            Gauge,
+            Huawei,
+            Some(G::Bandwidth),
+            "",
+            $help,
+            Chip(|c, s| huawei_hccs_bandwidth(c, s, Some($link), |b| b.$field[$link])),
+        )
+    };
+}
+
+/// One of Huawei's PCIe bandwidth names: `field` as its average, minimum and maximum.
+macro_rules! pcie_bandwidth {
+    ($name:literal, $help:literal, $field:ident) => {
+        def(
+            $name,
+            Gauge,
+            Huawei,
+            Some(G::Bandwidth),
+            "pcie_bw_type",
+            $help,
+            Chip(|c, s| huawei_pcie_bandwidth(c, s, |p| p.$field)),
         )
     };
 }
@@ -302,6 +333,42 @@ pub static CATALOGUE: &[MetricDef] = &[
             s.push_labeled([("direction", "tx".into())], f64::from(sio.tx));
             s.push_labeled([("direction", "rx".into())], f64::from(sio.rx));
         })),
+    // ---- bandwidth (slow group: each read waits out a profiling window) ----
+    def("ascend_npu_hccs_bandwidth_bytes_per_second", Gauge, Native, Some(G::Bandwidth), "link, direction",
+        "HCCS bandwidth of each link over the profiling window, direction=\"tx\" or \"rx\" (910B, A3).",
+        Chip(|c, s| if let Some(bandwidth) = c.chip.hccs_bandwidth.and_then(|r| r.value) {
+            for link in hccs_links(c) {
+                let link_label = LabelText::Int(link as i64);
+                s.push_labeled([("link", link_label.clone()), ("direction", "tx".into())], gigabytes_per_second(bandwidth.tx_per_link[link]));
+                s.push_labeled([("link", link_label), ("direction", "rx".into())], gigabytes_per_second(bandwidth.rx_per_link[link]));
+            }
+        })),
+    def("ascend_npu_hccs_total_bandwidth_bytes_per_second", Gauge, Native, Some(G::Bandwidth), "direction",
+        "HCCS bandwidth of all links together over the profiling window (910B, A3).",
+        Chip(|c, s| if let Some(bandwidth) = c.chip.hccs_bandwidth.and_then(|r| r.value) {
+            s.push_labeled([("direction", "tx".into())], gigabytes_per_second(bandwidth.total_tx));
+            s.push_labeled([("direction", "rx".into())], gigabytes_per_second(bandwidth.total_rx));
+        })),
+    def("ascend_npu_pcie_bandwidth_bytes_per_second", Gauge, Native, Some(G::Bandwidth), "direction, traffic, stat",
+        "PCIe bandwidth over the profiling window by direction (tx, rx), traffic (posted, non_posted, completion) and stat (avg, min, max) (910B, Ascend950).",
+        Chip(|c, s| if let Some(bandwidth) = c.chip.pcie_bandwidth.and_then(|r| r.value) {
+            for (direction, traffic, stats) in pcie_traffic(&bandwidth) {
+                for (stat, value) in [("avg", stats.avg), ("min", stats.min), ("max", stats.max)] {
+                    let labels = [("direction", direction.into()), ("traffic", traffic.into()), ("stat", stat.into())];
+                    s.push_labeled(labels, gigabytes_per_second(f64::from(value)));
+                }
+            }
+        })),
+    def("ascend_npu_bandwidth_window_seconds", Gauge, Native, Some(G::Bandwidth), "bus",
+        "The profiling window the driver averaged each bandwidth over, bus=\"hccs\" or \"pcie\".",
+        Chip(|c, s| {
+            if let Some(hccs) = c.chip.hccs_bandwidth.and_then(|r| r.value) {
+                s.push_labeled([("bus", "hccs".into())], hccs.profiling.as_secs_f64());
+            }
+            if let Some(pcie) = c.chip.pcie_bandwidth.and_then(|r| r.value) {
+                s.push_labeled([("bus", "pcie".into())], pcie.profiling.as_secs_f64());
+            }
+        })),
     // ---- per container ----
     def("ascend_npu_container_chips", Gauge, Native, None, "", "Chips (or vNPU/shared slices of chips) a container holds.",
         Container(|v, s| s.push(v.chips.len() as f64))),
@@ -448,6 +515,43 @@ pub static CATALOGUE: &[MetricDef] = &[
     hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_5", "crc error count for hccs 5", crc_errors, 5),
     hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_6", "crc error count for hccs 6", crc_errors, 6),
     hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_7", "crc error count for hccs 7", crc_errors, 7),
+    // The bandwidth half of Huawei's hccs group (GB/s, over --hccsBWProfilingTime): -1 on a failed read, except the
+    // profiling time. Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_hccs.go
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_0", "single-link transmission data bandwidth for hccs 0", tx_per_link, 0),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_1", "single-link transmission data bandwidth for hccs 1", tx_per_link, 1),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_2", "single-link transmission data bandwidth for hccs 2", tx_per_link, 2),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_3", "single-link transmission data bandwidth for hccs 3", tx_per_link, 3),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_4", "single-link transmission data bandwidth for hccs 4", tx_per_link, 4),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_5", "single-link transmission data bandwidth for hccs 5", tx_per_link, 5),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_6", "single-link transmission data bandwidth for hccs 6", tx_per_link, 6),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_7", "single-link transmission data bandwidth for hccs 7", tx_per_link, 7),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_0", "single-link receive data bandwidth for hccs 0", rx_per_link, 0),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_1", "single-link receive data bandwidth for hccs 1", rx_per_link, 1),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_2", "single-link receive data bandwidth for hccs 2", rx_per_link, 2),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_3", "single-link receive data bandwidth for hccs 3", rx_per_link, 3),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_4", "single-link receive data bandwidth for hccs 4", rx_per_link, 4),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_5", "single-link receive data bandwidth for hccs 5", rx_per_link, 5),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_6", "single-link receive data bandwidth for hccs 6", rx_per_link, 6),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_7", "single-link receive data bandwidth for hccs 7", rx_per_link, 7),
+    def("npu_chip_info_hccs_bandwidth_info_profiling_time", Gauge, Huawei, Some(G::Bandwidth), "",
+        "sampling interval for hccs bandwidth",
+        Chip(|c, s| if !hccs_links(c).is_empty() {
+            if let Some(bandwidth) = c.chip.hccs_bandwidth.and_then(|r| r.value) {
+                s.push(bandwidth.profiling.as_millis() as f64);
+            }
+        })),
+    def("npu_chip_info_hccs_bandwidth_info_total_tx", Gauge, Huawei, Some(G::Bandwidth), "", "total sent data bandwidth",
+        Chip(|c, s| huawei_hccs_bandwidth(c, s, None, |b| b.total_tx))),
+    def("npu_chip_info_hccs_bandwidth_info_total_rx", Gauge, Huawei, Some(G::Bandwidth), "", "total received data bandwidth",
+        Chip(|c, s| huawei_hccs_bandwidth(c, s, None, |b| b.total_rx))),
+    // Huawei's pcie group (MB/ms over --profilingTime; a failed read keeps the last value there as here).
+    // Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_pcie.go
+    pcie_bandwidth!("npu_chip_info_pcie_rx_p_bw", "the npu write bw to remote's speed, unit is 'MB/ms'", rx_posted),
+    pcie_bandwidth!("npu_chip_info_pcie_rx_np_bw", "the npu read bw's speed from remote, unit is 'MB/ms'", rx_non_posted),
+    pcie_bandwidth!("npu_chip_info_pcie_rx_cpl_bw", "the npu reply remote read operate cpl's speed, unit is 'MB/ms'", rx_completion),
+    pcie_bandwidth!("npu_chip_info_pcie_tx_p_bw", "the npu receive remote write operate's speed, unit is 'MB/ms'", tx_posted),
+    pcie_bandwidth!("npu_chip_info_pcie_tx_np_bw", "the npu receive remote read operate's speed, unit is 'MB/ms'", tx_non_posted),
+    pcie_bandwidth!("npu_chip_info_pcie_tx_cpl_bw", "the npu read cpl's response bw speed from remote, unit is 'MB/ms'", tx_completion),
     def("container_npu_utilization", Gauge, Huawei, Some(G::Utilization), "",
         "the npu ai core utilization in container (%), on chips held by one container",
         Chip(|c, s| if c.holders.len() == 1 { utilization_percent(c, s, UtilizationKind::AiCore) })),
@@ -559,6 +663,59 @@ fn huawei_hccs_statistic(c: &ChipView<'_>, s: &mut SampleSink, link: usize, pick
         Some(statistics) => s.push(pick(&statistics) as f64),
         None => {}
     }
+}
+
+/// Huawei's HCCS bandwidth of one link (`Some(link)`) or the total (`None`): -1 when the latest read failed.
+fn huawei_hccs_bandwidth(c: &ChipView<'_>, s: &mut SampleSink, link: Option<usize>, pick: fn(&HccsBandwidth) -> f64) {
+    let Some(reading) = c.chip.hccs_bandwidth else { return };
+    let links = hccs_links(c);
+    if links.is_empty() || link.is_some_and(|link| !links.contains(&link)) {
+        return;
+    }
+    match reading.value {
+        _ if reading.failed => s.push(-1.0),
+        Some(bandwidth) => s.push(pick(&bandwidth)),
+        None => {}
+    }
+}
+
+/// Main boards of the Ascend950 products whose PCIe bandwidth Huawei's exporter reads (Atlas 350 3501P, 3502P,
+/// 3504P and UBX: `supportedPcieA5MainBoards` in collector_for_pcie.go, ids from
+/// Ascend/mind-cluster component/ascend-common/api/default_name.go).
+const PCIE_950_MAIN_BOARDS: [u32; 4] = [0x68, 0x6b, 0x6c, 0x44];
+
+fn huawei_pcie_bandwidth(c: &ChipView<'_>, s: &mut SampleSink, pick: fn(&PcieBandwidth) -> BandwidthStats) {
+    let identity = c.chip.identity.as_deref();
+    let served = match identity.and_then(|id| id.chip_type) {
+        Some(ChipType::Ascend910B) => true,
+        Some(ChipType::Ascend950) => {
+            identity.and_then(|id| id.mainboard_id).is_some_and(|board| PCIE_950_MAIN_BOARDS.contains(&board))
+        }
+        _ => false,
+    };
+    if let Some(bandwidth) = c.chip.pcie_bandwidth.and_then(|r| r.value).filter(|_| served) {
+        let stats = pick(&bandwidth);
+        for (kind, value) in [("avgPcieBw", stats.avg), ("minPcieBw", stats.min), ("maxPcieBw", stats.max)] {
+            s.push_labeled([("pcie_bw_type", kind.into())], f64::from(value));
+        }
+    }
+}
+
+/// The PCIe traffic classes by direction, as the native metric labels them.
+fn pcie_traffic(bandwidth: &PcieBandwidth) -> [(&'static str, &'static str, BandwidthStats); 6] {
+    [
+        ("tx", "posted", bandwidth.tx_posted),
+        ("tx", "non_posted", bandwidth.tx_non_posted),
+        ("tx", "completion", bandwidth.tx_completion),
+        ("rx", "posted", bandwidth.rx_posted),
+        ("rx", "non_posted", bandwidth.rx_non_posted),
+        ("rx", "completion", bandwidth.rx_completion),
+    ]
+}
+
+/// The driver's bandwidth unit (MB/ms, which is GB/s) in bytes per second.
+fn gigabytes_per_second(value: f64) -> f64 {
+    value * 1e9
 }
 
 /// Chips without a health reading: healthy + unhealthy + unknown is every chip, as in Huawei's `countHealthStatus`.

@@ -91,5 +91,7 @@ pub fn chip_snapshot(sample: &ChipSample) -> ChipSnapshot {
     chip.processes = memory.processes.value().copied();
     chip.hccs_statistics = Reading::of(&sample.links().hccs);
     chip.sio_crc_errors = Reading::of(&sample.links().sio);
+    chip.hccs_bandwidth = Reading::of(&sample.bandwidth().hccs);
+    chip.pcie_bandwidth = Reading::of(&sample.bandwidth().pcie);
     chip
 }

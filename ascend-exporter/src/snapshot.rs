@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ascend_dcmi::{
-    Celsius, ChipIdentity, ChipIds, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsStatistics,
-    HealthReport, MegaHertz, NetworkHealth, Percent, Power, ProcessList, SampleState, Sampled, SioCrcErrors,
-    UtilizationKind, Volts,
+    Celsius, ChipIdentity, ChipIds, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth,
+    HccsStatistics, HealthReport, MegaHertz, NetworkHealth, PcieBandwidth, Percent, Power, ProcessList, SampleState,
+    Sampled, SioCrcErrors, UtilizationKind, Volts,
 };
 use parking_lot::RwLock;
 
@@ -86,6 +86,10 @@ pub struct ChipSnapshot {
     pub hccs_statistics: Option<Reading<HccsStatistics>>,
     /// SIO CRC errors between the dies of a card (A3, Ascend950).
     pub sio_crc_errors: Option<Reading<SioCrcErrors>>,
+    /// HCCS bandwidth per link and in total (910B, A3).
+    pub hccs_bandwidth: Option<Reading<HccsBandwidth>>,
+    /// PCIe bandwidth (910B, Ascend950).
+    pub pcie_bandwidth: Option<Reading<PcieBandwidth>>,
 }
 
 impl ChipSnapshot {
@@ -108,6 +112,8 @@ impl ChipSnapshot {
             network: None,
             hccs_statistics: None,
             sio_crc_errors: None,
+            hccs_bandwidth: None,
+            pcie_bandwidth: None,
         }
     }
 

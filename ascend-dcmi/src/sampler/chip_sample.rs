@@ -10,7 +10,8 @@ use crate::identity::ChipIdentity;
 use crate::ids::ChipIds;
 use crate::links::{HccsStatistics, SioCrcErrors};
 use crate::telemetry::{
-    DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, NetworkHealth, Power, ProcessList, UtilizationKind,
+    DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth, PcieBandwidth, Power,
+    ProcessList, UtilizationKind,
 };
 use crate::units::{Celsius, MegaHertz, Percent, Volts};
 
@@ -117,6 +118,22 @@ impl LinkSample {
     }
 }
 
+/// The bandwidth group, read over profiling windows.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct BandwidthSample {
+    /// HCCS bandwidth per link and in total.
+    pub hccs: Sampled<HccsBandwidth>,
+    /// PCIe bandwidth.
+    pub pcie: Sampled<PcieBandwidth>,
+}
+
+impl BandwidthSample {
+    fn mark_timed_out(&mut self) {
+        self.hccs.mark_timed_out();
+        self.pcie.mark_timed_out();
+    }
+}
+
 /// How the latest rounds of one group went for one chip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct GroupStatus {
@@ -158,6 +175,7 @@ pub struct ChipSample {
     memory: MemorySample,
     identity: Sampled<Arc<ChipIdentity>>,
     links: LinkSample,
+    bandwidth: BandwidthSample,
     groups: [GroupStatus; MetricGroup::ALL.len()],
     up: bool,
 }
@@ -171,6 +189,7 @@ impl ChipSample {
             memory: MemorySample::default(),
             identity: Sampled::default(),
             links: LinkSample::default(),
+            bandwidth: BandwidthSample::default(),
             groups: [GroupStatus::default(); MetricGroup::ALL.len()],
             up: true,
         }
@@ -206,6 +225,11 @@ impl ChipSample {
         &self.links
     }
 
+    /// The bandwidth group.
+    pub fn bandwidth(&self) -> &BandwidthSample {
+        &self.bandwidth
+    }
+
     /// How the latest rounds of `group` went.
     pub fn group(&self, group: MetricGroup) -> &GroupStatus {
         &self.groups[group.index()]
@@ -237,6 +261,10 @@ impl ChipSample {
         &mut self.links
     }
 
+    pub(crate) fn bandwidth_mut(&mut self) -> &mut BandwidthSample {
+        &mut self.bandwidth
+    }
+
     /// Copies the values of `groups` from `source` (a worker's scratch copy). Only inline data and an `Arc` are
     /// copied.
     pub(crate) fn copy_groups_from(&mut self, source: &ChipSample, groups: GroupSet) {
@@ -247,6 +275,7 @@ impl ChipSample {
                 MetricGroup::Memory => self.memory = source.memory,
                 MetricGroup::Identity => self.identity.clone_from(&source.identity),
                 MetricGroup::Links => self.links = source.links,
+                MetricGroup::Bandwidth => self.bandwidth = source.bandwidth,
             }
         }
     }
@@ -269,6 +298,7 @@ impl ChipSample {
                 MetricGroup::Memory => self.memory.mark_timed_out(),
                 MetricGroup::Identity => self.identity.mark_timed_out(),
                 MetricGroup::Links => self.links.mark_timed_out(),
+                MetricGroup::Bandwidth => self.bandwidth.mark_timed_out(),
             }
             let status = &mut self.groups[group.index()];
             status.last_attempt = Some(attempted);
