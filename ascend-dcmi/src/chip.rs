@@ -67,7 +67,7 @@ impl Chip {
     }
 
     /// The borrowed view that holds the code of the telemetry and health methods (shared with the trait path).
-    fn view(&self) -> ChipView<'_> {
+    pub(crate) fn view(&self) -> ChipView<'_> {
         ChipView::new(&self.dcmi, self.ids)
     }
 

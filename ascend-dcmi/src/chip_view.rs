@@ -31,7 +31,7 @@ const INVALID_ID: u32 = u32::MAX;
 /// One chip of a borrowed handle. `Copy`: two words of ids and a reference.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ChipView<'a> {
-    dcmi: &'a Dcmi,
+    pub(crate) dcmi: &'a Dcmi,
     ids: ChipIds,
 }
 

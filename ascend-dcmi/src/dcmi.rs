@@ -15,7 +15,7 @@ use crate::deadline::DriverCalls;
 use crate::error::{CallContext, Error, Result};
 use crate::fault_policy::FaultPolicy;
 use crate::ffi::{LoadedLibrary, Target};
-use crate::ids::{ChipIds, ChipLocator, DeviceId, LogicId, PhyId};
+use crate::ids::{CardId, ChipIds, ChipLocator, DeviceId, LogicId, PhyId};
 use crate::utilization::{UtilizationCache, UtilizationMethod};
 
 /// Settings chosen at build time.
@@ -141,6 +141,16 @@ impl Dcmi {
     #[doc(alias = "dcmiv2_get_dcmi_version")]
     pub fn driver_version(&self) -> Result<String> {
         self.library().dcmi_version()
+    }
+
+    /// The cards the driver lists (`dcmi_get_card_list`), in its order: what Huawei's npu-exporter counts as
+    /// `machine_card_nums`. A card may hold one or two chips; cards are a V1 notion.
+    ///
+    /// # Errors
+    /// [`Error::UnavailableOnApi`] on the V2 API (Ascend950 has no cards), or any DCMI error of `dcmi_get_card_list`.
+    #[doc(alias = "dcmi_get_card_list")]
+    pub fn cards(&self) -> Result<Vec<CardId>> {
+        self.library().card_list()
     }
 
     /// Enumerates every chip with its logic and physical ids: on V1 each card of the card list and each chip on it

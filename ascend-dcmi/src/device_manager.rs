@@ -19,7 +19,8 @@ use crate::error::Result;
 use crate::fault_events::event::FaultEventStream;
 use crate::health::HealthReport;
 use crate::identity::ChipIdentity;
-use crate::ids::{ChipIds, LogicId};
+use crate::ids::{CardId, ChipIds, LogicId};
+use crate::links::{HccsStatistics, SioCrcErrors};
 use crate::reset::BootStatus;
 use crate::telemetry::{
     DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth, PcieBandwidth, Power,
@@ -46,6 +47,15 @@ pub trait DeviceManager: Send + Sync {
     /// # Errors
     /// Any DCMI error of `dcmi_get_dcmi_version`.
     fn driver_version(&self) -> Result<String>;
+
+    /// The cards the driver lists (`dcmi_get_card_list`). The default answers [`crate::Error::FunctionMissing`], for
+    /// implementations that predate it.
+    ///
+    /// # Errors
+    /// [`crate::Error::UnavailableOnApi`] on the V2 API, which has no cards, or any DCMI error.
+    fn cards(&self) -> Result<Vec<CardId>> {
+        Err(crate::Error::FunctionMissing("dcmi_get_card_list"))
+    }
 
     /// What the chip is. Parts the chip type cannot report are `None`.
     ///
@@ -203,6 +213,26 @@ pub trait DeviceManager: Send + Sync {
         ApiFamily::V1
     }
 
+    /// Message and CRC-error counters of each HCCS link (910B, A3). The default answers
+    /// [`crate::Error::FunctionMissing`], for implementations that predate it.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotSupported`] on chips without HCCS, or any DCMI error.
+    fn hccs_statistics(&self, chip: LogicId) -> Result<HccsStatistics> {
+        let _ = chip;
+        Err(crate::Error::FunctionMissing("dcmi_get_device_info"))
+    }
+
+    /// CRC errors between the two dies of the card (A3, Ascend950). The default answers
+    /// [`crate::Error::FunctionMissing`].
+    ///
+    /// # Errors
+    /// [`crate::Error::NotSupported`] on chips without SIO, or any DCMI error.
+    fn sio_crc_errors(&self, chip: LogicId) -> Result<SioCrcErrors> {
+        let _ = chip;
+        Err(crate::Error::FunctionMissing("dcmi_get_device_info"))
+    }
+
     /// Packet counters of one unified-bus port (Ascend950).
     ///
     /// # Errors
@@ -220,6 +250,10 @@ impl DeviceManager for Dcmi {
 
     fn driver_version(&self) -> Result<String> {
         Dcmi::driver_version(self)
+    }
+
+    fn cards(&self) -> Result<Vec<CardId>> {
+        Dcmi::cards(self)
     }
 
     fn identity(&self, chip: LogicId) -> Result<ChipIdentity> {
@@ -312,6 +346,14 @@ impl DeviceManager for Dcmi {
 
     fn api_family(&self) -> ApiFamily {
         Dcmi::api_family(self)
+    }
+
+    fn hccs_statistics(&self, chip: LogicId) -> Result<HccsStatistics> {
+        self.view(chip)?.hccs_statistics()
+    }
+
+    fn sio_crc_errors(&self, chip: LogicId) -> Result<SioCrcErrors> {
+        self.view(chip)?.sio_crc_errors()
     }
 
     fn ub_port_stats(&self, chip: LogicId, port: UbPort) -> Result<UbPortStats> {

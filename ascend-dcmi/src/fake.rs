@@ -25,10 +25,10 @@ use std::thread;
 use std::time::Duration;
 
 use crate::{
-    BootStatus, CallContext, CardId, Celsius, ChipIdentity, ChipIds, ChipInfo, ChipLocator, ChipProcess, DdrMemory,
-    DeviceId, DeviceManager, EccComponent, EccCounters, Error, FaultEventStream, FrequencyKind, HbmMemory,
-    HccsBandwidth, HealthReport, LogicId, MegaHertz, Metric, NetworkHealth, PcieBandwidth, Percent, PhyId, Power,
-    ProcessList, Result, UtilizationKind, VnpuId, VnpuInventory, Volts, Watts,
+    BandwidthStats, BootStatus, CallContext, CardId, Celsius, ChipIdentity, ChipIds, ChipInfo, ChipLocator,
+    ChipProcess, DdrMemory, DeviceId, DeviceManager, EccComponent, EccCounters, Error, FaultEventStream, FrequencyKind,
+    HbmMemory, HccsBandwidth, HccsStatistics, HealthReport, LogicId, MegaHertz, Metric, NetworkHealth, PcieBandwidth,
+    Percent, PhyId, Power, ProcessList, Result, SioCrcErrors, UtilizationKind, VnpuId, VnpuInventory, Volts, Watts,
 };
 
 /// How many metrics the sampler knows (one counter each per chip).
@@ -177,6 +177,12 @@ impl DeviceManager for FakeManager {
         Ok("fake 1.0".to_owned())
     }
 
+    fn cards(&self) -> Result<Vec<CardId>> {
+        let mut cards: Vec<CardId> = self.chips.iter().filter_map(|ids| ids.locator.map(|l| l.card)).collect();
+        cards.dedup();
+        Ok(cards)
+    }
+
     fn identity(&self, chip: LogicId) -> Result<ChipIdentity> {
         self.answer(chip, Metric::Identity, "dcmi_get_device_chip_info")?;
         Ok(ChipIdentity {
@@ -250,12 +256,31 @@ impl DeviceManager for FakeManager {
         Ok(ProcessList::from_slice(&[ChipProcess { pid: 4242, memory_bytes: 1 << 30 }]))
     }
 
-    fn pcie_bandwidth(&self, _chip: LogicId, _profiling: Duration) -> Result<PcieBandwidth> {
-        Err(unsupported("dcmi_get_pcie_link_bandwidth_info"))
+    fn hccs_statistics(&self, chip: LogicId) -> Result<HccsStatistics> {
+        self.answer(chip, Metric::HccsStatistics, "dcmi_get_device_info")?;
+        let calls = self.calls_of(chip, Metric::HccsStatistics) as u64;
+        // Counters that grow by one message per read on every link, so that a test sees them advance.
+        Ok(HccsStatistics { tx_messages: [calls; 16], rx_messages: [calls; 16], crc_errors: [0; 16] })
     }
 
-    fn hccs_bandwidth(&self, _chip: LogicId, _profiling: Duration) -> Result<HccsBandwidth> {
-        Err(unsupported("dcmi_get_hccs_link_bandwidth_info"))
+    fn sio_crc_errors(&self, chip: LogicId) -> Result<SioCrcErrors> {
+        self.answer(chip, Metric::SioCrcErrors, "dcmi_get_device_info")?;
+        Ok(SioCrcErrors::default())
+    }
+
+    /// Waits out the profiling window as the driver does, then answers.
+    fn pcie_bandwidth(&self, chip: LogicId, profiling: Duration) -> Result<PcieBandwidth> {
+        self.answer(chip, Metric::PcieBandwidth, "dcmi_get_pcie_link_bandwidth_info")?;
+        thread::sleep(profiling);
+        let stats = BandwidthStats { min: 1, max: 3, avg: 2 };
+        Ok(PcieBandwidth { profiling, tx_posted: stats, rx_posted: stats, ..PcieBandwidth::default() })
+    }
+
+    /// Waits out the profiling window as the driver does, then answers.
+    fn hccs_bandwidth(&self, chip: LogicId, profiling: Duration) -> Result<HccsBandwidth> {
+        self.answer(chip, Metric::HccsBandwidth, "dcmi_get_hccs_link_bandwidth_info")?;
+        thread::sleep(profiling);
+        Ok(HccsBandwidth { profiling, total_tx: 8.0, total_rx: 8.0, ..HccsBandwidth::default() })
     }
 
     fn network_health(&self, chip: LogicId) -> Result<NetworkHealth> {

@@ -836,8 +836,10 @@ impl LoadedLibrary {
         sub_cmd: u32,
         mut buffer: T,
     ) -> Result<T> {
-        // Every buffer this takes is a vNPU query (`DeviceInfoBuffer`), and the V2 API has no vNPUs.
-        self.require(ApiFamily::V1, "dcmi_get_device_info")?;
+        // vNPU queries exist on V1 only; the link counters on both families.
+        if !T::ON_V2 {
+            self.require(ApiFamily::V1, "dcmi_get_device_info")?;
+        }
         let capacity = std::mem::size_of::<T>();
         let mut size = c_uint::try_from(capacity).unwrap_or(c_uint::MAX);
         let pointer = (&mut buffer as *mut T).cast::<c_void>();
@@ -963,10 +965,19 @@ impl Drop for LoadedLibrary {
 }
 
 /// Marker for the structs `dcmi_get_device_info` may write into.
-pub(crate) trait DeviceInfoBuffer {}
+pub(crate) trait DeviceInfoBuffer {
+    /// Whether the query exists on the V2 API (`dcmiv2_get_device_info`) too.
+    const ON_V2: bool = false;
+}
 impl DeviceInfoBuffer for sys::dcmi_soc_total_resource {}
 impl DeviceInfoBuffer for sys::dcmi_soc_free_resource {}
 impl DeviceInfoBuffer for sys::dcmi_vdev_query_stru {}
+impl DeviceInfoBuffer for sys::dcmi_hccs_statistic_info {}
+impl DeviceInfoBuffer for sys::dcmi_hccs_statistic_info_u64 {}
+/// Ascend950 reports SIO errors through `dcmiv2_get_device_info` (Huawei's `collector_for_sio.go` supports it).
+impl DeviceInfoBuffer for sys::dcmi_sio_crc_err_statistic_info {
+    const ON_V2: bool = true;
+}
 
 /// A fault event copied out of the driver's memory.
 #[derive(Debug, Clone, PartialEq, Eq)]

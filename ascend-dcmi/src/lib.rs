@@ -185,6 +185,7 @@ mod identity;
 mod ids;
 mod library_check;
 mod limits;
+mod links;
 mod numa;
 mod reset;
 pub mod sampler;
@@ -212,10 +213,11 @@ pub use identity::{BoardInfo, ChipIdentity, ChipInfo, DieId, Elabel, ParsePcieAd
 pub use ids::{CardId, ChipIds, ChipLocator, DeviceId, LogicId, PhyId};
 pub use library_check::{check_library, ownership_violations, OwnershipProblem, OwnershipViolation};
 pub use limits::{HCCS_LINKS, MAX_FAULT_CODES, MAX_PROCESSES};
+pub use links::{HccsStatistics, SioCrcErrors};
 pub use reset::BootStatus;
 pub use sampler::{
-    ChipSample, ChipStateSample, GroupSet, GroupStatus, MemorySample, Metric, MetricGroup, MetricSet, ParseMetricError,
-    PollSummary, SampleState, Sampled, Sampler, SamplerConfig, UtilizationSample,
+    BandwidthSample, ChipSample, ChipStateSample, GroupSet, GroupStatus, LinkSample, MemorySample, Metric, MetricGroup,
+    MetricSet, ParseMetricError, PollSummary, SampleState, Sampled, Sampler, SamplerConfig, UtilizationSample,
 };
 pub use telemetry::{
     BandwidthStats, ChipProcess, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth,

@@ -111,6 +111,7 @@ fn inputs(chips: u32, naming: NamingMode) -> Inputs {
     shared.publish(Snapshot {
         published_at: now,
         driver_version: Some("24.1.rc2".into()),
+        cards: Some(2),
         chips: (0..chips).map(|index| populated_chip(index, now)).collect(),
     });
     let assignments: Vec<ContainerAssignment> = (0..chips / 2)

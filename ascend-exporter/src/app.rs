@@ -77,8 +77,14 @@ impl Exporter {
         let extra_headers =
             web_config.headers.iter().map(|(name, value)| extra_header(name, value)).collect::<Result<Vec<_>>>()?;
 
-        let sampler_config = selection
-            .sampler_config(SamplerConfig::default().with_deadline(args.deadline).with_concurrency(args.concurrency));
+        let mut defaults = SamplerConfig::default()
+            .with_deadline(args.deadline)
+            .with_concurrency(args.concurrency)
+            .with_profiling(args.hccs_profiling, args.pcie_profiling);
+        if let Some(deadline) = args.bandwidth_deadline {
+            defaults = defaults.with_bandwidth_deadline(deadline);
+        }
+        let sampler_config = selection.sampler_config(defaults);
         let build = args.clone();
         // Loading the library and enumerating chips call the driver: keep them off the async executor.
         let source = tokio::task::spawn_blocking(move || start_sampler(&build, sampler_config))
@@ -187,9 +193,11 @@ fn start_sampler(args: &ExporterArgs, config: SamplerConfig) -> Result<SamplerSo
             None
         }
     };
+    // Only V1 drivers list cards; on V2 the call is unavailable and the count absent, as in Huawei's exporter.
+    let cards = dcmi.cards().map(|cards| cards.len()).ok();
     let manager: Arc<dyn DeviceManager> = Arc::new(dcmi);
     let sampler = Sampler::spawn(manager, config)
         .map_err(|source| Error::Driver { step: "starting the DCMI sampler", source })?;
     tracing::info!(chips = sampler.chips().len(), "sampler started");
-    Ok(SamplerSource::new(sampler, driver_version))
+    Ok(SamplerSource::new(sampler, driver_version).with_cards(cards))
 }

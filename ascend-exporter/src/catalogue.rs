@@ -7,7 +7,10 @@
 
 use std::time::Instant;
 
-use ascend_dcmi::{EccComponent, EccCounters, FrequencyKind, Power, UtilizationKind, BYTES_PER_MB};
+use ascend_dcmi::{
+    BandwidthStats, ChipType, EccComponent, EccCounters, FrequencyKind, HccsBandwidth, HccsStatistics, PcieBandwidth,
+    Power, UtilizationKind, BYTES_PER_MB,
+};
 
 use crate::metric_group::MetricGroup;
 use crate::pod_attribution::ContainerRef;
@@ -133,6 +136,51 @@ use MetricGroup as G;
 use MetricKind::{Counter, Gauge, Info};
 use Naming::{Huawei, Native};
 
+/// One of Huawei's per-link HCCS statistic names: `field` of link `link` (Huawei names a metric per link).
+macro_rules! hccs_statistic {
+    ($name:literal, $help:literal, $field:ident, $link:literal) => {
+        def(
+            $name,
+            Gauge,
+            Huawei,
+            Some(G::Links),
+            "",
+            $help,
+            Chip(|c, s| huawei_hccs_statistic(c, s, $link, |h| h.$field[$link])),
+        )
+    };
+}
+
+/// One of Huawei's per-link HCCS bandwidth names: `field` of link `link`, -1 when the read failed.
+macro_rules! hccs_link_bandwidth {
+    ($name:literal, $help:literal, $field:ident, $link:literal) => {
+        def(
+            $name,
+            Gauge,
+            Huawei,
+            Some(G::Bandwidth),
+            "",
+            $help,
+            Chip(|c, s| huawei_hccs_bandwidth(c, s, Some($link), |b| b.$field[$link])),
+        )
+    };
+}
+
+/// One of Huawei's PCIe bandwidth names: `field` as its average, minimum and maximum.
+macro_rules! pcie_bandwidth {
+    ($name:literal, $help:literal, $field:ident) => {
+        def(
+            $name,
+            Gauge,
+            Huawei,
+            Some(G::Bandwidth),
+            "pcie_bw_type",
+            $help,
+            Chip(|c, s| huawei_pcie_bandwidth(c, s, |p| p.$field)),
+        )
+    };
+}
+
 /// Every metric, native names first, then the Huawei-compatible ones.
 pub static CATALOGUE: &[MetricDef] = &[
     // ---- exporter and machine ----
@@ -140,6 +188,14 @@ pub static CATALOGUE: &[MetricDef] = &[
         Machine(|m, s| s.push_labeled([("version", m.exporter_version.into())], 1.0))),
     def("ascend_npu_chips", Gauge, Native, None, "", "Chips the driver enumerates.",
         Machine(|m, s| s.push(m.snapshot.map_or(0, |snap| snap.chips.len()) as f64))),
+    def("ascend_npu_cards", Gauge, Native, Some(G::Identity), "",
+        "Cards the driver lists (dcmi_get_card_list; a card holds one or two chips); absent on Ascend310 and Ascend950.",
+        Machine(|m, s| if let Some(cards) = card_count(m) { s.push(cards as f64) })),
+    def("ascend_npu_chips_health_unknown", Gauge, Native, Some(G::ChipState), "",
+        "Chips whose health could not be read (the call failed or has not answered yet).",
+        Machine(|m, s| s.push(count_health_unknown(m)))),
+    def("ascend_npu_driver", Info, Native, None, "version", "The driver (DCMI) version, empty if it could not be read.",
+        Machine(|m, s| s.push_labeled([("version", driver_version(m).into())], 1.0))),
     def("ascend_npu_pod_resources_up", Gauge, Native, None, "",
         "1 if the last kubelet PodResources List call succeeded, else 0 (pod labels may be out of date).",
         Machine(|m, s| s.push_bool(m.pod_resources_reachable))),
@@ -261,6 +317,58 @@ pub static CATALOGUE: &[MetricDef] = &[
     def("ascend_npu_network_healthy", Gauge, Native, Some(G::ChipState), "",
         "1 if the RoCE network probe reports healthy (training cards), else 0.",
         Chip(|c, s| if let Some(n) = c.chip.network { s.push_bool(n.is_healthy()) })),
+    // ---- chip-to-chip links ----
+    def("ascend_npu_hccs_tx_messages", Counter, Native, Some(G::Links), "link",
+        "Messages sent on each HCCS link since the driver started (910B, A3).",
+        Chip(|c, s| hccs_per_link(c, s, |h, link| h.tx_messages[link]))),
+    def("ascend_npu_hccs_rx_messages", Counter, Native, Some(G::Links), "link",
+        "Messages received on each HCCS link since the driver started (910B, A3).",
+        Chip(|c, s| hccs_per_link(c, s, |h, link| h.rx_messages[link]))),
+    def("ascend_npu_hccs_crc_errors", Counter, Native, Some(G::Links), "link",
+        "CRC errors on each HCCS link since the driver started (910B, A3).",
+        Chip(|c, s| hccs_per_link(c, s, |h, link| h.crc_errors[link]))),
+    def("ascend_npu_sio_crc_errors", Counter, Native, Some(G::Links), "direction",
+        "CRC errors on the SIO between the two dies of a card, direction=\"tx\" or \"rx\" (A3, Ascend950).",
+        Chip(|c, s| if let Some(sio) = c.chip.sio_crc_errors.and_then(|r| r.value) {
+            s.push_labeled([("direction", "tx".into())], f64::from(sio.tx));
+            s.push_labeled([("direction", "rx".into())], f64::from(sio.rx));
+        })),
+    // ---- bandwidth (slow group: each read waits out a profiling window) ----
+    def("ascend_npu_hccs_bandwidth_bytes_per_second", Gauge, Native, Some(G::Bandwidth), "link, direction",
+        "HCCS bandwidth of each link over the profiling window, direction=\"tx\" or \"rx\" (910B, A3).",
+        Chip(|c, s| if let Some(bandwidth) = c.chip.hccs_bandwidth.and_then(|r| r.value) {
+            for link in hccs_links(c) {
+                let link_label = LabelText::Int(link as i64);
+                s.push_labeled([("link", link_label.clone()), ("direction", "tx".into())], gigabytes_per_second(bandwidth.tx_per_link[link]));
+                s.push_labeled([("link", link_label), ("direction", "rx".into())], gigabytes_per_second(bandwidth.rx_per_link[link]));
+            }
+        })),
+    def("ascend_npu_hccs_total_bandwidth_bytes_per_second", Gauge, Native, Some(G::Bandwidth), "direction",
+        "HCCS bandwidth of all links together over the profiling window (910B, A3).",
+        Chip(|c, s| if let Some(bandwidth) = c.chip.hccs_bandwidth.and_then(|r| r.value) {
+            s.push_labeled([("direction", "tx".into())], gigabytes_per_second(bandwidth.total_tx));
+            s.push_labeled([("direction", "rx".into())], gigabytes_per_second(bandwidth.total_rx));
+        })),
+    def("ascend_npu_pcie_bandwidth_bytes_per_second", Gauge, Native, Some(G::Bandwidth), "direction, traffic, stat",
+        "PCIe bandwidth over the profiling window by direction (tx, rx), traffic (posted, non_posted, completion) and stat (avg, min, max) (910B, Ascend950).",
+        Chip(|c, s| if let Some(bandwidth) = c.chip.pcie_bandwidth.and_then(|r| r.value) {
+            for (direction, traffic, stats) in pcie_traffic(&bandwidth) {
+                for (stat, value) in [("avg", stats.avg), ("min", stats.min), ("max", stats.max)] {
+                    let labels = [("direction", direction.into()), ("traffic", traffic.into()), ("stat", stat.into())];
+                    s.push_labeled(labels, gigabytes_per_second(f64::from(value)));
+                }
+            }
+        })),
+    def("ascend_npu_bandwidth_window_seconds", Gauge, Native, Some(G::Bandwidth), "bus",
+        "The profiling window the driver averaged each bandwidth over, bus=\"hccs\" or \"pcie\".",
+        Chip(|c, s| {
+            if let Some(hccs) = c.chip.hccs_bandwidth.and_then(|r| r.value) {
+                s.push_labeled([("bus", "hccs".into())], hccs.profiling.as_secs_f64());
+            }
+            if let Some(pcie) = c.chip.pcie_bandwidth.and_then(|r| r.value) {
+                s.push_labeled([("bus", "pcie".into())], pcie.profiling.as_secs_f64());
+            }
+        })),
     // ---- per container ----
     def("ascend_npu_container_chips", Gauge, Native, None, "", "Chips (or vNPU/shared slices of chips) a container holds.",
         Container(|v, s| s.push(v.chips.len() as f64))),
@@ -276,12 +384,24 @@ pub static CATALOGUE: &[MetricDef] = &[
     // ======== Huawei npu-exporter compatible names (units as Huawei: °C, W, V, MHz, MB, %) ========
     def("npu_exporter_version_info", Gauge, Huawei, None, "exporterVersion", "exporter version with value '1'",
         Machine(|m, s| s.push_labeled([("exporterVersion", m.exporter_version.into())], 1.0))),
+    // Huawei's nodeBase group: the exporter's build and the driver version (`dcmi_get_dcmi_version`), both read once.
+    // Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_node_base.go
+    def("node_base_info", Gauge, Huawei, None, "exporterVersion, driverVersion", "the common information of this node",
+        Machine(|m, s| s.push_labeled(
+            [("exporterVersion", m.exporter_version.into()), ("driverVersion", driver_version(m).into())], 1.0))),
     def("machine_npu_nums", Gauge, Huawei, None, "", "Amount of npu installed on the machine.",
         Machine(|m, s| s.push(m.snapshot.map_or(0, |snap| snap.chips.len()) as f64))),
+    // Huawei counts cards only on 310P, 910, 910B and A3 (`supportedCardNumDevices` in
+    // Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_npu.go).
+    def("machine_card_nums", Gauge, Huawei, Some(G::Identity), "", "Amount of card installed on the machine.",
+        Machine(|m, s| if let Some(cards) = card_count(m) { s.push(cards as f64) })),
     def("machine_healthy_npu_nums", Gauge, Huawei, Some(G::ChipState), "", "Amount of healthy npu on the machine.",
         Machine(|m, s| s.push(count_health(m, true)))),
     def("machine_unhealthy_npu_nums", Gauge, Huawei, Some(G::ChipState), "", "Amount of unhealthy npu on the machine.",
         Machine(|m, s| s.push(count_health(m, false)))),
+    def("machine_unknown_npu_nums", Gauge, Huawei, Some(G::ChipState), "",
+        "Amount of the npus whose health status cannot be obtained via DCMI interface on the machine.",
+        Machine(|m, s| s.push(count_health_unknown(m)))),
     def("npu_chip_info_name", Gauge, Huawei, Some(G::Identity), "name", "the Ascend npu name with value '1'",
         Chip(|c, s| if let Some(id) = &c.chip.identity { s.push_labeled([("name", id.info.model_name().into())], 1.0) })),
     def("npu_chip_info_serial_number", Gauge, Huawei, Some(G::Identity), "serial_number", "the npu serial number with value '1'",
@@ -363,6 +483,75 @@ pub static CATALOGUE: &[MetricDef] = &[
         Chip(|c, s| hbm_ecc(c, s, |e| e.double_bit_isolated_pages))),
     def("npu_chip_info_network_status", Gauge, Huawei, Some(G::ChipState), "", "the npu network health state: 1 healthy, 0 unhealthy",
         Chip(|c, s| if let Some(n) = c.chip.network { s.push_bool(n.is_healthy()) })),
+    // Huawei's sio group: Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_sio.go. A failed
+    // read keeps the last value there as here (its cache entry is not replaced).
+    def("npu_chip_info_sio_crc_tx_err_cnt", Gauge, Huawei, Some(G::Links), "", "sio transmitted error count between die",
+        Chip(|c, s| if let Some(sio) = c.chip.sio_crc_errors.and_then(|r| r.value) { s.push(f64::from(sio.tx)) })),
+    def("npu_chip_info_sio_crc_rx_err_cnt", Gauge, Huawei, Some(G::Links), "", "sio received error count between die",
+        Chip(|c, s| if let Some(sio) = c.chip.sio_crc_errors.and_then(|r| r.value) { s.push(f64::from(sio.rx)) })),
+    // Huawei's hccs group, statistics half: one name per link, -1 on every link when the read failed.
+    // Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_hccs.go
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_0", "transmitted message count for hccs 0", tx_messages, 0),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_1", "transmitted message count for hccs 1", tx_messages, 1),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_2", "transmitted message count for hccs 2", tx_messages, 2),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_3", "transmitted message count for hccs 3", tx_messages, 3),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_4", "transmitted message count for hccs 4", tx_messages, 4),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_5", "transmitted message count for hccs 5", tx_messages, 5),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_6", "transmitted message count for hccs 6", tx_messages, 6),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_tx_cnt_7", "transmitted message count for hccs 7", tx_messages, 7),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_0", "received message count for hccs 0", rx_messages, 0),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_1", "received message count for hccs 1", rx_messages, 1),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_2", "received message count for hccs 2", rx_messages, 2),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_3", "received message count for hccs 3", rx_messages, 3),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_4", "received message count for hccs 4", rx_messages, 4),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_5", "received message count for hccs 5", rx_messages, 5),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_6", "received message count for hccs 6", rx_messages, 6),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_rx_cnt_7", "received message count for hccs 7", rx_messages, 7),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_0", "crc error count for hccs 0", crc_errors, 0),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_1", "crc error count for hccs 1", crc_errors, 1),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_2", "crc error count for hccs 2", crc_errors, 2),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_3", "crc error count for hccs 3", crc_errors, 3),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_4", "crc error count for hccs 4", crc_errors, 4),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_5", "crc error count for hccs 5", crc_errors, 5),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_6", "crc error count for hccs 6", crc_errors, 6),
+    hccs_statistic!("npu_chip_info_hccs_statistic_info_crc_err_cnt_7", "crc error count for hccs 7", crc_errors, 7),
+    // The bandwidth half of Huawei's hccs group (GB/s, over --hccsBWProfilingTime): -1 on a failed read, except the
+    // profiling time. Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_hccs.go
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_0", "single-link transmission data bandwidth for hccs 0", tx_per_link, 0),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_1", "single-link transmission data bandwidth for hccs 1", tx_per_link, 1),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_2", "single-link transmission data bandwidth for hccs 2", tx_per_link, 2),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_3", "single-link transmission data bandwidth for hccs 3", tx_per_link, 3),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_4", "single-link transmission data bandwidth for hccs 4", tx_per_link, 4),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_5", "single-link transmission data bandwidth for hccs 5", tx_per_link, 5),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_6", "single-link transmission data bandwidth for hccs 6", tx_per_link, 6),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_tx_7", "single-link transmission data bandwidth for hccs 7", tx_per_link, 7),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_0", "single-link receive data bandwidth for hccs 0", rx_per_link, 0),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_1", "single-link receive data bandwidth for hccs 1", rx_per_link, 1),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_2", "single-link receive data bandwidth for hccs 2", rx_per_link, 2),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_3", "single-link receive data bandwidth for hccs 3", rx_per_link, 3),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_4", "single-link receive data bandwidth for hccs 4", rx_per_link, 4),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_5", "single-link receive data bandwidth for hccs 5", rx_per_link, 5),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_6", "single-link receive data bandwidth for hccs 6", rx_per_link, 6),
+    hccs_link_bandwidth!("npu_chip_info_hccs_bandwidth_info_rx_7", "single-link receive data bandwidth for hccs 7", rx_per_link, 7),
+    def("npu_chip_info_hccs_bandwidth_info_profiling_time", Gauge, Huawei, Some(G::Bandwidth), "",
+        "sampling interval for hccs bandwidth",
+        Chip(|c, s| if !hccs_links(c).is_empty() {
+            if let Some(bandwidth) = c.chip.hccs_bandwidth.and_then(|r| r.value) {
+                s.push(bandwidth.profiling.as_millis() as f64);
+            }
+        })),
+    def("npu_chip_info_hccs_bandwidth_info_total_tx", Gauge, Huawei, Some(G::Bandwidth), "", "total sent data bandwidth",
+        Chip(|c, s| huawei_hccs_bandwidth(c, s, None, |b| b.total_tx))),
+    def("npu_chip_info_hccs_bandwidth_info_total_rx", Gauge, Huawei, Some(G::Bandwidth), "", "total received data bandwidth",
+        Chip(|c, s| huawei_hccs_bandwidth(c, s, None, |b| b.total_rx))),
+    // Huawei's pcie group (MB/ms over --profilingTime; a failed read keeps the last value there as here).
+    // Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_pcie.go
+    pcie_bandwidth!("npu_chip_info_pcie_rx_p_bw", "the npu write bw to remote's speed, unit is 'MB/ms'", rx_posted),
+    pcie_bandwidth!("npu_chip_info_pcie_rx_np_bw", "the npu read bw's speed from remote, unit is 'MB/ms'", rx_non_posted),
+    pcie_bandwidth!("npu_chip_info_pcie_rx_cpl_bw", "the npu reply remote read operate cpl's speed, unit is 'MB/ms'", rx_completion),
+    pcie_bandwidth!("npu_chip_info_pcie_tx_p_bw", "the npu receive remote write operate's speed, unit is 'MB/ms'", tx_posted),
+    pcie_bandwidth!("npu_chip_info_pcie_tx_np_bw", "the npu receive remote read operate's speed, unit is 'MB/ms'", tx_non_posted),
+    pcie_bandwidth!("npu_chip_info_pcie_tx_cpl_bw", "the npu read cpl's response bw speed from remote, unit is 'MB/ms'", tx_completion),
     def("container_npu_utilization", Gauge, Huawei, Some(G::Utilization), "",
         "the npu ai core utilization in container (%), on chips held by one container",
         Chip(|c, s| if c.holders.len() == 1 { utilization_percent(c, s, UtilizationKind::AiCore) })),
@@ -435,6 +624,119 @@ fn utilization_percent(c: &ChipView<'_>, s: &mut SampleSink, kind: UtilizationKi
 fn count_health(m: &MachineView<'_>, healthy: bool) -> f64 {
     let chips = m.snapshot.map_or(&[][..], |snap| snap.chips.as_slice());
     chips.iter().filter(|c| c.health.as_ref().is_some_and(|h| h.is_healthy() == healthy)).count() as f64
+}
+
+/// The HCCS links Huawei's exporter reports: from link 1 on 910B, 800I A3 and A900 A3 SuperPoD, from link 2 on
+/// A9000 A3 SuperPoD (main boards 0x1C, 0x1D), from 0 on other A3 main boards (its `hccsBeginIndex` keeps its zero
+/// value there), up to link 7; none on chips without HCCS. `PreCollect` in
+/// Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_hccs.go.
+fn hccs_links(c: &ChipView<'_>) -> std::ops::Range<usize> {
+    const HUAWEI_LINKS: usize = 8;
+    let identity = c.chip.identity.as_deref();
+    let first = match identity.and_then(|id| id.chip_type) {
+        Some(ChipType::Ascend910B) => 1,
+        Some(ChipType::Ascend910A3) => match identity.and_then(|id| id.mainboard_id) {
+            Some(0x14 | 0x18 | 0x19) => 1,
+            Some(0x1C | 0x1D) => 2,
+            _ => 0,
+        },
+        _ => HUAWEI_LINKS,
+    };
+    first..HUAWEI_LINKS
+}
+
+fn hccs_per_link(c: &ChipView<'_>, s: &mut SampleSink, pick: fn(&HccsStatistics, usize) -> u64) {
+    if let Some(statistics) = c.chip.hccs_statistics.and_then(|r| r.value) {
+        for link in hccs_links(c) {
+            s.push_labeled([("link", LabelText::Int(link as i64))], pick(&statistics, link) as f64);
+        }
+    }
+}
+
+fn huawei_hccs_statistic(c: &ChipView<'_>, s: &mut SampleSink, link: usize, pick: fn(&HccsStatistics) -> u64) {
+    let Some(reading) = c.chip.hccs_statistics else { return };
+    if !hccs_links(c).contains(&link) {
+        return;
+    }
+    match reading.value {
+        _ if reading.failed => s.push(-1.0),
+        Some(statistics) => s.push(pick(&statistics) as f64),
+        None => {}
+    }
+}
+
+/// Huawei's HCCS bandwidth of one link (`Some(link)`) or the total (`None`): -1 when the latest read failed.
+fn huawei_hccs_bandwidth(c: &ChipView<'_>, s: &mut SampleSink, link: Option<usize>, pick: fn(&HccsBandwidth) -> f64) {
+    let Some(reading) = c.chip.hccs_bandwidth else { return };
+    let links = hccs_links(c);
+    if links.is_empty() || link.is_some_and(|link| !links.contains(&link)) {
+        return;
+    }
+    match reading.value {
+        _ if reading.failed => s.push(-1.0),
+        Some(bandwidth) => s.push(pick(&bandwidth)),
+        None => {}
+    }
+}
+
+/// Main boards of the Ascend950 products whose PCIe bandwidth Huawei's exporter reads (Atlas 350 3501P, 3502P,
+/// 3504P and UBX: `supportedPcieA5MainBoards` in collector_for_pcie.go, ids from
+/// Ascend/mind-cluster component/ascend-common/api/default_name.go).
+const PCIE_950_MAIN_BOARDS: [u32; 4] = [0x68, 0x6b, 0x6c, 0x44];
+
+fn huawei_pcie_bandwidth(c: &ChipView<'_>, s: &mut SampleSink, pick: fn(&PcieBandwidth) -> BandwidthStats) {
+    let identity = c.chip.identity.as_deref();
+    let served = match identity.and_then(|id| id.chip_type) {
+        Some(ChipType::Ascend910B) => true,
+        Some(ChipType::Ascend950) => {
+            identity.and_then(|id| id.mainboard_id).is_some_and(|board| PCIE_950_MAIN_BOARDS.contains(&board))
+        }
+        _ => false,
+    };
+    if let Some(bandwidth) = c.chip.pcie_bandwidth.and_then(|r| r.value).filter(|_| served) {
+        let stats = pick(&bandwidth);
+        for (kind, value) in [("avgPcieBw", stats.avg), ("minPcieBw", stats.min), ("maxPcieBw", stats.max)] {
+            s.push_labeled([("pcie_bw_type", kind.into())], f64::from(value));
+        }
+    }
+}
+
+/// The PCIe traffic classes by direction, as the native metric labels them.
+fn pcie_traffic(bandwidth: &PcieBandwidth) -> [(&'static str, &'static str, BandwidthStats); 6] {
+    [
+        ("tx", "posted", bandwidth.tx_posted),
+        ("tx", "non_posted", bandwidth.tx_non_posted),
+        ("tx", "completion", bandwidth.tx_completion),
+        ("rx", "posted", bandwidth.rx_posted),
+        ("rx", "non_posted", bandwidth.rx_non_posted),
+        ("rx", "completion", bandwidth.rx_completion),
+    ]
+}
+
+/// The driver's bandwidth unit (MB/ms, which is GB/s) in bytes per second.
+fn gigabytes_per_second(value: f64) -> f64 {
+    value * 1e9
+}
+
+/// Chips without a health reading: healthy + unhealthy + unknown is every chip, as in Huawei's `countHealthStatus`.
+fn count_health_unknown(m: &MachineView<'_>) -> f64 {
+    let chips = m.snapshot.map_or(&[][..], |snap| snap.chips.as_slice());
+    chips.iter().filter(|c| c.health.is_none()).count() as f64
+}
+
+/// The driver version as a label value: empty when it could not be read, as Huawei writes it.
+fn driver_version(m: &MachineView<'_>) -> String {
+    m.snapshot.and_then(|snap| snap.driver_version.clone()).unwrap_or_default()
+}
+
+/// The card count, on chip types whose cards Huawei's exporter counts (310P, 910, 910B, A3). The type is known once
+/// the identity group has been read; until then, and on other types, the count is absent.
+fn card_count(m: &MachineView<'_>) -> Option<usize> {
+    let snapshot = m.snapshot?;
+    let chip_type = snapshot.chips.iter().find_map(|chip| chip.identity.as_ref().and_then(|id| id.chip_type))?;
+    let counted =
+        matches!(chip_type, ChipType::Ascend310P | ChipType::Ascend910 | ChipType::Ascend910B | ChipType::Ascend910A3);
+    counted.then_some(snapshot.cards?)
 }
 
 /// The Unix time of a sample `age` old at `unix_now`, rounded to the millisecond: the sampler's instants are finer than

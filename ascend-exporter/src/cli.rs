@@ -56,6 +56,16 @@ pub struct ExporterArgs {
     /// How many chips are read at once (the driver fails bursts of concurrent calls).
     #[arg(long = "dcmi.concurrency", default_value_t = 4)]
     pub concurrency: usize,
+    /// The window the driver averages HCCS bandwidth over (1ms..1s; Huawei's `--hccsBWProfilingTime`). Read in the
+    /// slow `bandwidth` group, off the other groups' schedule.
+    #[arg(long = "dcmi.hccs-profiling", default_value = "200ms", value_parser = parse_positive_duration)]
+    pub hccs_profiling: Duration,
+    /// The window the driver averages PCIe bandwidth over (1ms..2s; Huawei's `--profilingTime`).
+    #[arg(long = "dcmi.pcie-profiling", default_value = "200ms", value_parser = parse_positive_duration)]
+    pub pcie_profiling: Duration,
+    /// How long one chip's bandwidth reads may take (default: `--dcmi.deadline` plus both profiling windows).
+    #[arg(long = "dcmi.bandwidth-deadline", value_parser = parse_positive_duration)]
+    pub bandwidth_deadline: Option<Duration>,
     /// Kubelet PodResources socket (mount its directory, not the socket).
     #[arg(long = "pod-resources.socket", default_value = DEFAULT_POD_RESOURCES_SOCKET)]
     pub pod_resources_socket: PathBuf,

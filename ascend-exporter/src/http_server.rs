@@ -333,7 +333,7 @@ mod tests {
 
     fn state(auth: bool) -> Arc<ServerState> {
         let shared = Arc::new(SharedSnapshot::new());
-        shared.publish(Snapshot { published_at: Instant::now(), driver_version: None, chips: Vec::new() });
+        shared.publish(Snapshot { published_at: Instant::now(), driver_version: None, cards: None, chips: Vec::new() });
         let source: Arc<dyn SnapshotSource> = shared;
         let attribution = Arc::new(SharedAttribution::new());
         let plan = RenderPlan::new(NamingMode::Both, &Selection::default());

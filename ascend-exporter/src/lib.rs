@@ -39,7 +39,7 @@
 //! let mut chip = ChipSnapshot::new(ids);
 //! chip.temperature = Some(Celsius(47));
 //! let snapshot = Arc::new(SharedSnapshot::new());
-//! snapshot.publish(Snapshot { published_at: Instant::now(), driver_version: None, chips: vec![chip] });
+//! snapshot.publish(Snapshot { published_at: Instant::now(), driver_version: None, cards: None, chips: vec![chip] });
 //!
 //! let plan = RenderPlan::new(NamingMode::Native, &Selection::default());
 //! let collector = SnapshotCollector::new(snapshot, Arc::new(SharedAttribution::new()), plan, "0.1.0");

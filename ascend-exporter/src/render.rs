@@ -302,6 +302,7 @@ mod tests {
         shared.publish(Snapshot {
             published_at: now,
             driver_version: Some("24.1.rc2".into()),
+            cards: Some(2),
             chips: vec![chip(0, 4, 52, 55), second],
         });
         let attribution = Arc::new(SharedAttribution::new());

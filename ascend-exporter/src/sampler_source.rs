@@ -8,19 +8,28 @@ use std::sync::Arc;
 use ascend_dcmi::sampler::ECC_COMPONENTS;
 use ascend_dcmi::{ChipSample, FrequencyKind, MetricGroup, Sampler, UtilizationKind};
 
-use crate::snapshot::{ChipSnapshot, GroupFreshness, Snapshot, SnapshotRevision, SnapshotSource};
+use crate::snapshot::{ChipSnapshot, GroupFreshness, Reading, Snapshot, SnapshotRevision, SnapshotSource};
 
 /// Serves snapshots from a running background sampler.
 #[derive(Debug)]
 pub struct SamplerSource {
     sampler: Sampler,
     driver_version: Option<String>,
+    cards: Option<usize>,
 }
 
 impl SamplerSource {
     /// Wraps a sampler started with [`Sampler::spawn`]; `driver_version` is read once at start-up.
     pub fn new(sampler: Sampler, driver_version: Option<String>) -> Self {
-        Self { sampler, driver_version }
+        Self { sampler, driver_version, cards: None }
+    }
+
+    /// Adds the card count (`dcmi_get_card_list`), also read once at start-up: cards do not change while the
+    /// driver runs, and the sampler's chip list is fixed for its life as well.
+    #[must_use]
+    pub fn with_cards(mut self, cards: Option<usize>) -> Self {
+        self.cards = cards;
+        self
     }
 
     /// The sampler, for example to poll it on demand when it was started with [`Sampler::new`].
@@ -37,6 +46,7 @@ impl SnapshotSource for SamplerSource {
         Some(Arc::new(Snapshot {
             published_at: last_poll.started + last_poll.elapsed,
             driver_version: self.driver_version.clone(),
+            cards: self.cards,
             chips,
         }))
     }
@@ -79,5 +89,9 @@ pub fn chip_snapshot(sample: &ChipSample) -> ChipSnapshot {
         .filter_map(|component| memory.ecc(component).value().map(|counters| (component, *counters)))
         .collect();
     chip.processes = memory.processes.value().copied();
+    chip.hccs_statistics = Reading::of(&sample.links().hccs);
+    chip.sio_crc_errors = Reading::of(&sample.links().sio);
+    chip.hccs_bandwidth = Reading::of(&sample.bandwidth().hccs);
+    chip.pcie_bandwidth = Reading::of(&sample.bandwidth().pcie);
     chip
 }

@@ -209,7 +209,7 @@ mod tests {
         for group in MetricGroup::ALL {
             chip.freshness[group.index()] = GroupFreshness { last_success: Some(now), stale: false };
         }
-        Snapshot { published_at: now, driver_version: None, chips: vec![chip] }
+        Snapshot { published_at: now, driver_version: None, cards: None, chips: vec![chip] }
     }
 
     fn cache(max_body_age: Duration) -> (ScrapeCache, Arc<SharedSnapshot>, Arc<SharedAttribution>) {

@@ -3,7 +3,8 @@
 //! TOML, every key optional:
 //!
 //! ```toml
-//! [groups.utilization]    # groups: utilization (1s), chip_state (5s), memory (10s), identity (60s)
+//! [groups.utilization]    # groups: utilization (1s), chip_state (5s), memory (10s), identity (60s), links (60s),
+//!                          # bandwidth (60s)
 //! interval = "2s"          # how often the sampler reads the group (default in brackets above)
 //! [groups.memory]
 //! enabled = false          # neither read from the driver nor served

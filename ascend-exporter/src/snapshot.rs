@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ascend_dcmi::{
-    Celsius, ChipIdentity, ChipIds, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HealthReport,
-    MegaHertz, NetworkHealth, Percent, Power, ProcessList, UtilizationKind, Volts,
+    Celsius, ChipIdentity, ChipIds, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth,
+    HccsStatistics, HealthReport, MegaHertz, NetworkHealth, PcieBandwidth, Percent, Power, ProcessList, SampleState,
+    Sampled, SioCrcErrors, UtilizationKind, Volts,
 };
 use parking_lot::RwLock;
 
@@ -28,6 +29,25 @@ impl GroupFreshness {
     /// Age of the values at `now`, `None` if never read.
     pub fn age(&self, now: Instant) -> Option<Duration> {
         self.last_success.map(|at| now.saturating_duration_since(at))
+    }
+}
+
+/// A value with the outcome of its latest read: Huawei's exporter reports some values as -1 when the latest read
+/// failed, where the native names keep the last good value (its age is in `ascend_npu_sample_age_seconds`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Reading<T> {
+    /// The last value read, however old.
+    pub value: Option<T>,
+    /// Whether the latest read failed (a DCMI error other than "not supported").
+    pub failed: bool,
+}
+
+impl<T: Copy> Reading<T> {
+    /// The reading of a sampled value; `None` when the chip does not offer it, it is switched off or not read yet.
+    pub fn of(sampled: &Sampled<T>) -> Option<Self> {
+        let failed = matches!(sampled.state(), SampleState::Failed { .. });
+        let value = sampled.value().copied();
+        (failed || value.is_some()).then_some(Reading { value, failed })
     }
 }
 
@@ -62,6 +82,14 @@ pub struct ChipSnapshot {
     pub processes: Option<ProcessList>,
     /// RoCE network health.
     pub network: Option<NetworkHealth>,
+    /// HCCS message and CRC-error counters per link (910B, A3).
+    pub hccs_statistics: Option<Reading<HccsStatistics>>,
+    /// SIO CRC errors between the dies of a card (A3, Ascend950).
+    pub sio_crc_errors: Option<Reading<SioCrcErrors>>,
+    /// HCCS bandwidth per link and in total (910B, A3).
+    pub hccs_bandwidth: Option<Reading<HccsBandwidth>>,
+    /// PCIe bandwidth (910B, Ascend950).
+    pub pcie_bandwidth: Option<Reading<PcieBandwidth>>,
 }
 
 impl ChipSnapshot {
@@ -82,6 +110,10 @@ impl ChipSnapshot {
             ecc: Vec::new(),
             processes: None,
             network: None,
+            hccs_statistics: None,
+            sio_crc_errors: None,
+            hccs_bandwidth: None,
+            pcie_bandwidth: None,
         }
     }
 
@@ -118,6 +150,9 @@ pub struct Snapshot {
     pub published_at: Instant,
     /// The driver (DCMI) version, once read.
     pub driver_version: Option<String>,
+    /// How many cards the driver lists (`dcmi_get_card_list`, read once); `None` where it has no cards (V2) or the
+    /// read failed.
+    pub cards: Option<usize>,
     /// Every chip, in logic-id order.
     pub chips: Vec<ChipSnapshot>,
 }
@@ -125,7 +160,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// A snapshot without chips, published now.
     pub fn empty() -> Self {
-        Self { published_at: Instant::now(), driver_version: None, chips: Vec::new() }
+        Self { published_at: Instant::now(), driver_version: None, cards: None, chips: Vec::new() }
     }
 }
 

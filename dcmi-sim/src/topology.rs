@@ -235,6 +235,22 @@ pub struct Chip {
     /// defaults ([`crate::hccn_tool::PortSettings::for_chip`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<crate::hccn_tool::Network>,
+    /// Error counters of the chip-to-chip links (HCCS statistics, SIO), `dcmi_get_device_info` main_cmd 16 and 56.
+    #[serde(default)]
+    pub links: LinkErrors,
+}
+
+/// `[card.chip.links]`: CRC errors of the HCCS links (910B, A3) and of the SIO between the dies of a card (A3,
+/// Ascend950). The message counters of the HCCS links grow on their own; errors are constant, so a test knows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinkErrors {
+    /// CRC errors on each HCCS link.
+    pub hccs_crc_errors: u32,
+    /// SIO CRC errors in transmitted data.
+    pub sio_tx_crc_errors: u16,
+    /// SIO CRC errors in received data.
+    pub sio_rx_crc_errors: u16,
 }
 
 /// `[card.chip.ub]`: the unified-bus ports of an Ascend950 chip. Packet counters grow at a constant

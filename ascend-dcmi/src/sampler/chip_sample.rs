@@ -8,8 +8,10 @@ use super::sampled::Sampled;
 use crate::health::HealthReport;
 use crate::identity::ChipIdentity;
 use crate::ids::ChipIds;
+use crate::links::{HccsStatistics, SioCrcErrors};
 use crate::telemetry::{
-    DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, NetworkHealth, Power, ProcessList, UtilizationKind,
+    DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth, PcieBandwidth, Power,
+    ProcessList, UtilizationKind,
 };
 use crate::units::{Celsius, MegaHertz, Percent, Volts};
 
@@ -100,6 +102,38 @@ impl MemorySample {
     }
 }
 
+/// The link group: HCCS and SIO counters.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LinkSample {
+    /// HCCS message and CRC-error counters per link.
+    pub hccs: Sampled<HccsStatistics>,
+    /// SIO CRC errors.
+    pub sio: Sampled<SioCrcErrors>,
+}
+
+impl LinkSample {
+    fn mark_timed_out(&mut self) {
+        self.hccs.mark_timed_out();
+        self.sio.mark_timed_out();
+    }
+}
+
+/// The bandwidth group, read over profiling windows.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct BandwidthSample {
+    /// HCCS bandwidth per link and in total.
+    pub hccs: Sampled<HccsBandwidth>,
+    /// PCIe bandwidth.
+    pub pcie: Sampled<PcieBandwidth>,
+}
+
+impl BandwidthSample {
+    fn mark_timed_out(&mut self) {
+        self.hccs.mark_timed_out();
+        self.pcie.mark_timed_out();
+    }
+}
+
 /// How the latest rounds of one group went for one chip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct GroupStatus {
@@ -140,7 +174,9 @@ pub struct ChipSample {
     state: ChipStateSample,
     memory: MemorySample,
     identity: Sampled<Arc<ChipIdentity>>,
-    groups: [GroupStatus; 4],
+    links: LinkSample,
+    bandwidth: BandwidthSample,
+    groups: [GroupStatus; MetricGroup::ALL.len()],
     up: bool,
 }
 
@@ -152,7 +188,9 @@ impl ChipSample {
             state: ChipStateSample::default(),
             memory: MemorySample::default(),
             identity: Sampled::default(),
-            groups: [GroupStatus::default(); 4],
+            links: LinkSample::default(),
+            bandwidth: BandwidthSample::default(),
+            groups: [GroupStatus::default(); MetricGroup::ALL.len()],
             up: true,
         }
     }
@@ -182,6 +220,16 @@ impl ChipSample {
         &self.identity
     }
 
+    /// The link group.
+    pub fn links(&self) -> &LinkSample {
+        &self.links
+    }
+
+    /// The bandwidth group.
+    pub fn bandwidth(&self) -> &BandwidthSample {
+        &self.bandwidth
+    }
+
     /// How the latest rounds of `group` went.
     pub fn group(&self, group: MetricGroup) -> &GroupStatus {
         &self.groups[group.index()]
@@ -209,6 +257,14 @@ impl ChipSample {
         &mut self.identity
     }
 
+    pub(crate) fn links_mut(&mut self) -> &mut LinkSample {
+        &mut self.links
+    }
+
+    pub(crate) fn bandwidth_mut(&mut self) -> &mut BandwidthSample {
+        &mut self.bandwidth
+    }
+
     /// Copies the values of `groups` from `source` (a worker's scratch copy). Only inline data and an `Arc` are
     /// copied.
     pub(crate) fn copy_groups_from(&mut self, source: &ChipSample, groups: GroupSet) {
@@ -218,6 +274,8 @@ impl ChipSample {
                 MetricGroup::ChipState => self.state = source.state,
                 MetricGroup::Memory => self.memory = source.memory,
                 MetricGroup::Identity => self.identity.clone_from(&source.identity),
+                MetricGroup::Links => self.links = source.links,
+                MetricGroup::Bandwidth => self.bandwidth = source.bandwidth,
             }
         }
     }
@@ -239,6 +297,8 @@ impl ChipSample {
                 MetricGroup::ChipState => self.state.mark_timed_out(),
                 MetricGroup::Memory => self.memory.mark_timed_out(),
                 MetricGroup::Identity => self.identity.mark_timed_out(),
+                MetricGroup::Links => self.links.mark_timed_out(),
+                MetricGroup::Bandwidth => self.bandwidth.mark_timed_out(),
             }
             let status = &mut self.groups[group.index()];
             status.last_attempt = Some(attempted);

@@ -2,6 +2,7 @@
 //! and the metrics it does not support.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
@@ -13,8 +14,10 @@ use crate::ids::ChipIds;
 /// One chip: its ids, its values, and who is working on it.
 pub(crate) struct ChipSlot {
     pub(crate) ids: ChipIds,
-    /// Held only to copy a group in or out: never across a driver call.
-    pub(crate) sample: Mutex<ChipSample>,
+    /// Held only to copy a group in or out: never across a driver call. Shared with the chip's slot of the slow
+    /// groups' dispatcher, which keeps its own call state, so that a chain waiting out a profiling window never holds
+    /// up the chip's other groups.
+    pub(crate) sample: Arc<Mutex<ChipSample>>,
     /// Its chain's state: one chain per chip, and none while a hung one is still inside the driver.
     pub(crate) call: CallState,
     pub(crate) unsupported: UnsupportedMetrics,
@@ -24,7 +27,17 @@ impl ChipSlot {
     pub(crate) fn new(ids: ChipIds) -> Self {
         Self {
             ids,
-            sample: Mutex::new(ChipSample::new(ids)),
+            sample: Arc::new(Mutex::new(ChipSample::new(ids))),
+            call: CallState::default(),
+            unsupported: UnsupportedMetrics::default(),
+        }
+    }
+
+    /// A slot of the same chip over the same sample, with a call state and unsupported set of its own.
+    pub(crate) fn sharing_sample(&self) -> Self {
+        Self {
+            ids: self.ids,
+            sample: Arc::clone(&self.sample),
             call: CallState::default(),
             unsupported: UnsupportedMetrics::default(),
         }

@@ -16,6 +16,16 @@ pub const DEFAULT_CONCURRENCY: usize = 4;
 /// How long one chip's chain of calls may take by default before the chip counts as timed out for the round.
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(2);
 
+/// The profiling window of each bandwidth call by default: Huawei's `--profilingTime` and `--hccsBWProfilingTime`
+/// (Ascend/mind-cluster component/npu-exporter/cmd/npu-exporter/main.go).
+pub const DEFAULT_PROFILING: Duration = Duration::from_millis(200);
+
+/// The longest HCCS bandwidth window the driver takes (`dcmi_get_hccs_link_bandwidth_info`: 1..=1000 ms).
+pub const MAX_HCCS_PROFILING: Duration = Duration::from_millis(1000);
+
+/// The longest PCIe bandwidth window the driver takes (`dcmi_get_pcie_link_bandwidth_info`: 1..=2000 ms).
+pub const MAX_PCIE_PROFILING: Duration = Duration::from_millis(2000);
+
 /// Sampler settings. Every setter clamps out-of-range values instead of failing, so a configuration is always valid.
 ///
 /// ```
@@ -32,9 +42,18 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SamplerConfig {
     metrics: MetricSet,
-    intervals: [Duration; 4],
+    intervals: [Duration; MetricGroup::ALL.len()],
     deadline: Duration,
     concurrency: usize,
+    profiling: Profiling,
+    bandwidth_deadline: Option<Duration>,
+}
+
+/// The profiling windows of the bandwidth calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Profiling {
+    pub(crate) hccs: Duration,
+    pub(crate) pcie: Duration,
 }
 
 impl Default for SamplerConfig {
@@ -45,6 +64,8 @@ impl Default for SamplerConfig {
             intervals: MetricGroup::ALL.map(MetricGroup::default_interval),
             deadline: DEFAULT_DEADLINE,
             concurrency: DEFAULT_CONCURRENCY,
+            profiling: Profiling { hccs: DEFAULT_PROFILING, pcie: DEFAULT_PROFILING },
+            bandwidth_deadline: None,
         }
     }
 }
@@ -76,6 +97,43 @@ impl SamplerConfig {
     pub fn with_concurrency(mut self, concurrency: usize) -> Self {
         self.concurrency = concurrency.max(1);
         self
+    }
+
+    /// Sets the profiling windows of the HCCS and PCIe bandwidth calls (clamped to 1 ms up to what the driver takes:
+    /// [`MAX_HCCS_PROFILING`], [`MAX_PCIE_PROFILING`]).
+    #[must_use]
+    pub fn with_profiling(mut self, hccs: Duration, pcie: Duration) -> Self {
+        let floor = Duration::from_millis(1);
+        self.profiling =
+            Profiling { hccs: hccs.clamp(floor, MAX_HCCS_PROFILING), pcie: pcie.clamp(floor, MAX_PCIE_PROFILING) };
+        self
+    }
+
+    /// Sets how long one chip's bandwidth chain may take (at least [`MIN_DEADLINE`]). By default it is the deadline
+    /// plus both profiling windows, since the chain waits out each window in the driver.
+    #[must_use]
+    pub fn with_bandwidth_deadline(mut self, deadline: Duration) -> Self {
+        self.bandwidth_deadline = Some(deadline.max(MIN_DEADLINE));
+        self
+    }
+
+    /// The profiling window of the HCCS bandwidth call.
+    pub fn hccs_profiling(&self) -> Duration {
+        self.profiling.hccs
+    }
+
+    /// The profiling window of the PCIe bandwidth call.
+    pub fn pcie_profiling(&self) -> Duration {
+        self.profiling.pcie
+    }
+
+    pub(crate) fn profiling(&self) -> Profiling {
+        self.profiling
+    }
+
+    /// The per-chip deadline of the [slow](MetricGroup::is_slow) bandwidth group.
+    pub fn bandwidth_deadline(&self) -> Duration {
+        self.bandwidth_deadline.unwrap_or(self.deadline + self.profiling.hccs + self.profiling.pcie)
     }
 
     /// The selected metrics.

@@ -37,6 +37,28 @@ pub struct PollSummary {
     pub elapsed: Duration,
 }
 
+impl PollSummary {
+    /// When the round ended.
+    pub fn ended(&self) -> Instant {
+        self.started + self.elapsed
+    }
+
+    /// This round and `next`, run after it, as one: groups joined, the worse count of the two per outcome, from this
+    /// round's start to the end of `next`.
+    pub(crate) fn followed_by(&self, next: &PollSummary) -> PollSummary {
+        PollSummary {
+            groups: self.groups.union(next.groups),
+            chips: self.chips,
+            completed: self.completed.min(next.completed),
+            timed_out: self.timed_out.max(next.timed_out),
+            still_hung: self.still_hung.max(next.still_hung),
+            not_started: self.not_started.max(next.not_started),
+            started: self.started,
+            elapsed: next.ended().saturating_duration_since(self.started),
+        }
+    }
+}
+
 /// Runs rounds; one at a time (a mutex), whether from [`crate::Sampler::poll`] or the background schedule.
 pub(crate) struct Dispatcher {
     pub(crate) shared: Arc<Shared>,

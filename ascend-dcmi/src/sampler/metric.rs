@@ -21,12 +21,30 @@ pub enum MetricGroup {
     /// [`crate::DeviceManager::identity_unchanged`] first and keeps the `Arc` while the chip is unchanged, so only
     /// the first read and a real change allocate.
     Identity,
+    /// Chip-to-chip link counters: HCCS statistics per link and SIO CRC errors (Huawei's `hccs` and `sio` groups,
+    /// 60 s).
+    Links,
+    /// HCCS and PCIe bandwidth (Huawei's `hccs` and `pcie` groups, 60 s). Each call blocks for its profiling window
+    /// (200 ms by default), so the group is [slow](MetricGroup::is_slow): it runs on its own schedule, workers and
+    /// deadline and never delays the other groups.
+    Bandwidth,
 }
 
 impl MetricGroup {
     /// Every group, in index order.
-    pub const ALL: [MetricGroup; 4] =
-        [MetricGroup::Utilization, MetricGroup::ChipState, MetricGroup::Memory, MetricGroup::Identity];
+    pub const ALL: [MetricGroup; 6] = [
+        MetricGroup::Utilization,
+        MetricGroup::ChipState,
+        MetricGroup::Memory,
+        MetricGroup::Identity,
+        MetricGroup::Links,
+        MetricGroup::Bandwidth,
+    ];
+
+    /// Whether the group's calls block for a profiling window: such groups are polled apart from the others.
+    pub const fn is_slow(self) -> bool {
+        matches!(self, MetricGroup::Bandwidth)
+    }
 
     /// Position in [`MetricGroup::ALL`].
     pub const fn index(self) -> usize {
@@ -35,6 +53,8 @@ impl MetricGroup {
             MetricGroup::ChipState => 1,
             MetricGroup::Memory => 2,
             MetricGroup::Identity => 3,
+            MetricGroup::Links => 4,
+            MetricGroup::Bandwidth => 5,
         }
     }
 
@@ -45,6 +65,8 @@ impl MetricGroup {
             MetricGroup::ChipState => "chip_state",
             MetricGroup::Memory => "memory",
             MetricGroup::Identity => "identity",
+            MetricGroup::Links => "links",
+            MetricGroup::Bandwidth => "bandwidth",
         }
     }
 
@@ -54,7 +76,7 @@ impl MetricGroup {
             MetricGroup::Utilization => Duration::from_secs(1),
             MetricGroup::ChipState => Duration::from_secs(5),
             MetricGroup::Memory => Duration::from_secs(10),
-            MetricGroup::Identity => Duration::from_secs(60),
+            MetricGroup::Identity | MetricGroup::Links | MetricGroup::Bandwidth => Duration::from_secs(60),
         }
     }
 
@@ -82,7 +104,11 @@ impl GroupSet {
     /// No group.
     pub const EMPTY: GroupSet = GroupSet(0);
     /// Every group.
-    pub const ALL: GroupSet = GroupSet(0b1111);
+    pub const ALL: GroupSet = GroupSet(0b11_1111);
+    /// The groups that are not [slow](MetricGroup::is_slow).
+    pub const FAST: GroupSet = GroupSet(0b01_1111);
+    /// The [slow](MetricGroup::is_slow) groups.
+    pub const SLOW: GroupSet = GroupSet(0b10_0000);
 
     /// The set holding one group.
     pub const fn of(group: MetricGroup) -> Self {
@@ -103,6 +129,18 @@ impl GroupSet {
     /// Whether the set is empty.
     pub const fn is_empty(self) -> bool {
         self.0 == 0
+    }
+
+    /// The groups in either set.
+    #[must_use]
+    pub const fn union(self, other: GroupSet) -> Self {
+        GroupSet(self.0 | other.0)
+    }
+
+    /// The groups in both sets.
+    #[must_use]
+    pub const fn intersection(self, other: GroupSet) -> Self {
+        GroupSet(self.0 & other.0)
     }
 
     /// The groups in the set, in index order.
@@ -155,10 +193,18 @@ pub enum Metric {
     Processes,
     /// Identity (slow, heap-owning data).
     Identity,
+    /// HCCS message and CRC-error counters per link (910B, A3).
+    HccsStatistics,
+    /// SIO CRC errors between the dies of a card (A3, Ascend950).
+    SioCrcErrors,
+    /// HCCS bandwidth per link over a profiling window (910B, A3).
+    HccsBandwidth,
+    /// PCIe bandwidth over a profiling window (910B, Ascend950).
+    PcieBandwidth,
 }
 
 /// How many metrics exist; [`Metric::index`] is below it.
-pub const METRIC_COUNT: usize = 30;
+pub const METRIC_COUNT: usize = 34;
 
 impl Metric {
     /// Every metric, in index order.
@@ -193,6 +239,10 @@ impl Metric {
         Metric::Ecc(EccComponent::Npu),
         Metric::Processes,
         Metric::Identity,
+        Metric::HccsStatistics,
+        Metric::SioCrcErrors,
+        Metric::HccsBandwidth,
+        Metric::PcieBandwidth,
     ];
 
     /// Position in [`Metric::ALL`].
@@ -210,6 +260,10 @@ impl Metric {
             Metric::Ecc(component) => 24 + ecc_index(component),
             Metric::Processes => 28,
             Metric::Identity => 29,
+            Metric::HccsStatistics => 30,
+            Metric::SioCrcErrors => 31,
+            Metric::HccsBandwidth => 32,
+            Metric::PcieBandwidth => 33,
         }
     }
 
@@ -225,6 +279,8 @@ impl Metric {
             | Metric::NetworkHealth => MetricGroup::ChipState,
             Metric::DdrMemory | Metric::HbmMemory | Metric::Ecc(_) | Metric::Processes => MetricGroup::Memory,
             Metric::Identity => MetricGroup::Identity,
+            Metric::HccsStatistics | Metric::SioCrcErrors => MetricGroup::Links,
+            Metric::HccsBandwidth | Metric::PcieBandwidth => MetricGroup::Bandwidth,
         }
     }
 
@@ -269,6 +325,10 @@ const NAMES: [&str; METRIC_COUNT] = [
     "ecc.npu",
     "processes",
     "identity",
+    "hccs_statistics",
+    "sio_crc_errors",
+    "hccs_bandwidth",
+    "pcie_bandwidth",
 ];
 
 /// Position of a utilisation kind in [`crate::UtilizationSample`] (and in [`UtilizationKind::ALL`]).
@@ -459,6 +519,6 @@ mod tests {
         let set: GroupSet = [MetricGroup::Identity, MetricGroup::Utilization].into_iter().collect();
         assert_eq!(set.iter().collect::<Vec<_>>(), [MetricGroup::Utilization, MetricGroup::Identity]);
         assert!(GroupSet::EMPTY.is_empty());
-        assert_eq!(GroupSet::ALL.iter().count(), 4);
+        assert_eq!(GroupSet::ALL.iter().count(), MetricGroup::ALL.len());
     }
 }

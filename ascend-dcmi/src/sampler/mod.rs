@@ -2,9 +2,12 @@
 //!
 //! # Model
 //!
-//! Metrics come in four [`MetricGroup`]s, each with its own interval in background mode (Huawei's defaults):
+//! Metrics come in [`MetricGroup`]s, each with its own interval in background mode (Huawei's defaults):
 //! utilisation (1 s), chip state = temperature, power, voltage, clocks, health, network health (5 s), memory = DDR,
-//! HBM, ECC, processes (10 s) and identity (60 s). A [`MetricSet`] turns single metrics off (the exporter's
+//! HBM, ECC, processes (10 s), identity (60 s), links = HCCS and SIO counters (60 s) and bandwidth = HCCS and PCIe
+//! bandwidth (60 s). Bandwidth calls block for a profiling window (200 ms by default) each, so that group is *slow*:
+//! a second dispatcher with its own workers, deadline ([`SamplerConfig::bandwidth_deadline`]) and schedule thread
+//! polls it into the same per-chip samples, and a chip waiting out a window still answers its fast groups on time. A [`MetricSet`] turns single metrics off (the exporter's
 //! metric-selection file); a deselected metric is never called.
 //!
 //! Every chip has a slot allocated once, holding a [`ChipSample`]: per value a [`Sampled`] (last value, read time,
@@ -129,8 +132,13 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{bounded, Sender};
 
-pub use chip_sample::{ChipSample, ChipStateSample, GroupStatus, MemorySample, UtilizationSample};
-pub use config::{SamplerConfig, DEFAULT_CONCURRENCY, DEFAULT_DEADLINE, MIN_DEADLINE, MIN_INTERVAL};
+pub use chip_sample::{
+    BandwidthSample, ChipSample, ChipStateSample, GroupStatus, LinkSample, MemorySample, UtilizationSample,
+};
+pub use config::{
+    SamplerConfig, DEFAULT_CONCURRENCY, DEFAULT_DEADLINE, DEFAULT_PROFILING, MAX_HCCS_PROFILING, MAX_PCIE_PROFILING,
+    MIN_DEADLINE, MIN_INTERVAL,
+};
 pub use dispatcher::PollSummary;
 pub use metric::{GroupSet, Metric, MetricGroup, MetricSet, ParseMetricError, ECC_COMPONENTS, METRIC_COUNT};
 pub use sampled::{SampleState, Sampled};
@@ -146,7 +154,11 @@ use shared::Shared;
 ///
 /// Dropping the sampler stops it like [`Sampler::stop`], ignoring the outcome.
 pub struct Sampler {
+    /// Polls the fast groups.
     dispatcher: Arc<Dispatcher>,
+    /// Polls the [slow](MetricGroup::is_slow) groups: its own workers, deadline and per-chip call state over the same
+    /// per-chip samples, so that a chip waiting out a profiling window still answers its other groups.
+    slow: Arc<Dispatcher>,
     config: SamplerConfig,
     /// The chips, sorted by logic id (the slot order).
     chips: Box<[ChipIds]>,
@@ -155,9 +167,9 @@ pub struct Sampler {
 }
 
 struct Background {
-    /// Dropping it stops the schedule.
+    /// Dropping it stops both schedules.
     stop: Sender<()>,
-    thread: JoinHandle<()>,
+    threads: Vec<JoinHandle<()>>,
 }
 
 const _: () = {
@@ -177,10 +189,15 @@ impl Sampler {
         chips.sort_by_key(|chip| chip.logic);
         chips.dedup_by_key(|chip| chip.logic);
         let slots: Box<[ChipSlot]> = chips.iter().map(|ids| ChipSlot::new(*ids)).collect();
-        let shared = Arc::new(Shared::new(manager, slots, config.metrics()));
+        let slow_slots: Box<[ChipSlot]> = slots.iter().map(ChipSlot::sharing_sample).collect();
+        let profiling = config.profiling();
+        let shared = Arc::new(Shared::new(Arc::clone(&manager), slots, config.metrics(), profiling));
+        let slow_shared = Arc::new(Shared::new(manager, slow_slots, config.metrics(), profiling));
         let dispatcher = Dispatcher::start(shared, config.deadline(), config.concurrency())?;
+        let slow = Dispatcher::start(slow_shared, config.bandwidth_deadline(), config.concurrency())?;
         Ok(Self {
             dispatcher: Arc::new(dispatcher),
+            slow: Arc::new(slow),
             config,
             chips: chips.into_boxed_slice(),
             background: None,
@@ -189,19 +206,28 @@ impl Sampler {
     }
 
     /// Like [`Sampler::new`], then polls in the background: every group at once, then each on its interval. Groups
-    /// that fall due together share one round.
+    /// that fall due together share one round. The [slow](MetricGroup::is_slow) groups run on a schedule thread of
+    /// their own, so their rounds never delay the others.
     ///
     /// # Errors
-    /// As [`Sampler::new`]; [`Error::Worker`] if the schedule thread cannot be started.
+    /// As [`Sampler::new`]; [`Error::Worker`] if a schedule thread cannot be started.
     pub fn spawn(manager: Arc<dyn DeviceManager>, config: SamplerConfig) -> Result<Self> {
         let mut sampler = Self::new(manager, config)?;
         let (stop, stop_signal) = bounded(1);
-        let dispatcher = Arc::clone(&sampler.dispatcher);
-        let thread = std::thread::Builder::new()
-            .name("dcmi-sampler-schedule".to_owned())
-            .spawn(move || schedule::run_schedule(&dispatcher, &config, &stop_signal))
-            .map_err(|error| Error::Worker(format!("cannot start the DCMI sampler schedule thread: {error}")))?;
-        sampler.background = Some(Background { stop, thread });
+        let mut threads = Vec::with_capacity(2);
+        for (name, dispatcher, groups) in [
+            ("dcmi-sampler-schedule", &sampler.dispatcher, GroupSet::FAST),
+            ("dcmi-sampler-slow", &sampler.slow, GroupSet::SLOW),
+        ] {
+            let dispatcher = Arc::clone(dispatcher);
+            let stop_signal = stop_signal.clone();
+            let thread = std::thread::Builder::new()
+                .name(name.to_owned())
+                .spawn(move || schedule::run_schedule(&dispatcher, &config, groups, &stop_signal))
+                .map_err(|error| Error::Worker(format!("cannot start the DCMI sampler schedule thread: {error}")))?;
+            threads.push(thread);
+        }
+        sampler.background = Some(Background { stop, threads });
         Ok(sampler)
     }
 
@@ -211,15 +237,22 @@ impl Sampler {
     /// [`Error::Worker`] if the sampler was stopped or no worker thread can be started. Driver errors are not errors
     /// of the poll: they are recorded per value.
     pub fn poll(&self, group: MetricGroup) -> Result<PollSummary> {
-        self.dispatcher.run_round(GroupSet::of(group))
+        self.poll_groups(GroupSet::of(group))
     }
 
-    /// Polls several groups in one round: one chain per chip covering all of them.
+    /// Polls several groups in one round: one chain per chip covering all of them; the slow groups among them in a
+    /// round of their own after it (the summary then adds both up).
     ///
     /// # Errors
     /// As [`Sampler::poll`].
     pub fn poll_groups(&self, groups: GroupSet) -> Result<PollSummary> {
-        self.dispatcher.run_round(groups)
+        let fast = groups.intersection(GroupSet::FAST);
+        let slow = groups.intersection(GroupSet::SLOW);
+        match (fast.is_empty(), slow.is_empty()) {
+            (_, true) => self.dispatcher.run_round(fast),
+            (true, false) => self.slow.run_round(slow),
+            (false, false) => Ok(self.dispatcher.run_round(fast)?.followed_by(&self.slow.run_round(slow)?)),
+        }
     }
 
     /// The chips, sorted by logic id.
@@ -242,6 +275,7 @@ impl Sampler {
     /// [`SampleState::Disabled`] after their group's next round.
     pub fn set_metrics(&self, metrics: MetricSet) {
         self.dispatcher.shared.set_selection(metrics);
+        self.slow.shared.set_selection(metrics);
     }
 
     /// Runs `read` on one chip's sample, holding that chip's slot lock only (never waits on the driver). `None` if
@@ -267,12 +301,22 @@ impl Sampler {
 
     /// How many chips have a call stuck in the driver right now.
     pub fn hung_chips(&self) -> usize {
-        self.dispatcher.shared.chips.iter().filter(|slot| slot.call.is_stuck()).count()
+        let slow = self.slow.shared.chips.iter();
+        self.dispatcher
+            .shared
+            .chips
+            .iter()
+            .zip(slow)
+            .filter(|(fast, slow)| fast.call.is_stuck() || slow.call.is_stuck())
+            .count()
     }
 
-    /// What the latest round did, from either mode.
+    /// What the latest round to end did, from either mode, of the fast or the slow groups.
     pub fn last_poll(&self) -> Option<PollSummary> {
-        self.dispatcher.last_poll()
+        match (self.dispatcher.last_poll(), self.slow.last_poll()) {
+            (Some(fast), Some(slow)) => Some(if slow.ended() > fast.ended() { slow } else { fast }),
+            (fast, slow) => fast.or(slow),
+        }
     }
 
     /// Stops the background schedule (if any) and the workers; waits for a running round to finish, and at most one
@@ -287,13 +331,14 @@ impl Sampler {
         }
         self.stopped = true;
         let schedule_panicked = match self.background.take() {
-            Some(Background { stop, thread }) => {
+            Some(Background { stop, threads }) => {
                 drop(stop);
-                thread.join().is_err()
+                threads.into_iter().map(JoinHandle::join).fold(false, |panicked, joined| panicked | joined.is_err())
             }
             None => false,
         };
-        let detached = self.dispatcher.close(self.config.deadline());
+        let detached =
+            self.dispatcher.close(self.config.deadline()) + self.slow.close(self.config.bandwidth_deadline());
         if schedule_panicked {
             return Err(Error::Worker("the DCMI sampler schedule thread panicked".to_owned()));
         }

@@ -9,16 +9,24 @@ use super::config::SamplerConfig;
 use super::dispatcher::Dispatcher;
 use super::metric::{GroupSet, MetricGroup};
 
-/// Runs until `stop` is disconnected (or receives anything). Every group is due at once when it starts; groups due
-/// together share one round, so a chip sees one chain of calls for them.
-pub(crate) fn run_schedule(dispatcher: &Arc<Dispatcher>, config: &SamplerConfig, stop: &Receiver<()>) {
+/// Polls `groups` through `dispatcher` until `stop` is disconnected (or receives anything). Every group is due at
+/// once when it starts; groups due together share one round, so a chip sees one chain of calls for them. The sampler
+/// runs one schedule for the fast groups and one for the slow ones, each on its own dispatcher, so a round that waits
+/// out profiling windows never delays the others.
+pub(crate) fn run_schedule(
+    dispatcher: &Arc<Dispatcher>,
+    config: &SamplerConfig,
+    groups: GroupSet,
+    stop: &Receiver<()>,
+) {
     let intervals = MetricGroup::ALL.map(|group| config.interval(group));
-    let mut next_due = [Instant::now(); 4];
+    let start = Instant::now();
+    let mut next_due = [start; MetricGroup::ALL.len()];
     loop {
         let now = Instant::now();
         let selection = dispatcher.shared.selection();
         let mut due = GroupSet::EMPTY;
-        for group in MetricGroup::ALL {
+        for group in groups.iter() {
             let index = group.index();
             if next_due[index] <= now {
                 next_due[index] = advance(next_due[index], intervals[index], now);
@@ -31,7 +39,7 @@ pub(crate) fn run_schedule(dispatcher: &Arc<Dispatcher>, config: &SamplerConfig,
             // A failed round (no worker thread could be started) marks its chips timed out; the next round retries.
             let _ = dispatcher.run_round(due);
         }
-        let wake = next_due.iter().copied().min().unwrap_or(now);
+        let wake = groups.iter().map(|group| next_due[group.index()]).min().unwrap_or(now + intervals[0]);
         match stop.recv_deadline(wake) {
             Err(RecvTimeoutError::Timeout) => {}
             Ok(()) | Err(RecvTimeoutError::Disconnected) => return,

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::chip_slot::ChipSlot;
+use super::config::Profiling;
 use super::metric::MetricSet;
 use crate::device_manager::DeviceManager;
 
@@ -26,10 +27,17 @@ pub(crate) struct Shared {
     round_completed: Condvar,
     round_lock: Mutex<()>,
     epoch: Instant,
+    /// The profiling windows of the bandwidth calls.
+    pub(crate) profiling: Profiling,
 }
 
 impl Shared {
-    pub(crate) fn new(manager: Arc<dyn DeviceManager>, chips: Box<[ChipSlot]>, selection: MetricSet) -> Self {
+    pub(crate) fn new(
+        manager: Arc<dyn DeviceManager>,
+        chips: Box<[ChipSlot]>,
+        selection: MetricSet,
+        profiling: Profiling,
+    ) -> Self {
         Self {
             manager,
             chips,
@@ -38,6 +46,7 @@ impl Shared {
             round_completed: Condvar::new(),
             round_lock: Mutex::new(()),
             epoch: Instant::now(),
+            profiling,
         }
     }
 

@@ -4,8 +4,9 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::chip_sample::{ChipSample, ChipStateSample, MemorySample, UtilizationSample};
+use super::chip_sample::{BandwidthSample, ChipSample, ChipStateSample, LinkSample, MemorySample, UtilizationSample};
 use super::chip_slot::ChipSlot;
+use super::config::Profiling;
 use super::metric::{GroupSet, Metric, MetricGroup, MetricSet, ECC_COMPONENTS};
 use super::sampled::Sampled;
 use super::shared::Shared;
@@ -48,6 +49,7 @@ fn run_job(shared: &Shared, job: Job, scratch: &mut ChipSample) -> JobEnd {
         slot,
         round: job.round,
         selection: shared.selection(),
+        profiling: shared.profiling,
     };
     if chain.run(scratch, job.groups).is_break() {
         slot.call.release_abandoned(job.round);
@@ -82,6 +84,7 @@ struct Chain<'a> {
     slot: &'a ChipSlot,
     round: u64,
     selection: MetricSet,
+    profiling: Profiling,
 }
 
 impl Chain<'_> {
@@ -92,6 +95,8 @@ impl Chain<'_> {
                 MetricGroup::ChipState => self.chip_state(sample.state_mut())?,
                 MetricGroup::Memory => self.memory(sample.memory_mut())?,
                 MetricGroup::Identity => self.identity(sample.identity_mut())?,
+                MetricGroup::Links => self.links(sample.links_mut())?,
+                MetricGroup::Bandwidth => self.bandwidth(sample.bandwidth_mut())?,
             }
         }
         ControlFlow::Continue(())
@@ -123,6 +128,17 @@ impl Chain<'_> {
             Some(known) if m.identity_unchanged(chip, &known)? => Ok(known),
             _ => m.identity(chip).map(Arc::new),
         })
+    }
+
+    fn links(&self, sample: &mut LinkSample) -> Step {
+        self.read(Metric::HccsStatistics, &mut sample.hccs, |m, chip| m.hccs_statistics(chip))?;
+        self.read(Metric::SioCrcErrors, &mut sample.sio, |m, chip| m.sio_crc_errors(chip))
+    }
+
+    fn bandwidth(&self, sample: &mut BandwidthSample) -> Step {
+        let Profiling { hccs, pcie } = self.profiling;
+        self.read(Metric::HccsBandwidth, &mut sample.hccs, |m, chip| m.hccs_bandwidth(chip, hccs))?;
+        self.read(Metric::PcieBandwidth, &mut sample.pcie, |m, chip| m.pcie_bandwidth(chip, pcie))
     }
 
     fn memory(&self, sample: &mut MemorySample) -> Step {

@@ -87,25 +87,34 @@ pub(crate) unsafe fn device_info(
             (dcmi_main_cmd::DCMI_MAIN_CMD_HCCS, 3) if has_hccs => {
                 let target = buffer.take::<dcmi_hccs_statistic_info>()?;
                 *target = dcmi_hccs_statistic_info::default();
+                let crc = sim.config(index).1.links.hccs_crc_errors;
                 for link in 0..HCCS_LINKS {
                     let (tx, rx) = hccs_counters(&sim, index, link);
                     target.tx_cnt[link] = tx as u32;
                     target.rx_cnt[link] = rx as u32;
+                    target.crc_err_cnt[link] = crc;
                 }
                 Ok(())
             }
             (dcmi_main_cmd::DCMI_MAIN_CMD_HCCS, 5) if has_hccs => {
                 let target = buffer.take::<dcmi_hccs_statistic_info_u64>()?;
                 *target = dcmi_hccs_statistic_info_u64::default();
+                let crc = u64::from(sim.config(index).1.links.hccs_crc_errors);
                 for link in 0..HCCS_LINKS {
                     let (tx, rx) = hccs_counters(&sim, index, link);
                     target.tx_cnt[link] = tx;
                     target.rx_cnt[link] = rx;
+                    target.crc_err_cnt[link] = crc;
                 }
                 Ok(())
             }
             (dcmi_main_cmd::DCMI_MAIN_CMD_SIO, 0) if is_a3 => {
-                *buffer.take::<dcmi_sio_crc_err_statistic_info>()? = dcmi_sio_crc_err_statistic_info::default();
+                let links = sim.config(index).1.links;
+                *buffer.take::<dcmi_sio_crc_err_statistic_info>()? = dcmi_sio_crc_err_statistic_info {
+                    tx_error_count: links.sio_tx_crc_errors,
+                    rx_error_count: links.sio_rx_crc_errors,
+                    ..Default::default()
+                };
                 Ok(())
             }
             _ => Err(code::NOT_SUPPORTED),
