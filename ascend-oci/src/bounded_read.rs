@@ -12,7 +12,18 @@ use crate::error::{Error, Result};
 /// # Errors
 /// [`Error::Io`] or [`Error::TooLarge`].
 pub(crate) fn read_limited(reader: impl Read, limit: u64, what: &'static str) -> Result<Vec<u8>> {
-    let mut bytes = Vec::new();
+    read_limited_expecting(reader, limit, what, FIRST_READ)
+}
+
+/// The first read of a source whose size is unknown (a container state on stdin is a few hundred bytes): `Take` hides
+/// the size from `read_to_end`, which would otherwise start at 32 bytes and double, one system call per step.
+const FIRST_READ: u64 = 8 * 1024;
+
+/// [`read_limited`] with room for `expected` bytes from the start, so that a source of that size is read in one call.
+fn read_limited_expecting(reader: impl Read, limit: u64, what: &'static str, expected: u64) -> Result<Vec<u8>> {
+    // One byte more than the limit is how a source that is too large shows; one more than expected sees the end.
+    let capacity = usize::try_from(expected.min(limit).saturating_add(1)).unwrap_or(usize::MAX);
+    let mut bytes = Vec::with_capacity(capacity);
     reader.take(limit + 1).read_to_end(&mut bytes).map_err(|e| Error::io("read", what, e))?;
     if bytes.len() as u64 > limit {
         return Err(Error::TooLarge { what, limit });
@@ -26,7 +37,8 @@ pub(crate) fn read_limited(reader: impl Read, limit: u64, what: &'static str) ->
 /// As [`read_limited`], plus [`Error::Io`] naming the file when it cannot be opened.
 pub(crate) fn read_limited_file(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>> {
     let file = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
-    read_limited(file, limit, what)
+    let size = file.metadata().map_err(|e| Error::io("stat", path, e))?.len();
+    read_limited_expecting(file, limit, what, size)
 }
 
 #[cfg(test)]
