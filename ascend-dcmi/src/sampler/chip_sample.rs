@@ -13,6 +13,7 @@ use crate::telemetry::{
     DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth, PcieBandwidth, Power,
     ProcessList, UtilizationKind,
 };
+use crate::ub_port::UbPortCounters;
 use crate::units::{Celsius, MegaHertz, Percent, Volts};
 
 /// The utilisation group: one value per [`UtilizationKind`].
@@ -102,19 +103,23 @@ impl MemorySample {
     }
 }
 
-/// The link group: HCCS and SIO counters.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// The link group: HCCS, SIO and UB port counters.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LinkSample {
     /// HCCS message and CRC-error counters per link.
     pub hccs: Sampled<HccsStatistics>,
     /// SIO CRC errors.
     pub sio: Sampled<SioCrcErrors>,
+    /// The counters of every UB port (Ascend950). Behind an `Arc`: up to 30 ports of 48 counters would make every
+    /// copy of the sample 12 KiB; a read allocates once per interval (60 s) on chips that have UB ports.
+    pub ub: Sampled<Arc<[UbPortCounters]>>,
 }
 
 impl LinkSample {
     fn mark_timed_out(&mut self) {
         self.hccs.mark_timed_out();
         self.sio.mark_timed_out();
+        self.ub.mark_timed_out();
     }
 }
 
@@ -166,7 +171,7 @@ impl GroupStatus {
 
 /// One chip's sampled values.
 ///
-/// `Clone` copies inline data only (the identity is behind an `Arc`), so a snapshot never allocates.
+/// `Clone` copies inline data and `Arc`s (the identity and the UB port counters), so a snapshot never allocates.
 #[derive(Debug, Clone)]
 pub struct ChipSample {
     ids: ChipIds,
@@ -274,7 +279,7 @@ impl ChipSample {
                 MetricGroup::ChipState => self.state = source.state,
                 MetricGroup::Memory => self.memory = source.memory,
                 MetricGroup::Identity => self.identity.clone_from(&source.identity),
-                MetricGroup::Links => self.links = source.links,
+                MetricGroup::Links => self.links.clone_from(&source.links),
                 MetricGroup::Bandwidth => self.bandwidth = source.bandwidth,
             }
         }

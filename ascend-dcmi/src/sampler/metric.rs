@@ -21,8 +21,8 @@ pub enum MetricGroup {
     /// [`crate::DeviceManager::identity_unchanged`] first and keeps the `Arc` while the chip is unchanged, so only
     /// the first read and a real change allocate.
     Identity,
-    /// Chip-to-chip link counters: HCCS statistics per link and SIO CRC errors (Huawei's `hccs` and `sio` groups,
-    /// 60 s).
+    /// Link counters: HCCS statistics per link, SIO CRC errors and the UB port counters of Ascend950 (Huawei's
+    /// `hccs`, `sio` and `ub` groups, 60 s).
     Links,
     /// HCCS and PCIe bandwidth (Huawei's `hccs` and `pcie` groups, 60 s). Each call blocks for its profiling window
     /// (200 ms by default), so the group is [slow](MetricGroup::is_slow): it runs on its own schedule, workers and
@@ -201,10 +201,12 @@ pub enum Metric {
     HccsBandwidth,
     /// PCIe bandwidth over a profiling window (910B, Ascend950).
     PcieBandwidth,
+    /// Every counter of every unified-bus port (Ascend950).
+    UbPorts,
 }
 
 /// How many metrics exist; [`Metric::index`] is below it.
-pub const METRIC_COUNT: usize = 34;
+pub const METRIC_COUNT: usize = 35;
 
 impl Metric {
     /// Every metric, in index order.
@@ -243,6 +245,7 @@ impl Metric {
         Metric::SioCrcErrors,
         Metric::HccsBandwidth,
         Metric::PcieBandwidth,
+        Metric::UbPorts,
     ];
 
     /// Position in [`Metric::ALL`].
@@ -264,6 +267,7 @@ impl Metric {
             Metric::SioCrcErrors => 31,
             Metric::HccsBandwidth => 32,
             Metric::PcieBandwidth => 33,
+            Metric::UbPorts => 34,
         }
     }
 
@@ -279,7 +283,7 @@ impl Metric {
             | Metric::NetworkHealth => MetricGroup::ChipState,
             Metric::DdrMemory | Metric::HbmMemory | Metric::Ecc(_) | Metric::Processes => MetricGroup::Memory,
             Metric::Identity => MetricGroup::Identity,
-            Metric::HccsStatistics | Metric::SioCrcErrors => MetricGroup::Links,
+            Metric::HccsStatistics | Metric::SioCrcErrors | Metric::UbPorts => MetricGroup::Links,
             Metric::HccsBandwidth | Metric::PcieBandwidth => MetricGroup::Bandwidth,
         }
     }
@@ -329,6 +333,7 @@ const NAMES: [&str; METRIC_COUNT] = [
     "sio_crc_errors",
     "hccs_bandwidth",
     "pcie_bandwidth",
+    "ub_ports",
 ];
 
 /// Position of a utilisation kind in [`crate::UtilizationSample`] (and in [`UtilizationKind::ALL`]).

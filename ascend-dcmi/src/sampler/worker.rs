@@ -132,7 +132,8 @@ impl Chain<'_> {
 
     fn links(&self, sample: &mut LinkSample) -> Step {
         self.read(Metric::HccsStatistics, &mut sample.hccs, |m, chip| m.hccs_statistics(chip))?;
-        self.read(Metric::SioCrcErrors, &mut sample.sio, |m, chip| m.sio_crc_errors(chip))
+        self.read(Metric::SioCrcErrors, &mut sample.sio, |m, chip| m.sio_crc_errors(chip))?;
+        self.read(Metric::UbPorts, &mut sample.ub, |m, chip| m.ub_ports(chip).map(Arc::from))
     }
 
     fn bandwidth(&self, sample: &mut BandwidthSample) -> Step {
