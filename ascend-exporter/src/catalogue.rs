@@ -9,7 +9,8 @@ use std::time::Instant;
 
 use ascend_dcmi::{
     BandwidthStats, ChipType, EccComponent, EccCounters, FrequencyKind, HccsBandwidth, HccsStatistics, PcieBandwidth,
-    Power, UbPortCounters, UtilizationKind, BYTES_PER_MB, UBOE_COUNTERS_FROM, UB_COUNTERS, UB_COUNTER_NAMES,
+    Power, UbPortCounters, UtilizationKind, Vnpu as VnpuData, BYTES_PER_MB, UBOE_COUNTERS_FROM, UB_COUNTERS,
+    UB_COUNTER_NAMES,
 };
 
 use crate::metric_group::MetricGroup;
@@ -61,6 +62,15 @@ pub struct ContainerView<'a> {
     pub chips: Vec<&'a ChipSnapshot>,
 }
 
+/// What one vNPU's extractor sees.
+#[derive(Debug)]
+pub struct VnpuView<'a> {
+    /// The chip it is carved from.
+    pub chip: &'a ChipSnapshot,
+    /// The vNPU.
+    pub vnpu: &'a VnpuData,
+}
+
 /// What a machine-wide extractor sees.
 #[derive(Debug)]
 pub struct MachineView<'a> {
@@ -83,6 +93,9 @@ pub enum Extract {
     Machine(fn(&MachineView<'_>, &mut SampleSink)),
     /// An info metric per chip: the labels of its one series beyond the chip's series labels, `None` to skip it.
     ChipInfo(fn(&ChipView<'_>) -> Option<InfoLabels>),
+    /// One set of samples per vNPU, on the vNPU's series labels: in native naming every vNPU (holders as on chips),
+    /// in Huawei naming only a vNPU that exactly one container holds, as Huawei's exporter does.
+    Vnpu(fn(&VnpuView<'_>, &mut SampleSink)),
 }
 
 /// The labels of an info metric's series beyond the chip's series labels.
@@ -131,7 +144,7 @@ const fn def(
     MetricDef { name, kind, naming, group, help, own_labels, extract }
 }
 
-use Extract::{Chip, ChipInfo, Container, Machine};
+use Extract::{Chip, ChipInfo, Container, Machine, Vnpu};
 use MetricGroup as G;
 use MetricKind::{Counter, Gauge, Info};
 use Naming::{Huawei, Native};
@@ -385,6 +398,14 @@ pub static CATALOGUE: &[MetricDef] = &[
                 s.push_labeled([("bus", "pcie".into())], pcie.profiling.as_secs_f64());
             }
         })),
+    // ---- vNPUs ----
+    def("ascend_npu_vnpu_utilization_ratio", Gauge, Native, Some(G::Vnpu), "",
+        "AI-core utilisation 0..1 of each vNPU (310P).",
+        Vnpu(|v, s| if let Some(percent) = v.vnpu.aicore_utilization { s.push(f64::from(percent) / 100.0) })),
+    def("ascend_npu_vnpu_memory_total_bytes", Gauge, Native, Some(G::Vnpu), "", "Memory of each vNPU (310P).",
+        Vnpu(|v, s| if let Some(kb) = v.vnpu.activity_memory_total_kb { s.push((kb * 1024) as f64) })),
+    def("ascend_npu_vnpu_memory_used_bytes", Gauge, Native, Some(G::Vnpu), "", "Memory in use on each vNPU (310P).",
+        Vnpu(|v, s| if let Some(kb) = v.vnpu.activity_memory_used_kb { s.push((kb * 1024) as f64) })),
     // ---- per container ----
     def("ascend_npu_container_chips", Gauge, Native, None, "", "Chips (or vNPU/shared slices of chips) a container holds.",
         Container(|v, s| s.push(v.chips.len() as f64))),
@@ -618,6 +639,14 @@ pub static CATALOGUE: &[MetricDef] = &[
     ub_counter!("npu_chip_info_core_mib_txbadpkts", "uboe total number of tx bad packets on ub port", 45),
     ub_counter!("npu_chip_info_core_mib_rxbadoctets", "uboe total number of bytes in rx bad packets on ub port", 46),
     ub_counter!("npu_chip_info_core_mib_txbadoctets", "uboe total number of bytes in tx bad packets on ub port", 47),
+    // Huawei's vnpu group (310P): per vNPU that one container holds, with its own labels instead of the card labels.
+    // Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_vnpu.go
+    def("vnpu_pod_aicore_utilization", Gauge, Huawei, Some(G::Vnpu), "", "the vnpu aicore utilization rate, unit is '%'",
+        Vnpu(|v, s| if is_310p(v) { if let Some(percent) = v.vnpu.aicore_utilization { s.push(f64::from(percent)) } })),
+    def("vnpu_pod_total_memory", Gauge, Huawei, Some(G::Vnpu), "", "the vnpu total memory on pod, unit is 'KB'",
+        Vnpu(|v, s| if is_310p(v) { if let Some(kb) = v.vnpu.activity_memory_total_kb { s.push(kb as f64) } })),
+    def("vnpu_pod_used_memory", Gauge, Huawei, Some(G::Vnpu), "", "the vnpu used memory on pod, unit is 'KB'",
+        Vnpu(|v, s| if is_310p(v) { if let Some(kb) = v.vnpu.activity_memory_used_kb { s.push(kb as f64) } })),
     def("container_npu_utilization", Gauge, Huawei, Some(G::Utilization), "",
         "the npu ai core utilization in container (%), on chips held by one container",
         Chip(|c, s| if c.holders.len() == 1 { utilization_percent(c, s, UtilizationKind::AiCore) })),
@@ -834,6 +863,11 @@ fn huawei_ub_counter(c: &ChipView<'_>, s: &mut SampleSink, index: usize) {
             s.push_labeled(ub_port_labels(port), value as f64);
         }
     }
+}
+
+/// Huawei's exporter reads vNPU activity on 310P only (`supportedVnpuDevices` in collector_for_vnpu.go).
+fn is_310p(v: &VnpuView<'_>) -> bool {
+    v.chip.identity.as_ref().and_then(|id| id.chip_type) == Some(ChipType::Ascend310P)
 }
 
 /// Chips without a health reading: healthy + unhealthy + unknown is every chip, as in Huawei's `countHealthStatus`.

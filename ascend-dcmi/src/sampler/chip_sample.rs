@@ -15,6 +15,7 @@ use crate::telemetry::{
 };
 use crate::ub_port::UbPortCounters;
 use crate::units::{Celsius, MegaHertz, Percent, Volts};
+use crate::vnpu::VnpuInventory;
 
 /// The utilisation group: one value per [`UtilizationKind`].
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -170,7 +171,7 @@ impl GroupStatus {
 }
 
 /// One chip's sampled values.
-///
+/// `Clone` copies inline data and `Arc`s (the identity, the UB port counters, the vNPUs), so a snapshot never allocates.
 /// `Clone` copies inline data and `Arc`s (the identity and the UB port counters), so a snapshot never allocates.
 #[derive(Debug, Clone)]
 pub struct ChipSample {
@@ -181,6 +182,7 @@ pub struct ChipSample {
     identity: Sampled<Arc<ChipIdentity>>,
     links: LinkSample,
     bandwidth: BandwidthSample,
+    vnpus: Sampled<Arc<VnpuInventory>>,
     groups: [GroupStatus; MetricGroup::ALL.len()],
     up: bool,
 }
@@ -195,6 +197,7 @@ impl ChipSample {
             identity: Sampled::default(),
             links: LinkSample::default(),
             bandwidth: BandwidthSample::default(),
+            vnpus: Sampled::default(),
             groups: [GroupStatus::default(); MetricGroup::ALL.len()],
             up: true,
         }
@@ -235,6 +238,11 @@ impl ChipSample {
         &self.bandwidth
     }
 
+    /// The vNPU group: the chip's vNPUs with their activity.
+    pub fn vnpus(&self) -> &Sampled<Arc<VnpuInventory>> {
+        &self.vnpus
+    }
+
     /// How the latest rounds of `group` went.
     pub fn group(&self, group: MetricGroup) -> &GroupStatus {
         &self.groups[group.index()]
@@ -270,6 +278,10 @@ impl ChipSample {
         &mut self.bandwidth
     }
 
+    pub(crate) fn vnpus_mut(&mut self) -> &mut Sampled<Arc<VnpuInventory>> {
+        &mut self.vnpus
+    }
+
     /// Copies the values of `groups` from `source` (a worker's scratch copy). Only inline data and an `Arc` are
     /// copied.
     pub(crate) fn copy_groups_from(&mut self, source: &ChipSample, groups: GroupSet) {
@@ -281,6 +293,7 @@ impl ChipSample {
                 MetricGroup::Identity => self.identity.clone_from(&source.identity),
                 MetricGroup::Links => self.links.clone_from(&source.links),
                 MetricGroup::Bandwidth => self.bandwidth = source.bandwidth,
+                MetricGroup::Vnpu => self.vnpus.clone_from(&source.vnpus),
             }
         }
     }
@@ -304,6 +317,7 @@ impl ChipSample {
                 MetricGroup::Identity => self.identity.mark_timed_out(),
                 MetricGroup::Links => self.links.mark_timed_out(),
                 MetricGroup::Bandwidth => self.bandwidth.mark_timed_out(),
+                MetricGroup::Vnpu => self.vnpus.mark_timed_out(),
             }
             let status = &mut self.groups[group.index()];
             status.last_attempt = Some(attempted);

@@ -97,6 +97,9 @@ impl Chain<'_> {
                 MetricGroup::Identity => self.identity(sample.identity_mut())?,
                 MetricGroup::Links => self.links(sample.links_mut())?,
                 MetricGroup::Bandwidth => self.bandwidth(sample.bandwidth_mut())?,
+                MetricGroup::Vnpu => {
+                    self.read(Metric::Vnpus, sample.vnpus_mut(), |m, chip| m.vnpus(chip).map(Arc::new))?
+                }
             }
         }
         ControlFlow::Continue(())
