@@ -16,7 +16,7 @@ use crate::telemetry::{
     BandwidthStats, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth,
     PcieBandwidth, Power, ProcessList, UtilizationKind,
 };
-use crate::ub_port::{UbPort, UbPortStats};
+use crate::ub_port::{UbPort, UbPortCounters, UbPortStats};
 use crate::units::{Celsius, MegaHertz, Percent, Volts};
 
 /// Accepted PCIe profiling windows.
@@ -347,6 +347,45 @@ impl Chip {
     pub fn ub_port_stats(&self, port: UbPort) -> Result<UbPortStats> {
         let raw = self.dcmi.library().port_stats(self.target(), i32::from(port.die), i32::from(port.port))?;
         Ok(UbPortStats::from_raw(&raw))
+    }
+
+    /// Every counter of one unified-bus port (Ascend950), unsummed.
+    ///
+    /// # Errors
+    /// As [`Chip::ub_port_stats`].
+    #[doc(alias = "dcmiv2_get_port_pkt_stats_info")]
+    pub fn ub_port_counters(&self, port: UbPort) -> Result<UbPortCounters> {
+        let raw = self.dcmi.library().port_stats(self.target(), i32::from(port.die), i32::from(port.port))?;
+        Ok(UbPortCounters::from_raw(port, &raw))
+    }
+
+    /// The counters of every UB port the chip has (Ascend950): each die and port up to [`crate::MAX_UB_DIE`] and
+    /// [`crate::MAX_UB_PORT`] is asked, and those the driver calls invalid do not exist. A port whose read fails
+    /// otherwise is left out, as Huawei's exporter leaves it out.
+    ///
+    /// # Errors
+    /// [`Error::UnavailableOnApi`] on the V1 API; the first error when no port answered and not every port was
+    /// invalid.
+    #[doc(alias = "dcmiv2_get_port_pkt_stats_info")]
+    pub fn ub_ports(&self) -> Result<Vec<UbPortCounters>> {
+        let mut ports = Vec::new();
+        let mut first_error = None;
+        for die in 0..=crate::MAX_UB_DIE {
+            for port in 0..=crate::MAX_UB_PORT {
+                match self.ub_port_counters(UbPort { die, port }) {
+                    Ok(counters) => ports.push(counters),
+                    Err(Error::InvalidParameter(_)) => {}
+                    Err(error) if error.is_unsupported() => return Err(error),
+                    Err(error) => {
+                        first_error.get_or_insert(error);
+                    }
+                }
+            }
+        }
+        match first_error {
+            Some(error) if ports.is_empty() => Err(error),
+            _ => Ok(ports),
+        }
     }
 
     /// PCIe bandwidth averaged over `profiling` (1..=2000 ms), in the driver's MB/ms.

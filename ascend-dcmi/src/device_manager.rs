@@ -26,7 +26,7 @@ use crate::telemetry::{
     DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth, PcieBandwidth, Power,
     ProcessList, UtilizationKind,
 };
-use crate::ub_port::{UbPort, UbPortStats};
+use crate::ub_port::{UbPort, UbPortCounters, UbPortStats};
 use crate::units::{Celsius, MegaHertz, Percent, Volts};
 use crate::vnpu::{VnpuId, VnpuInventory};
 
@@ -241,6 +241,15 @@ pub trait DeviceManager: Send + Sync {
         let _ = (chip, port);
         Err(crate::Error::UnavailableOnApi { call: "dcmiv2_get_port_pkt_stats_info", family: ApiFamily::V1 })
     }
+
+    /// Every counter of every UB port the chip has (Ascend950); see [`crate::Chip::ub_ports`].
+    ///
+    /// # Errors
+    /// [`crate::Error::UnavailableOnApi`] on the V1 API (the default), or the DCMI error when no port answered.
+    fn ub_ports(&self, chip: LogicId) -> Result<Vec<UbPortCounters>> {
+        let _ = chip;
+        Err(crate::Error::UnavailableOnApi { call: "dcmiv2_get_port_pkt_stats_info", family: ApiFamily::V1 })
+    }
 }
 
 impl DeviceManager for Dcmi {
@@ -358,5 +367,9 @@ impl DeviceManager for Dcmi {
 
     fn ub_port_stats(&self, chip: LogicId, port: UbPort) -> Result<UbPortStats> {
         self.chip(chip)?.ub_port_stats(port)
+    }
+
+    fn ub_ports(&self, chip: LogicId) -> Result<Vec<UbPortCounters>> {
+        self.chip(chip)?.ub_ports()
     }
 }

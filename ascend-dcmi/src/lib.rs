@@ -223,7 +223,9 @@ pub use telemetry::{
     BandwidthStats, ChipProcess, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth,
     NetworkHealth, PcieBandwidth, Power, ProcessList, UtilizationKind,
 };
-pub use ub_port::{UbPort, UbPortStats, MAX_UB_DIE, MAX_UB_PORT};
+pub use ub_port::{
+    UbPort, UbPortCounters, UbPortStats, MAX_UB_DIE, MAX_UB_PORT, UBOE_COUNTERS_FROM, UB_COUNTERS, UB_COUNTER_NAMES,
+};
 pub use units::{Celsius, MegaHertz, Percent, Volts, Watts, BYTES_PER_MB};
 pub use utilization::UtilizationMethod;
 pub use vnpu::{Vnpu, VnpuId, VnpuInventory};

@@ -47,6 +47,10 @@ pub struct Vnpu {
     pub in_use: bool,
     /// AI-core utilisation, when the chip reports per-vNPU activity.
     pub aicore_utilization: Option<u32>,
+    /// Memory of the vNPU in KiB, as the activity query reports it (310P).
+    pub activity_memory_total_kb: Option<u64>,
+    /// Memory in use on the vNPU in KiB (total minus free of the activity query).
+    pub activity_memory_used_kb: Option<u64>,
 }
 
 /// A chip's vNPU resources: totals, what is free, and the vNPUs that exist.
@@ -98,6 +102,11 @@ impl Chip {
                 memory_bytes: info.computing.memory_size.saturating_mul(BYTES_PER_MB),
                 in_use: info.is_container_used != 0,
                 aicore_utilization: activity.map(|a| a.query_info.computing.vdev_aicore_utilization),
+                activity_memory_total_kb: activity.map(|a| a.query_info.computing.vdev_memory_total),
+                activity_memory_used_kb: activity.map(|a| {
+                    let computing = &a.query_info.computing;
+                    computing.vdev_memory_total.saturating_sub(computing.vdev_memory_free)
+                }),
             });
         }
         Ok(VnpuInventory {

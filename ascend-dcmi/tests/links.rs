@@ -57,3 +57,25 @@ fn a_driver_without_device_info_fails_only_these_calls() {
     assert!(matches!(chip.sio_crc_errors(), Err(Error::FunctionMissing("dcmi_get_device_info"))));
     assert!(chip.temperature().is_ok());
 }
+
+#[test]
+fn ascend950_lists_every_ub_port_with_its_raw_counters() {
+    let (dcmi, _sim) = support::start("atlas-950-8");
+    let topology = dcmi_sim::samples::load_file_or_sample("atlas-950-8").expect("sample");
+    let chip_config = topology.chip_by_logic_id(0).expect("chip 0").chip.clone();
+    let ports = DeviceManager::ub_ports(&dcmi, LogicId(0)).expect("UB ports");
+    assert_eq!(ports.len(), (chip_config.ub.dies * chip_config.ub.ports) as usize, "every die and port, no others");
+    let first = ports.first().expect("a port");
+    assert_eq!((first.port.die, first.port.port), (0, 0));
+    assert!(first.is_uboe(), "the simulator's ports are UBoE ports");
+    let summed = dcmi.chip(LogicId(0)).expect("chip").ub_port_stats(first.port).expect("sums");
+    assert!(first.get("ub_ipv4_pkt_cnt_rx").expect("counter") <= summed.rx_packets.max(1) * 2);
+    assert!(first.get("rx_busi_flit_num").is_some_and(|flits| flits > 0), "flits grow from init");
+}
+
+#[test]
+fn v1_chips_have_no_ub_ports() {
+    let (dcmi, _sim) = support::start("atlas-800t-a2");
+    let error = DeviceManager::ub_ports(&dcmi, LogicId(0)).expect_err("V1 has no UB");
+    assert!(error.is_unsupported(), "{error}");
+}

@@ -574,6 +574,8 @@ mod tests {
             memory_bytes: 0,
             in_use: false,
             aicore_utilization: None,
+            activity_memory_total_kb: None,
+            activity_memory_used_kb: None,
         };
         let inventory = VnpuInventory {
             vnpus: vec![vnpu(102, "vir04"), vnpu(100, "2c"), vnpu(101, "vir12_3c_32g")],

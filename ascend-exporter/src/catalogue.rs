@@ -9,7 +9,8 @@ use std::time::Instant;
 
 use ascend_dcmi::{
     BandwidthStats, ChipType, EccComponent, EccCounters, FrequencyKind, HccsBandwidth, HccsStatistics, PcieBandwidth,
-    Power, UtilizationKind, BYTES_PER_MB,
+    Power, UbPortCounters, UtilizationKind, Vnpu as VnpuData, BYTES_PER_MB, UBOE_COUNTERS_FROM, UB_COUNTERS,
+    UB_COUNTER_NAMES,
 };
 
 use crate::metric_group::MetricGroup;
@@ -61,6 +62,15 @@ pub struct ContainerView<'a> {
     pub chips: Vec<&'a ChipSnapshot>,
 }
 
+/// What one vNPU's extractor sees.
+#[derive(Debug)]
+pub struct VnpuView<'a> {
+    /// The chip it is carved from.
+    pub chip: &'a ChipSnapshot,
+    /// The vNPU.
+    pub vnpu: &'a VnpuData,
+}
+
 /// What a machine-wide extractor sees.
 #[derive(Debug)]
 pub struct MachineView<'a> {
@@ -83,6 +93,9 @@ pub enum Extract {
     Machine(fn(&MachineView<'_>, &mut SampleSink)),
     /// An info metric per chip: the labels of its one series beyond the chip's series labels, `None` to skip it.
     ChipInfo(fn(&ChipView<'_>) -> Option<InfoLabels>),
+    /// One set of samples per vNPU, on the vNPU's series labels: in native naming every vNPU (holders as on chips),
+    /// in Huawei naming only a vNPU that exactly one container holds, as Huawei's exporter does.
+    Vnpu(fn(&VnpuView<'_>, &mut SampleSink)),
 }
 
 /// The labels of an info metric's series beyond the chip's series labels.
@@ -131,7 +144,7 @@ const fn def(
     MetricDef { name, kind, naming, group, help, own_labels, extract }
 }
 
-use Extract::{Chip, ChipInfo, Container, Machine};
+use Extract::{Chip, ChipInfo, Container, Machine, Vnpu};
 use MetricGroup as G;
 use MetricKind::{Counter, Gauge, Info};
 use Naming::{Huawei, Native};
@@ -178,6 +191,13 @@ macro_rules! pcie_bandwidth {
             $help,
             Chip(|c, s| huawei_pcie_bandwidth(c, s, |p| p.$field)),
         )
+    };
+}
+
+/// One of Huawei's UB port counter names: counter `index` of [`UB_COUNTER_NAMES`] per `udie` and `port`.
+macro_rules! ub_counter {
+    ($name:literal, $help:literal, $index:literal) => {
+        def($name, Gauge, Huawei, Some(G::Links), "udie, port", $help, Chip(|c, s| huawei_ub_counter(c, s, $index)))
     };
 }
 
@@ -333,6 +353,15 @@ pub static CATALOGUE: &[MetricDef] = &[
             s.push_labeled([("direction", "tx".into())], f64::from(sio.tx));
             s.push_labeled([("direction", "rx".into())], f64::from(sio.rx));
         })),
+    def("ascend_npu_ub_port_packets", Counter, Native, Some(G::Links), "udie, port, counter",
+        "Packet and error counters of each unified-bus port (Ascend950), counter= the driver's field name (core_mib_* on UBoE ports only).",
+        Chip(|c, s| native_ub_counters(c, s, UbUnit::Packets))),
+    def("ascend_npu_ub_port_flits", Counter, Native, Some(G::Links), "udie, port, counter",
+        "Flit counters of each unified-bus port (Ascend950): business flits and acknowledgements, counter= the driver's field name.",
+        Chip(|c, s| native_ub_counters(c, s, UbUnit::Flits))),
+    def("ascend_npu_ub_port_bad_bytes", Counter, Native, Some(G::Links), "udie, port, counter",
+        "Bytes of bad frames on each UBoE port (Ascend950), counter=\"core_mib_rxbadoctets\" or \"core_mib_txbadoctets\".",
+        Chip(|c, s| native_ub_counters(c, s, UbUnit::Bytes))),
     // ---- bandwidth (slow group: each read waits out a profiling window) ----
     def("ascend_npu_hccs_bandwidth_bytes_per_second", Gauge, Native, Some(G::Bandwidth), "link, direction",
         "HCCS bandwidth of each link over the profiling window, direction=\"tx\" or \"rx\" (910B, A3).",
@@ -369,6 +398,14 @@ pub static CATALOGUE: &[MetricDef] = &[
                 s.push_labeled([("bus", "pcie".into())], pcie.profiling.as_secs_f64());
             }
         })),
+    // ---- vNPUs ----
+    def("ascend_npu_vnpu_utilization_ratio", Gauge, Native, Some(G::Vnpu), "",
+        "AI-core utilisation 0..1 of each vNPU (310P).",
+        Vnpu(|v, s| if let Some(percent) = v.vnpu.aicore_utilization { s.push(f64::from(percent) / 100.0) })),
+    def("ascend_npu_vnpu_memory_total_bytes", Gauge, Native, Some(G::Vnpu), "", "Memory of each vNPU (310P).",
+        Vnpu(|v, s| if let Some(kb) = v.vnpu.activity_memory_total_kb { s.push((kb * 1024) as f64) })),
+    def("ascend_npu_vnpu_memory_used_bytes", Gauge, Native, Some(G::Vnpu), "", "Memory in use on each vNPU (310P).",
+        Vnpu(|v, s| if let Some(kb) = v.vnpu.activity_memory_used_kb { s.push((kb * 1024) as f64) })),
     // ---- per container ----
     def("ascend_npu_container_chips", Gauge, Native, None, "", "Chips (or vNPU/shared slices of chips) a container holds.",
         Container(|v, s| s.push(v.chips.len() as f64))),
@@ -552,6 +589,64 @@ pub static CATALOGUE: &[MetricDef] = &[
     pcie_bandwidth!("npu_chip_info_pcie_tx_p_bw", "the npu receive remote write operate's speed, unit is 'MB/ms'", tx_posted),
     pcie_bandwidth!("npu_chip_info_pcie_tx_np_bw", "the npu receive remote read operate's speed, unit is 'MB/ms'", tx_non_posted),
     pcie_bandwidth!("npu_chip_info_pcie_tx_cpl_bw", "the npu read cpl's response bw speed from remote, unit is 'MB/ms'", tx_completion),
+    // Huawei's ub group (Ascend950), read through dcmiv2_get_port_pkt_stats_info; the core_mib_* names on UBoE ports
+    // only. Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_ub.go
+    ub_counter!("npu_chip_info_ub_ipv4_pkt_cnt_rx", "number of ipv4 ub packets received by rx on ub port", 0),
+    ub_counter!("npu_chip_info_ub_ipv6_pkt_cnt_rx", "number of ipv6 ub packets received by rx on ub port", 1),
+    ub_counter!("npu_chip_info_unic_ipv4_pkt_cnt_rx", "number of ipv4 unic packets received by rx on ub port", 2),
+    ub_counter!("npu_chip_info_unic_ipv6_pkt_cnt_rx", "number of ipv6 unic packets received by rx on ub port", 3),
+    ub_counter!("npu_chip_info_ub_compact_pkt_cnt_rx", "number of cfg6 packets received by rx on ub port", 4),
+    ub_counter!("npu_chip_info_ub_umoc_ctph_cnt_rx", "number of cfg7 clan packets received by rx on ub port", 5),
+    ub_counter!("npu_chip_info_ub_umoc_ntph_cnt_rx", "number of cfg7 not clan packets received by rx on ub port", 6),
+    ub_counter!("npu_chip_info_ub_mem_pkt_cnt_rx", "number of ub mem packets received by rx on ub port", 7),
+    ub_counter!("npu_chip_info_unknown_pkt_cnt_rx", "number of unknown packets received by rx on ub port", 8),
+    ub_counter!("npu_chip_info_drop_ind_cnt_rx", "number of packet with drop_ind received by rx on ub port", 9),
+    ub_counter!("npu_chip_info_err_ind_cnt_rx", "number of err packets received by rx on ub port", 10),
+    ub_counter!("npu_chip_info_to_host_pkt_cnt_rx", "number of landed packets after routing on the rx ub port", 11),
+    ub_counter!("npu_chip_info_to_imp_pkt_cnt_rx", "number of landed enumeration configuration and management packets after routing on the rx ub port", 12),
+    ub_counter!("npu_chip_info_to_mar_pkt_cnt_rx", "number of landed ub memory packets after routing on the rx ub port", 13),
+    ub_counter!("npu_chip_info_to_link_pkt_cnt_rx", "number of packets forward from the rx to the tx of the same port after routing on ub port", 14),
+    ub_counter!("npu_chip_info_to_noc_pkt_cnt_rx", "number of p2p packets received on the rx after routing on ub port", 15),
+    ub_counter!("npu_chip_info_route_err_cnt_rx", "number of packets with routing lookup errors after processing received on the rx ub port", 16),
+    ub_counter!("npu_chip_info_out_err_cnt_rx", "total number of erroneous packets after validation of packets received on the rx ub port", 17),
+    ub_counter!("npu_chip_info_length_err_cnt_rx", "number of packets with length errors after validation of packets received on the rx ub port", 18),
+    ub_counter!("npu_chip_info_rx_busi_flit_num", "number of flits of service packets received from the mac on the rx ub port", 19),
+    ub_counter!("npu_chip_info_rx_send_ack_flit", "cumulative number of acks released to the peer on the rx ub port", 20),
+    ub_counter!("npu_chip_info_ub_ipv4_pkt_cnt_tx", "number of ipv4 ub packets sent by tx on ub port", 21),
+    ub_counter!("npu_chip_info_ub_ipv6_pkt_cnt_tx", "number of ipv6 ub packets sent by tx on ub port", 22),
+    ub_counter!("npu_chip_info_unic_ipv4_pkt_cnt_tx", "number of ipv4 unic packets sent by tx on ub port", 23),
+    ub_counter!("npu_chip_info_unic_ipv6_pkt_cnt_tx", "number of ipv6 unic packets sent by tx on ub port", 24),
+    ub_counter!("npu_chip_info_ub_compact_pkt_cnt_tx", "number of cfg6 packets sent by tx on ub port", 25),
+    ub_counter!("npu_chip_info_ub_umoc_ctph_cnt_tx", "number of cfg7 clan packets sent by tx on ub port", 26),
+    ub_counter!("npu_chip_info_ub_umoc_ntph_cnt_tx", "number of cfg7 not clan packets sent by tx on ub port", 27),
+    ub_counter!("npu_chip_info_ub_mem_pkt_cnt_tx", "number of ub mem packets sent by tx on ub port", 28),
+    ub_counter!("npu_chip_info_unknown_pkt_cnt_tx", "number of unknown packets sent by tx on ub port", 29),
+    ub_counter!("npu_chip_info_drop_ind_cnt_tx", "number of packet with drop_ind sent by tx on ub port", 30),
+    ub_counter!("npu_chip_info_err_ind_cnt_tx", "number of err packets sent by tx on ub port", 31),
+    ub_counter!("npu_chip_info_lpbk_ind_cnt_tx", "number of packets looped back at nl by tx on ub port", 32),
+    ub_counter!("npu_chip_info_out_err_cnt_tx", "total number of erroneous packets after validation of packets sent on the tx ub port", 33),
+    ub_counter!("npu_chip_info_length_err_cnt_tx", "number of packets with length errors after validation of packets sent on the tx ub port", 34),
+    ub_counter!("npu_chip_info_tx_busi_flit_num", "number of flits of service packets sent from the mac on the tx ub port", 35),
+    ub_counter!("npu_chip_info_tx_recv_ack_flit", "cumulative number of acks released to the peer on the tx ub port", 36),
+    ub_counter!("npu_chip_info_retry_req_sum", "number of retransmission attempts initiated on ub port", 37),
+    ub_counter!("npu_chip_info_retry_ack_sum", "number of response retransmissions on ub port", 38),
+    ub_counter!("npu_chip_info_crc_error_sum", "number of crc check errors on ub port", 39),
+    ub_counter!("npu_chip_info_core_mib_rxpausepkts", "uboe total number of rx pause frames on ub port", 40),
+    ub_counter!("npu_chip_info_core_mib_txpausepkts", "uboe total number of tx pause frames on ub port", 41),
+    ub_counter!("npu_chip_info_core_mib_rxpfcpkts", "uboe total number of rx pfc frames on ub port", 42),
+    ub_counter!("npu_chip_info_core_mib_txpfcpkts", "uboe total number of tx pfc frames on ub port", 43),
+    ub_counter!("npu_chip_info_core_mib_rxbadpkts", "uboe total number of rx bad packets on ub port", 44),
+    ub_counter!("npu_chip_info_core_mib_txbadpkts", "uboe total number of tx bad packets on ub port", 45),
+    ub_counter!("npu_chip_info_core_mib_rxbadoctets", "uboe total number of bytes in rx bad packets on ub port", 46),
+    ub_counter!("npu_chip_info_core_mib_txbadoctets", "uboe total number of bytes in tx bad packets on ub port", 47),
+    // Huawei's vnpu group (310P): per vNPU that one container holds, with its own labels instead of the card labels.
+    // Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_vnpu.go
+    def("vnpu_pod_aicore_utilization", Gauge, Huawei, Some(G::Vnpu), "", "the vnpu aicore utilization rate, unit is '%'",
+        Vnpu(|v, s| if is_310p(v) { if let Some(percent) = v.vnpu.aicore_utilization { s.push(f64::from(percent)) } })),
+    def("vnpu_pod_total_memory", Gauge, Huawei, Some(G::Vnpu), "", "the vnpu total memory on pod, unit is 'KB'",
+        Vnpu(|v, s| if is_310p(v) { if let Some(kb) = v.vnpu.activity_memory_total_kb { s.push(kb as f64) } })),
+    def("vnpu_pod_used_memory", Gauge, Huawei, Some(G::Vnpu), "", "the vnpu used memory on pod, unit is 'KB'",
+        Vnpu(|v, s| if is_310p(v) { if let Some(kb) = v.vnpu.activity_memory_used_kb { s.push(kb as f64) } })),
     def("container_npu_utilization", Gauge, Huawei, Some(G::Utilization), "",
         "the npu ai core utilization in container (%), on chips held by one container",
         Chip(|c, s| if c.holders.len() == 1 { utilization_percent(c, s, UtilizationKind::AiCore) })),
@@ -716,6 +811,63 @@ fn pcie_traffic(bandwidth: &PcieBandwidth) -> [(&'static str, &'static str, Band
 /// The driver's bandwidth unit (MB/ms, which is GB/s) in bytes per second.
 fn gigabytes_per_second(value: f64) -> f64 {
     value * 1e9
+}
+
+/// The unit of a UB port counter, from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum UbUnit {
+    Packets,
+    Flits,
+    Bytes,
+}
+
+impl UbUnit {
+    fn of(name: &str) -> UbUnit {
+        if name.contains("flit") {
+            UbUnit::Flits
+        } else if name.ends_with("octets") {
+            UbUnit::Bytes
+        } else {
+            UbUnit::Packets
+        }
+    }
+}
+
+/// The counters a port reports: the `core_mib_*` ones only on UBoE ports, as Huawei's exporter serves them.
+fn ub_counters_of(port: &UbPortCounters) -> impl Iterator<Item = (usize, &'static str, u64)> + '_ {
+    let reported = if port.is_uboe() { UB_COUNTERS } else { UBOE_COUNTERS_FROM };
+    UB_COUNTER_NAMES
+        .iter()
+        .zip(port.values)
+        .enumerate()
+        .take(reported)
+        .map(|(index, (name, value))| (index, *name, value))
+}
+
+fn ub_port_labels(port: &UbPortCounters) -> [(&'static str, LabelText); 2] {
+    [("udie", LabelText::Int(i64::from(port.port.die))), ("port", LabelText::Int(i64::from(port.port.port)))]
+}
+
+fn native_ub_counters(c: &ChipView<'_>, s: &mut SampleSink, unit: UbUnit) {
+    for port in c.chip.ub_ports.iter().flat_map(|ports| ports.iter()) {
+        for (_, name, value) in ub_counters_of(port).filter(|(_, name, _)| UbUnit::of(name) == unit) {
+            let [udie, port_label] = ub_port_labels(port);
+            s.push_labeled([udie, port_label, ("counter", name.into())], value as f64);
+        }
+    }
+}
+
+fn huawei_ub_counter(c: &ChipView<'_>, s: &mut SampleSink, index: usize) {
+    for port in c.chip.ub_ports.iter().flat_map(|ports| ports.iter()) {
+        if let Some((_, _, value)) = ub_counters_of(port).find(|(position, _, _)| *position == index) {
+            s.push_labeled(ub_port_labels(port), value as f64);
+        }
+    }
+}
+
+/// Huawei's exporter reads vNPU activity on 310P only (`supportedVnpuDevices` in collector_for_vnpu.go).
+fn is_310p(v: &VnpuView<'_>) -> bool {
+    v.chip.identity.as_ref().and_then(|id| id.chip_type) == Some(ChipType::Ascend310P)
 }
 
 /// Chips without a health reading: healthy + unhealthy + unknown is every chip, as in Huawei's `countHealthStatus`.

@@ -17,7 +17,7 @@ impl std::fmt::Display for UnknownGroup<'_> {
     }
 }
 
-/// The group called `name` (`utilization`, `chip_state`, `memory`, `identity`, `links`, `bandwidth`).
+/// The group called `name` (`utilization`, `chip_state`, `memory`, `identity`, `links`, `bandwidth`, `vnpu`).
 /// `None` for any other name (report it with [`UnknownGroup`]).
 pub fn group_by_name(name: &str) -> Option<MetricGroup> {
     MetricGroup::ALL.into_iter().find(|group| group.name() == name)
@@ -35,7 +35,7 @@ mod tests {
         assert_eq!(group_by_name("hbm"), None);
         assert_eq!(
             UnknownGroup("hbm").to_string(),
-            "unknown metric group \"hbm\"; known groups: utilization, chip_state, memory, identity, links, bandwidth"
+            "unknown metric group \"hbm\"; known groups: utilization, chip_state, memory, identity, links, bandwidth, vnpu"
         );
     }
 }

@@ -22,6 +22,10 @@ pub fn markdown_table(naming: Naming) -> String {
             (Extract::Chip(_) | Extract::ChipInfo(_), Naming::Huawei) => {
                 "id, model_name, vdie_id, pcie_bus_info, namespace, pod_name, container_name"
             }
+            (Extract::Vnpu(_), Naming::Native) => "chip, vnpu, namespace, pod, container",
+            (Extract::Vnpu(_), Naming::Huawei) => {
+                "id, model_name, v_dev_id, aicore_count, namespace, pod_name, container_name, is_virtual"
+            }
             (Extract::Container(_), _) => "namespace, pod, container",
             (Extract::Machine(_), _) => "",
         };

@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ascend_dcmi::PhyId;
-use ascend_deviceplugin::ResourceNaming;
+use ascend_dcmi::{PhyId, VnpuId};
+use ascend_deviceplugin::{DeviceName, ResourceNaming};
 use parking_lot::RwLock;
 
 /// One container of one pod.
@@ -40,6 +40,8 @@ pub struct ContainerAssignment {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PodAttribution {
     holders: BTreeMap<PhyId, Vec<ContainerRef>>,
+    /// The containers holding each vNPU, by the chip it is carved from and its id.
+    vnpu_holders: BTreeMap<(PhyId, VnpuId), Vec<ContainerRef>>,
 }
 
 impl PodAttribution {
@@ -48,22 +50,33 @@ impl PodAttribution {
     /// plugin does not issue are ignored; a chip split into vNPUs or shared between pods lists every holder once.
     pub fn from_assignments(assignments: &[ContainerAssignment], naming: &ResourceNaming) -> Self {
         let mut holders: BTreeMap<PhyId, Vec<ContainerRef>> = BTreeMap::new();
+        let mut vnpu_holders: BTreeMap<(PhyId, VnpuId), Vec<ContainerRef>> = BTreeMap::new();
+        fn hold(list: &mut Vec<ContainerRef>, container: &ContainerRef) {
+            if !list.contains(container) {
+                list.push(container.clone());
+            }
+        }
         for assignment in assignments {
             for devices in &assignment.devices {
                 let resource = devices.resource_name.as_str();
-                let chips = devices.device_ids.iter().filter_map(|id| naming.parse_device_id(resource, id));
-                for phy in chips.map(|name| name.phy()) {
-                    let list = holders.entry(phy).or_default();
-                    if !list.contains(&assignment.container) {
-                        list.push(assignment.container.clone());
+                let names = devices.device_ids.iter().filter_map(|id| naming.parse_device_id(resource, id));
+                for name in names {
+                    hold(holders.entry(name.phy()).or_default(), &assignment.container);
+                    if let DeviceName::Vnpu { vnpu, phy, .. } = name {
+                        hold(vnpu_holders.entry((phy, vnpu)).or_default(), &assignment.container);
                     }
                 }
             }
         }
-        for list in holders.values_mut() {
+        for list in holders.values_mut().chain(vnpu_holders.values_mut()) {
             list.sort();
         }
-        Self { holders }
+        Self { holders, vnpu_holders }
+    }
+
+    /// The containers holding one vNPU of a chip, sorted; empty if none.
+    pub fn holders_of_vnpu(&self, phy: PhyId, vnpu: VnpuId) -> &[ContainerRef] {
+        self.vnpu_holders.get(&(phy, vnpu)).map_or(&[], Vec::as_slice)
     }
 
     /// The containers holding a chip, sorted; empty if none (or no kubelet).

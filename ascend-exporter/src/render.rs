@@ -12,12 +12,17 @@ use prometheus_client::metrics::exemplar::Exemplar;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
-use crate::catalogue::{ChipView, ContainerView, Extract, MachineView, MetricDef, MetricKind, Naming, CATALOGUE};
+use crate::catalogue::{
+    ChipView, ContainerView, Extract, MachineView, MetricDef, MetricKind, Naming, VnpuView, CATALOGUE,
+};
 use crate::exposition_format::ExpositionFormat;
 use crate::pod_attribution::{PodAttribution, SharedAttribution};
 use crate::sample::{LabelText, Sample, SampleSink};
 use crate::selection::Selection;
-use crate::series_labels::{container_labels, huawei_chip_labels, native_chip_labels, LabelsWith, SeriesLabels};
+use crate::series_labels::{
+    container_labels, huawei_chip_labels, huawei_vnpu_labels, native_chip_labels, native_vnpu_labels, LabelsWith,
+    SeriesLabels,
+};
 use crate::snapshot::{Snapshot, SnapshotSource};
 
 /// Which naming schemes to serve.
@@ -115,6 +120,7 @@ impl SnapshotCollector {
         let driver_version = context.snapshot.and_then(|s| s.driver_version.as_deref());
         let no_labels = SeriesLabels::new();
         let container_series: Vec<SeriesLabels>;
+        let vnpu_series: Vec<SeriesLabels>;
         match metric.extract {
             Extract::Chip(extract) => {
                 for (chip, labels) in chips.iter().zip(chip_labels) {
@@ -131,6 +137,26 @@ impl SnapshotCollector {
                     if let Some(own) = extract(&view) {
                         info_rows.push((labels, own));
                     }
+                }
+            }
+            Extract::Vnpu(extract) => {
+                let mut views = Vec::new();
+                for chip in chips {
+                    for vnpu in chip.vnpus.iter().flat_map(|inventory| inventory.vnpus.iter()) {
+                        let holders = context.attribution.holders_of_vnpu(chip.ids.phy, vnpu.id);
+                        let labels = match (metric.naming, holders) {
+                            (Naming::Native, _) => native_vnpu_labels(chip.ids.phy, vnpu.id, holders),
+                            (Naming::Huawei, [holder]) => huawei_vnpu_labels(chip, vnpu, holder),
+                            (Naming::Huawei, _) => continue,
+                        };
+                        views.push((VnpuView { chip, vnpu }, labels));
+                    }
+                }
+                let (views, labels): (Vec<VnpuView<'_>>, Vec<SeriesLabels>) = views.into_iter().unzip();
+                vnpu_series = labels;
+                for (view, labels) in views.iter().zip(&vnpu_series) {
+                    extract(view, sink);
+                    rows.extend(sink.drain().map(|sample| (labels, sample)));
                 }
             }
             Extract::Container(extract) => {

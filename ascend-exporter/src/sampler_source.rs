@@ -93,5 +93,7 @@ pub fn chip_snapshot(sample: &ChipSample) -> ChipSnapshot {
     chip.sio_crc_errors = Reading::of(&sample.links().sio);
     chip.hccs_bandwidth = Reading::of(&sample.bandwidth().hccs);
     chip.pcie_bandwidth = Reading::of(&sample.bandwidth().pcie);
+    chip.ub_ports = sample.links().ub.value().cloned();
+    chip.vnpus = sample.vnpus().value().cloned();
     chip
 }

@@ -1,6 +1,6 @@
 //! The labels that identify a chip's (or a container's) series, in both naming schemes.
 
-use ascend_dcmi::PhyId;
+use ascend_dcmi::{PhyId, Vnpu, VnpuId};
 use prometheus_client::encoding::{EncodeLabel, EncodeLabelSet, LabelSetEncoder};
 
 use crate::pod_attribution::ContainerRef;
@@ -43,6 +43,36 @@ pub fn huawei_chip_labels(chip: &ChipSnapshot, holders: &[ContainerRef]) -> Seri
         ("namespace", namespace),
         ("pod_name", pod),
         ("container_name", container),
+    ]
+}
+
+/// Native vNPU labels: `chip` (the physical id of the chip it is carved from), `vnpu`, `namespace`, `pod`,
+/// `container`.
+pub fn native_vnpu_labels(phy: PhyId, vnpu: VnpuId, holders: &[ContainerRef]) -> SeriesLabels {
+    let [namespace, pod, container] = holder_values(holders, MULTIPLE_HOLDERS);
+    vec![
+        ("chip", phy.to_string()),
+        ("vnpu", vnpu.to_string()),
+        ("namespace", namespace),
+        ("pod", pod),
+        ("container", container),
+    ]
+}
+
+/// Huawei's vNPU labels (`getPodDisplayInfo` in Ascend/mind-cluster
+/// component/npu-exporter/collector/metrics/collector_for_vnpu.go): `id`, `model_name`, `v_dev_id`, `aicore_count`
+/// (two decimals), `namespace`, `pod_name`, `container_name`, `is_virtual`.
+pub fn huawei_vnpu_labels(chip: &ChipSnapshot, vnpu: &Vnpu, holder: &ContainerRef) -> SeriesLabels {
+    let model_name = chip.identity.as_ref().map(|identity| identity.info.model_name()).unwrap_or_default();
+    vec![
+        ("id", chip.ids.phy.to_string()),
+        ("model_name", model_name),
+        ("v_dev_id", vnpu.id.to_string()),
+        ("aicore_count", format!("{:.2}", vnpu.aicore)),
+        ("namespace", holder.namespace.clone()),
+        ("pod_name", holder.pod.clone()),
+        ("container_name", holder.container.clone()),
+        ("is_virtual", "true".to_owned()),
     ]
 }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use ascend_dcmi::{
     Celsius, ChipIdentity, ChipIds, DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth,
     HccsStatistics, HealthReport, MegaHertz, NetworkHealth, PcieBandwidth, Percent, Power, ProcessList, SampleState,
-    Sampled, SioCrcErrors, UtilizationKind, Volts,
+    Sampled, SioCrcErrors, UbPortCounters, UtilizationKind, VnpuInventory, Volts,
 };
 use parking_lot::RwLock;
 
@@ -90,6 +90,10 @@ pub struct ChipSnapshot {
     pub hccs_bandwidth: Option<Reading<HccsBandwidth>>,
     /// PCIe bandwidth (910B, Ascend950).
     pub pcie_bandwidth: Option<Reading<PcieBandwidth>>,
+    /// Every counter of every UB port (Ascend950), from the last read that answered.
+    pub ub_ports: Option<Arc<[UbPortCounters]>>,
+    /// The chip's vNPUs with their activity.
+    pub vnpus: Option<Arc<VnpuInventory>>,
 }
 
 impl ChipSnapshot {
@@ -114,6 +118,8 @@ impl ChipSnapshot {
             sio_crc_errors: None,
             hccs_bandwidth: None,
             pcie_bandwidth: None,
+            ub_ports: None,
+            vnpus: None,
         }
     }
 

@@ -118,6 +118,11 @@ const SIO: [&str; 2] = ["npu_chip_info_sio_crc_tx_err_cnt", "npu_chip_info_sio_c
 
 const CARDS: [&str; 1] = ["machine_card_nums"];
 
+/// Huawei's 48 UB port counter names (Ascend950).
+fn ub_names() -> Vec<String> {
+    ascend_dcmi::UB_COUNTER_NAMES.iter().map(|name| format!("npu_chip_info_{name}")).collect()
+}
+
 /// Huawei's card labels of chip `phy` without a holder, up to the model name.
 fn chip(name: &str, phy: u32) -> String {
     format!("{name}{{id=\"{phy}\",model_name=")
@@ -129,7 +134,7 @@ fn atlas_800t_a2_serves_the_910b_names() {
     let values = [("machine_card_nums ", 8.0), ("machine_unknown_npu_nums ", 0.0), (node, 1.0)];
     let present = [names([&CARDS[..], &PCIE, &HCCS_TOTALS]), hccs_link_names(1..8)].concat();
     // Link 0 is never reported on 910B; no SIO on a one-die chip.
-    let absent = [hccs_link_names(0..1), names([&SIO[..]])].concat();
+    let absent = [hccs_link_names(0..1), names([&SIO[..]]), ub_names()].concat();
     let body = check_host("atlas-800t-a2", &present, &absent, &values);
     let crc = chip("npu_chip_info_hccs_statistic_info_crc_err_cnt_1", 4);
     assert_eq!(sample_value(&body, &crc), Some(0.0));
@@ -165,7 +170,7 @@ fn a_failed_hccs_read_is_minus_one() {
 #[test]
 fn atlas_300i_duo_counts_its_cards_not_its_chips() {
     let values = [("machine_card_nums ", 4.0), ("machine_npu_nums ", 8.0)];
-    let absent = [hccs_link_names(0..8), names([&HCCS_TOTALS[..], &PCIE, &SIO])].concat();
+    let absent = [hccs_link_names(0..8), names([&HCCS_TOTALS[..], &PCIE, &SIO]), ub_names()].concat();
     check_host("atlas-300i-duo", &names([&CARDS[..]]), &absent, &values);
 }
 
@@ -175,7 +180,7 @@ fn atlas_800i_a3_serves_the_a3_names() {
     let crc = chip("npu_chip_info_hccs_statistic_info_crc_err_cnt_7", 0);
     let (sio_tx, sio_rx) = (chip(SIO[0], 0), chip(SIO[1], 0));
     let values = [("machine_card_nums ", 8.0), (crc.as_str(), 3.0), (sio_tx.as_str(), 1.0), (sio_rx.as_str(), 2.0)];
-    let absent = [hccs_link_names(0..1), names([&PCIE[..]])].concat();
+    let absent = [hccs_link_names(0..1), names([&PCIE[..]]), ub_names()].concat();
     check_host("atlas-800i-a3", &present, &absent, &values);
 }
 
@@ -183,11 +188,18 @@ fn atlas_800i_a3_serves_the_a3_names() {
 fn atlas_950_has_no_cards_and_no_hccs() {
     // Huawei reads PCIe bandwidth only on four Ascend950 main boards; this node's is none of them.
     let absent = [hccs_link_names(0..8), names([&CARDS[..], &PCIE, &HCCS_TOTALS])].concat();
-    check_host("atlas-950-8", &names([&SIO[..]]), &absent, &[]);
+    let present = [names([&SIO[..]]), ub_names()].concat();
+    let body = check_host("atlas-950-8", &present, &absent, &[]);
+    // Two dies of nine UBoE ports per chip in the sample: every counter on every port, with Huawei's udie and port.
+    let crc: Vec<&str> = body.lines().filter(|line| line.starts_with("npu_chip_info_crc_error_sum{")).collect();
+    assert_eq!(crc.len(), 8 * 2 * 9, "{crc:?}");
+    assert!(crc.iter().any(|line| line.contains(",udie=\"1\",port=\"8\"}")), "{crc:?}");
+    let pause = body.lines().filter(|line| line.starts_with("npu_chip_info_core_mib_rxpausepkts{")).count();
+    assert_eq!(pause, 8 * 2 * 9, "UBoE ports report the core_mib counters");
 }
 
 #[test]
 fn edge_310_is_not_counted_by_card() {
-    let absent = [hccs_link_names(0..8), names([&CARDS[..], &SIO, &PCIE, &HCCS_TOTALS])].concat();
+    let absent = [hccs_link_names(0..8), names([&CARDS[..], &SIO, &PCIE, &HCCS_TOTALS]), ub_names()].concat();
     check_host("edge-310", &[], &absent, &[]);
 }

@@ -122,6 +122,15 @@ fn wait_for(exporter: &Exporter, series: &str, value: f64) -> String {
     }
 }
 
+/// The exporter in both namings on `topology`, asking the kubelet at `socket` every 200 ms, once healthy.
+fn start_exporter(topology: &Path, socket: &Path) -> Exporter {
+    let socket_flag = format!("--pod-resources.socket={}", socket.display());
+    let exporter =
+        Exporter::start(topology, &[&socket_flag, "--pod-resources.interval=200ms", "--metrics.naming=both"], &[]);
+    exporter.wait_healthy();
+    exporter
+}
+
 /// The simulated host's topology and the kubelet socket path inside its own directory (mounted as in a cluster).
 fn topology_and_socket(dir: &Path) -> (PathBuf, PathBuf) {
     let socket_dir = dir.join("pod-resources");
@@ -141,16 +150,7 @@ fn pod_labels_follow_the_kubelet_and_survive_its_restart() {
             pod("gpu", "cuda-0", "main", "nvidia.com/gpu", &["GPU-1"]),
         ],
     );
-    let exporter = Exporter::start(
-        &topology,
-        &[
-            &format!("--pod-resources.socket={}", socket.display()),
-            "--pod-resources.interval=200ms",
-            "--metrics.naming=both",
-        ],
-        &[],
-    );
-    exporter.wait_healthy();
+    let exporter = start_exporter(&topology, &socket);
 
     wait_for(&exporter, "ascend_npu_pod_resources_up ", 1.0);
     let labelled = |chip: u32, ns: &str, pod: &str, c: &str| {
@@ -218,4 +218,42 @@ fn a_renamed_resource_keeps_its_pod_labels() {
         sample_value(&body, &labelled(3, "infer-0", "server")).is_some(),
         "renamed vNPU id maps to its chip: {body}"
     );
+}
+
+/// A 310P vNPU held by one container gets Huawei's `vnpu_pod_*` series with its own labels; a vNPU nobody holds is
+/// served only under the native names (Huawei's exporter attributes a vNPU only to its one container).
+#[test]
+fn vnpus_of_a_310p_are_attributed_to_their_pods() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let socket_dir = dir.path().join("pod-resources");
+    std::fs::create_dir(&socket_dir).expect("socket dir");
+    let socket = socket_dir.join("kubelet.sock");
+    let sample = dcmi_sim::samples::by_name("atlas-300i-duo").expect("sample").toml;
+    // The sample's last chip (logic 7, physical 3) gets two vNPUs.
+    let vnpus = "\n[[card.chip.vnpu]]\ntemplate = \"vir02\"\nvdev_id = 100\n\n[[card.chip.vnpu]]\ntemplate = \"vir02\"\nvdev_id = 101\n";
+    let topology = dir.path().join("topology.toml");
+    std::fs::write(&topology, format!("{sample}{vnpus}")).expect("write topology");
+    let _kubelet = FakeKubelet::start(
+        &socket,
+        vec![pod("infer", "svc-0", "server", "huawei.com/Ascend310P-2c", &["Ascend310P-2c-100-3"])],
+    );
+    let exporter = start_exporter(&topology, &socket);
+    wait_for(&exporter, "ascend_npu_pod_resources_up ", 1.0);
+    let huawei = "vnpu_pod_total_memory{id=\"3\",model_name=\"310P3-Ascend-V1\",v_dev_id=\"100\",aicore_count=\"2.00\",namespace=\"infer\",pod_name=\"svc-0\",container_name=\"server\",is_virtual=\"true\"}";
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let body = loop {
+        let body = get(exporter.address, "/metrics", &[]).expect("scrape").body;
+        if sample_value(&body, huawei).is_some() || Instant::now() > deadline {
+            break body;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let vnpu_lines: Vec<&str> = body.lines().filter(|line| line.contains("vnpu")).collect();
+    let total = sample_value(&body, huawei).unwrap_or_else(|| panic!("{huawei} missing in\n{}", vnpu_lines.join("\n")));
+    let used = sample_value(&body, &huawei.replace("vnpu_pod_total_memory", "vnpu_pod_used_memory")).expect("used");
+    assert!(total > 0.0 && used <= total, "total {total} KB, used {used} KB");
+    assert!(body.contains("vnpu_pod_aicore_utilization{id=\"3\""), "{body}");
+    assert!(!body.contains("v_dev_id=\"101\""), "a vNPU without a holder has no Huawei series");
+    let native = "ascend_npu_vnpu_memory_total_bytes{chip=\"3\",vnpu=\"101\",namespace=\"\",pod=\"\",container=\"\"}";
+    assert_eq!(sample_value(&body, native), Some(total * 1024.0), "both vNPUs come from one template");
 }

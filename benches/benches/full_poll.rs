@@ -1,5 +1,6 @@
-//! A full-node poll as the exporter makes it: every metric of the four groups (`MetricSet::ALL`, the exporter's
-//! default selection) in one chain per chip, through the real `Dcmi` on dcmi-sim loaded with `dlopen`, for hosts of
+//! A full-node poll as the exporter makes it: every metric of the fast groups (`GroupSet::FAST`, the exporter's
+//! default selection; the slow bandwidth group waits out profiling windows on a schedule of its own) in one chain per
+//! chip, through the real `Dcmi` on dcmi-sim loaded with `dlopen`, for hosts of
 //! 8, 64 and 256 Atlas 800T A2 chips. The sampler with the exporter's defaults (`SamplerConfig::default()`: 4 chips
 //! at once, 2 s deadline) against `SerialPoller` making the same calls on one thread.
 //!

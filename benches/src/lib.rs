@@ -8,7 +8,7 @@
 //!   through [`ascend_dcmi::Chip::temperature`], and through the [`ascend_dcmi::DeviceManager`] trait, on each DCMI
 //!   API family (`dcmi_get_device_temperature` on an Atlas 800T A2, `dcmiv2_get_device_temperature` on an Atlas
 //!   950).
-//! * `full_poll`: a full-node poll (every metric of the four groups, the exporter's default) through the real
+//! * `full_poll`: a full-node poll (every metric of the fast groups, the exporter's default) through the real
 //!   [`ascend_dcmi::Dcmi`] on dcmi-sim hosts of 8, 64 and 256 chips: [`ascend_dcmi::Sampler::poll_groups`] with the
 //!   exporter's default configuration against [`serial::SerialPoller`] making the same calls, under criterion with
 //!   the driver answering at once, and timed directly ([`poll_timing`]) at 2 ms per call against the ideal, one

@@ -99,6 +99,8 @@ fn call(manager: &dyn DeviceManager, chip: LogicId, metric: Metric) -> Result<()
         Metric::SioCrcErrors => keep(manager.sio_crc_errors(chip)),
         Metric::HccsBandwidth => keep(manager.hccs_bandwidth(chip, ascend_dcmi::sampler::DEFAULT_PROFILING)),
         Metric::PcieBandwidth => keep(manager.pcie_bandwidth(chip, ascend_dcmi::sampler::DEFAULT_PROFILING)),
+        Metric::UbPorts => keep(manager.ub_ports(chip)),
+        Metric::Vnpus => keep(manager.vnpus(chip)),
     }
 }
 

@@ -21,24 +21,28 @@ pub enum MetricGroup {
     /// [`crate::DeviceManager::identity_unchanged`] first and keeps the `Arc` while the chip is unchanged, so only
     /// the first read and a real change allocate.
     Identity,
-    /// Chip-to-chip link counters: HCCS statistics per link and SIO CRC errors (Huawei's `hccs` and `sio` groups,
-    /// 60 s).
+    /// Link counters: HCCS statistics per link, SIO CRC errors and the UB port counters of Ascend950 (Huawei's
+    /// `hccs`, `sio` and `ub` groups, 60 s).
     Links,
     /// HCCS and PCIe bandwidth (Huawei's `hccs` and `pcie` groups, 60 s). Each call blocks for its profiling window
     /// (200 ms by default), so the group is [slow](MetricGroup::is_slow): it runs on its own schedule, workers and
     /// deadline and never delays the other groups.
     Bandwidth,
+    /// The vNPUs of the chip with their activity: AI-core utilisation and memory per vNPU (310P; Huawei's `vnpu`
+    /// group, 60 s).
+    Vnpu,
 }
 
 impl MetricGroup {
     /// Every group, in index order.
-    pub const ALL: [MetricGroup; 6] = [
+    pub const ALL: [MetricGroup; 7] = [
         MetricGroup::Utilization,
         MetricGroup::ChipState,
         MetricGroup::Memory,
         MetricGroup::Identity,
         MetricGroup::Links,
         MetricGroup::Bandwidth,
+        MetricGroup::Vnpu,
     ];
 
     /// Whether the group's calls block for a profiling window: such groups are polled apart from the others.
@@ -55,6 +59,7 @@ impl MetricGroup {
             MetricGroup::Identity => 3,
             MetricGroup::Links => 4,
             MetricGroup::Bandwidth => 5,
+            MetricGroup::Vnpu => 6,
         }
     }
 
@@ -67,6 +72,7 @@ impl MetricGroup {
             MetricGroup::Identity => "identity",
             MetricGroup::Links => "links",
             MetricGroup::Bandwidth => "bandwidth",
+            MetricGroup::Vnpu => "vnpu",
         }
     }
 
@@ -76,7 +82,9 @@ impl MetricGroup {
             MetricGroup::Utilization => Duration::from_secs(1),
             MetricGroup::ChipState => Duration::from_secs(5),
             MetricGroup::Memory => Duration::from_secs(10),
-            MetricGroup::Identity | MetricGroup::Links | MetricGroup::Bandwidth => Duration::from_secs(60),
+            MetricGroup::Identity | MetricGroup::Links | MetricGroup::Bandwidth | MetricGroup::Vnpu => {
+                Duration::from_secs(60)
+            }
         }
     }
 
@@ -104,9 +112,9 @@ impl GroupSet {
     /// No group.
     pub const EMPTY: GroupSet = GroupSet(0);
     /// Every group.
-    pub const ALL: GroupSet = GroupSet(0b11_1111);
+    pub const ALL: GroupSet = GroupSet(0b111_1111);
     /// The groups that are not [slow](MetricGroup::is_slow).
-    pub const FAST: GroupSet = GroupSet(0b01_1111);
+    pub const FAST: GroupSet = GroupSet(0b101_1111);
     /// The [slow](MetricGroup::is_slow) groups.
     pub const SLOW: GroupSet = GroupSet(0b10_0000);
 
@@ -201,10 +209,14 @@ pub enum Metric {
     HccsBandwidth,
     /// PCIe bandwidth over a profiling window (910B, Ascend950).
     PcieBandwidth,
+    /// Every counter of every unified-bus port (Ascend950).
+    UbPorts,
+    /// The vNPUs with their activity (310P).
+    Vnpus,
 }
 
 /// How many metrics exist; [`Metric::index`] is below it.
-pub const METRIC_COUNT: usize = 34;
+pub const METRIC_COUNT: usize = 36;
 
 impl Metric {
     /// Every metric, in index order.
@@ -243,6 +255,8 @@ impl Metric {
         Metric::SioCrcErrors,
         Metric::HccsBandwidth,
         Metric::PcieBandwidth,
+        Metric::UbPorts,
+        Metric::Vnpus,
     ];
 
     /// Position in [`Metric::ALL`].
@@ -264,6 +278,8 @@ impl Metric {
             Metric::SioCrcErrors => 31,
             Metric::HccsBandwidth => 32,
             Metric::PcieBandwidth => 33,
+            Metric::UbPorts => 34,
+            Metric::Vnpus => 35,
         }
     }
 
@@ -279,8 +295,9 @@ impl Metric {
             | Metric::NetworkHealth => MetricGroup::ChipState,
             Metric::DdrMemory | Metric::HbmMemory | Metric::Ecc(_) | Metric::Processes => MetricGroup::Memory,
             Metric::Identity => MetricGroup::Identity,
-            Metric::HccsStatistics | Metric::SioCrcErrors => MetricGroup::Links,
+            Metric::HccsStatistics | Metric::SioCrcErrors | Metric::UbPorts => MetricGroup::Links,
             Metric::HccsBandwidth | Metric::PcieBandwidth => MetricGroup::Bandwidth,
+            Metric::Vnpus => MetricGroup::Vnpu,
         }
     }
 
@@ -329,6 +346,8 @@ const NAMES: [&str; METRIC_COUNT] = [
     "sio_crc_errors",
     "hccs_bandwidth",
     "pcie_bandwidth",
+    "ub_ports",
+    "vnpus",
 ];
 
 /// Position of a utilisation kind in [`crate::UtilizationSample`] (and in [`UtilizationKind::ALL`]).

@@ -71,7 +71,7 @@
 //! Two tests prove it with a counting global allocator across polls of every group and the readers:
 //! `tests/sampler_alloc.rs` over a fake manager whose answers are heap-free (utilisation, chip state, memory), and
 //! `tests/sampler_alloc_sim.rs` over `Dcmi` loading dcmi-sim with `dlopen`, with the exporter's default configuration
-//! (every metric of all four groups), an active fault code and a slow chip, on a DCMI V1 and a DCMI V2 (Atlas 950)
+//! (every metric of every group but the UB port table and the vNPU list), an active fault code and a slow chip, on a DCMI V1 and a DCMI V2 (Atlas 950)
 //! host.
 //!
 //! Not covered: the first identity read of a chip and a real identity change (they build `String`s), error values

@@ -97,6 +97,9 @@ impl Chain<'_> {
                 MetricGroup::Identity => self.identity(sample.identity_mut())?,
                 MetricGroup::Links => self.links(sample.links_mut())?,
                 MetricGroup::Bandwidth => self.bandwidth(sample.bandwidth_mut())?,
+                MetricGroup::Vnpu => {
+                    self.read(Metric::Vnpus, sample.vnpus_mut(), |m, chip| m.vnpus(chip).map(Arc::new))?
+                }
             }
         }
         ControlFlow::Continue(())
@@ -132,7 +135,8 @@ impl Chain<'_> {
 
     fn links(&self, sample: &mut LinkSample) -> Step {
         self.read(Metric::HccsStatistics, &mut sample.hccs, |m, chip| m.hccs_statistics(chip))?;
-        self.read(Metric::SioCrcErrors, &mut sample.sio, |m, chip| m.sio_crc_errors(chip))
+        self.read(Metric::SioCrcErrors, &mut sample.sio, |m, chip| m.sio_crc_errors(chip))?;
+        self.read(Metric::UbPorts, &mut sample.ub, |m, chip| m.ub_ports(chip).map(Arc::from))
     }
 
     fn bandwidth(&self, sample: &mut BandwidthSample) -> Step {

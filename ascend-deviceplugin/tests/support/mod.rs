@@ -246,6 +246,8 @@ impl DeviceManager for FakeHost {
                     memory_bytes: 1 << 30,
                     in_use: false,
                     aicore_utilization: None,
+                    activity_memory_total_kb: None,
+                    activity_memory_used_kb: None,
                 })
                 .collect(),
             ..VnpuInventory::default()
