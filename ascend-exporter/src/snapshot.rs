@@ -14,6 +14,7 @@ use ascend_dcmi::{
 use parking_lot::RwLock;
 
 use crate::metric_group::MetricGroup;
+use crate::network::ChipNetwork;
 
 /// When a group of one chip was last read successfully, and whether the last attempt answered in time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -62,6 +63,8 @@ pub struct ChipSnapshot {
     pub processes: Option<ProcessList>,
     /// RoCE network health.
     pub network: Option<NetworkHealth>,
+    /// Readings through `hccn_tool` (link, counters, optical), when the network sampler runs.
+    pub hccn: Option<Arc<ChipNetwork>>,
 }
 
 impl ChipSnapshot {
@@ -82,6 +85,7 @@ impl ChipSnapshot {
             ecc: Vec::new(),
             processes: None,
             network: None,
+            hccn: None,
         }
     }
 
@@ -137,6 +141,8 @@ pub enum SnapshotRevision {
     RoundEnd(Instant),
     /// The n-th snapshot published into a [`SharedSnapshot`], counting from 1.
     Published(u64),
+    /// A digest of a source's revision and the readings layered on it ([`crate::network::NetworkSource`]).
+    Layered(u64),
 }
 
 /// Where a scrape gets the latest snapshot from.
