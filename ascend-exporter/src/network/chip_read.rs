@@ -49,18 +49,39 @@ impl Failures {
     }
 }
 
-/// Reads `group` on `target` (the caller checks [`NetworkTarget::reads`]).
-pub async fn read_chip(tool: &HccnTool, group: NetworkGroup, target: NetworkTarget) -> ChipRound {
+/// Reads `group` on `target` (the caller checks [`NetworkTarget::reads`]). `known_ports` are an Ascend950 chip's
+/// ports from earlier rounds: when its port list cannot be read, they are reported without readings (the link as
+/// unknown, as Huawei's exporter, which lists the ports once, shows a port whose calls fail) and not called.
+pub async fn read_chip(
+    tool: &HccnTool,
+    group: NetworkGroup,
+    target: NetworkTarget,
+    known_ports: &[PortName],
+) -> ChipRound {
     let mut failures = Failures::default();
     let read = match target {
         NetworkTarget::Training { phy } => read_training(tool, group, phy.0, &mut failures).await,
-        NetworkTarget::Ub { logic, .. } => {
-            let ports = failures.keep(tool.ub_ports(logic.0).await).unwrap_or_default();
-            let ports = ports.iter().map(|info| UbPort { logic_id: logic.0, udie: info.udie, port: info.port });
-            read_ub(tool, group, ports.collect(), &mut failures).await
-        }
+        NetworkTarget::Ub { logic, .. } => match failures.keep(tool.ub_ports(logic.0).await) {
+            Some(ports) => {
+                let ports = ports.iter().map(|info| UbPort { logic_id: logic.0, udie: info.udie, port: info.port });
+                read_ub(tool, group, ports.collect(), &mut failures).await
+            }
+            None => unread_ports(group, known_ports),
+        },
     };
     ChipRound { read, failure: failures.0 }
+}
+
+/// Ports whose calls were not made, each without readings.
+fn unread_ports(group: NetworkGroup, ports: &[PortName]) -> ChipRead {
+    fn each<T: Default>(ports: &[PortName]) -> Vec<PortReadings<T>> {
+        ports.iter().map(|port| PortReadings { port: Some(*port), readings: T::default() }).collect()
+    }
+    match group {
+        NetworkGroup::Network => ChipRead::Network(each(ports)),
+        NetworkGroup::Roce => ChipRead::Roce(each(ports)),
+        NetworkGroup::Optical => ChipRead::Optical(each(ports)),
+    }
 }
 
 async fn read_training(tool: &HccnTool, group: NetworkGroup, phy: u32, failures: &mut Failures) -> ChipRead {
@@ -119,5 +140,31 @@ async fn read_ub(tool: &HccnTool, group: NetworkGroup, ports: Vec<UbPort>, failu
             }
             ChipRead::Optical(read)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+    use crate::network::readings::{ChipNetwork, GroupReadings};
+
+    #[test]
+    fn ports_known_from_earlier_rounds_are_reported_unread() {
+        let port = |udie, port| PortName { udie, port };
+        let earlier = |ports: &[PortName]| GroupReadings {
+            ports: ports.iter().map(|p| PortReadings { port: Some(*p), readings: LinkReadings::default() }).collect(),
+            read_at: Instant::now(),
+            last_success: None,
+        };
+        let chip = ChipNetwork { network: Some(earlier(&[port(0, 4), port(1, 8)])), ..ChipNetwork::default() };
+        assert_eq!(chip.known_ports(), [port(0, 4), port(1, 8)]);
+        let ChipRead::Network(ports) = unread_ports(NetworkGroup::Network, &chip.known_ports()) else {
+            panic!("the network group's readings");
+        };
+        assert_eq!(ports.len(), 2);
+        assert!(ports.iter().all(|p| p.readings == LinkReadings::default()), "no link state: shown as -1");
+        assert_eq!(ChipNetwork::default().known_ports(), []);
     }
 }

@@ -91,6 +91,16 @@ impl ChipNetwork {
         }
     }
 
+    /// The UB ports the last rounds listed (Ascend950), in the tool's order; empty on a training card.
+    pub fn known_ports(&self) -> Vec<PortName> {
+        let network = self.network.iter().flat_map(|g| g.ports.iter().filter_map(|p| p.port));
+        let optical = self.optical.iter().flat_map(|g| g.ports.iter().filter_map(|p| p.port));
+        let mut ports: Vec<PortName> = network.chain(optical).collect();
+        let mut seen = std::collections::BTreeSet::new();
+        ports.retain(|port| seen.insert(*port));
+        ports
+    }
+
     /// Whether a group has been read at least once (whatever the outcome).
     pub fn was_read(&self, group: NetworkGroup) -> bool {
         match group {

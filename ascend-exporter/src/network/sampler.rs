@@ -89,8 +89,9 @@ impl GroupTask {
         let mut reads = JoinSet::new();
         for target in targets {
             let (tool, store, group) = (self.tool.clone(), Arc::clone(&self.store), self.group);
+            let known_ports = self.store.chip(target.phy()).map(|chip| chip.known_ports()).unwrap_or_default();
             reads.spawn(async move {
-                let round = read_chip(&tool, group, target).await;
+                let round = read_chip(&tool, group, target, &known_ports).await;
                 store.update(target.phy(), |chip| record(chip, target, round, Instant::now()));
             });
         }
