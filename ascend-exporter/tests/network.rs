@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use dcmi_sim::fake_host::{beside_library, FakeHost, FakeHostOptions};
 use dcmi_sim::hccn_tool::{Link, NetworkOverlay};
 use dcmi_sim::library_home::{CONFIG_FILE_NAME, OVERLAY_FILE_NAME};
-use dcmi_sim::{ChipOverlay, Overlay};
+use dcmi_sim::Overlay;
 use support::{get, promtool_check_metrics, Exporter};
 
 fn main() -> ExitCode {
@@ -137,6 +137,11 @@ fn all_hccn_names() -> Vec<&'static str> {
     names
 }
 
+/// The topology of a sample host of dcmi-sim.
+fn sample_topology(sample: &str) -> dcmi_sim::Topology {
+    dcmi_sim::samples::by_name(sample).expect("sample").topology().expect("valid sample")
+}
+
 /// A fake host of `sample` with this executable as its `hccn_tool`.
 struct Host {
     _root: tempfile::TempDir,
@@ -145,12 +150,11 @@ struct Host {
 
 impl Host {
     fn new(sample: &str) -> Host {
+        let options = FakeHostOptions::with_built_library(std::env::current_exe().expect("this test executable"))
+            .unwrap_or_else(|error| panic!("{error}"));
         let root = tempfile::tempdir().expect("temporary directory");
-        let topology = dcmi_sim::samples::by_name(sample).expect("sample").topology().expect("valid sample");
-        let library = dcmi_sim::library_path().unwrap_or_else(|error| panic!("{error}"));
-        let program = std::env::current_exe().expect("this test executable");
-        let options = FakeHostOptions { library: Some(library), hccn_tool: Some(program), ..Default::default() };
-        let host = FakeHost::build(&topology, root.path(), &options).unwrap_or_else(|error| panic!("{error}"));
+        let host =
+            FakeHost::build(&sample_topology(sample), root.path(), &options).unwrap_or_else(|error| panic!("{error}"));
         Host { _root: root, host }
     }
 
@@ -160,16 +164,7 @@ impl Host {
 
     /// Writes the overlay both the simulated library and tool read.
     fn overlay(&self, entries: &[(u32, NetworkOverlay)]) {
-        let chips = entries
-            .iter()
-            .map(|(logic_id, network)| ChipOverlay {
-                logic_id: *logic_id,
-                network: Some(*network),
-                ..Default::default()
-            })
-            .collect();
-        dcmi_sim::write_overlay(&self.file(OVERLAY_FILE_NAME), &Overlay { chips, ..Default::default() })
-            .expect("overlay written");
+        self.host.write_overlay(&Overlay::network_faults(entries)).expect("overlay written");
     }
 
     /// The exporter on this host, its network groups read every `interval`.
@@ -274,7 +269,7 @@ fn every_hccn_tool_name_huawei_emits_on_each_sample_host() {
 fn a_link_down_overlay_shows_as_link_status_0() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let host = Host::new("atlas-800t-a2");
-    let topology = dcmi_sim::samples::by_name("atlas-800t-a2").expect("sample").topology().expect("valid");
+    let topology = sample_topology("atlas-800t-a2");
     let first = topology.chips().next().expect("a chip").chip;
     host.overlay(&[(first.logic_id, NetworkOverlay { link: Some(Link::Down), ..Default::default() })]);
     let exporter = host.exporter(dir.path(), "1s", &["--metrics.naming=both"]);
@@ -294,7 +289,7 @@ fn a_link_down_overlay_shows_as_link_status_0() {
 fn a_hung_tool_on_one_chip_leaves_the_other_chips_fresh() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let host = Host::new("atlas-800t-a2");
-    let topology = dcmi_sim::samples::by_name("atlas-800t-a2").expect("sample").topology().expect("valid");
+    let topology = sample_topology("atlas-800t-a2");
     let first = topology.chips().next().expect("a chip").chip;
     host.overlay(&[(first.logic_id, NetworkOverlay { tool_hangs: Some(true), ..Default::default() })]);
     let args = ["--metrics.naming=both", "--hccn-tool.timeout=500ms", "--metrics.cache-max-age=0s"];
