@@ -14,6 +14,7 @@ use crate::basic_auth::BasicAuth;
 use crate::cli::ExporterArgs;
 use crate::error::{Error, Result};
 use crate::http_server::{serve, serving_threads, ServerState};
+use crate::network::{NetworkSampler, NetworkSource};
 use crate::pod_attribution::SharedAttribution;
 use crate::pod_resources_watch::PodResourcesWatch;
 use crate::render::{Exposition, RenderPlan, SnapshotCollector};
@@ -39,6 +40,7 @@ pub struct Exporter {
     header_read_timeout: Duration,
     pod_resources: Option<PodResourcesWatch>,
     attribution: Arc<SharedAttribution>,
+    _network: Option<NetworkSampler>,
 }
 
 impl std::fmt::Debug for Exporter {
@@ -91,6 +93,11 @@ impl Exporter {
             .await
             .map_err(|error| Error::StartupTask(error.to_string()))??;
         let source: Arc<dyn SnapshotSource> = Arc::new(source);
+        let network = start_network_sampler(args, &selection, &source);
+        let source = match &network {
+            Some(sampler) => Arc::new(NetworkSource::new(source, sampler.store())),
+            None => source,
+        };
 
         let attribution = Arc::new(SharedAttribution::new());
         let pod_resources = (!args.pod_resources_disable).then(|| PodResourcesWatch {
@@ -122,6 +129,7 @@ impl Exporter {
             header_read_timeout: args.header_read_timeout,
             pod_resources,
             attribution,
+            _network: network,
         })
     }
 
@@ -178,6 +186,28 @@ fn extra_header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue)> {
     let header = HeaderName::try_from(name).map_err(|error| invalid(error.to_string()))?;
     let value = HeaderValue::try_from(value).map_err(|error| invalid(format!("value: {error}")))?;
     Ok((header, value))
+}
+
+/// Starts the network sampler when a network group is enabled and `hccn_tool` exists; says once why not otherwise.
+fn start_network_sampler(
+    args: &ExporterArgs,
+    selection: &Selection,
+    chips: &Arc<dyn SnapshotSource>,
+) -> Option<NetworkSampler> {
+    let groups = selection.network_intervals();
+    let path = &args.hccn_tool_path;
+    if groups.is_empty() {
+        tracing::info!("network metrics off: the selection file disables the network, roce and optical groups");
+        return None;
+    }
+    if !path.is_file() {
+        tracing::info!(path = %path.display(), "network metrics off: no hccn_tool at this path (--hccn-tool.path)");
+        return None;
+    }
+    let tool = ascend_hccn::HccnTool::builder().path(path).deadline(args.hccn_tool_timeout).build();
+    let names: Vec<&str> = groups.iter().map(|(group, _)| group.name()).collect();
+    tracing::info!(path = %path.display(), groups = ?names, "network sampler started");
+    Some(NetworkSampler::spawn(tool, Arc::clone(chips), &groups))
 }
 
 fn start_sampler(args: &ExporterArgs, config: SamplerConfig) -> Result<SamplerSource> {

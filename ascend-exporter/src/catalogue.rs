@@ -5,6 +5,7 @@
 //! [`Naming::Huawei`] entries reproduce the vendor exporter's `npu_chip_info_*` names, units and labels for existing
 //! dashboards.
 
+use std::sync::LazyLock;
 use std::time::Instant;
 
 use ascend_dcmi::{
@@ -13,7 +14,7 @@ use ascend_dcmi::{
     UB_COUNTER_NAMES,
 };
 
-use crate::metric_group::MetricGroup;
+use crate::metric_group::{MetricGroup, SampledGroup};
 use crate::pod_attribution::ContainerRef;
 use crate::sample::{LabelText, SampleSink};
 use crate::snapshot::{ChipSnapshot, Snapshot};
@@ -111,7 +112,7 @@ pub struct MetricDef {
     /// Naming scheme.
     pub naming: Naming,
     /// The sampling group whose values it shows; `None` for the exporter's own metrics, which are always served.
-    pub group: Option<MetricGroup>,
+    pub group: Option<SampledGroup>,
     /// HELP text, with the unit where the name does not carry it.
     pub help: &'static str,
     /// Labels the metric adds to the series labels, for the docs.
@@ -131,7 +132,7 @@ impl MetricDef {
     }
 }
 
-/// A metric with its fields in declaration order; keeps the table below readable.
+/// A metric of the driver's groups with its fields in declaration order; keeps the table below readable.
 const fn def(
     name: &'static str,
     kind: MetricKind,
@@ -141,6 +142,10 @@ const fn def(
     help: &'static str,
     extract: Extract,
 ) -> MetricDef {
+    let group = match group {
+        Some(group) => Some(SampledGroup::Driver(group)),
+        None => None,
+    };
     MetricDef { name, kind, naming, group, help, own_labels, extract }
 }
 
@@ -201,8 +206,13 @@ macro_rules! ub_counter {
     };
 }
 
-/// Every metric, native names first, then the Huawei-compatible ones.
-pub static CATALOGUE: &[MetricDef] = &[
+/// Every metric: the driver's (native names first, then the Huawei-compatible ones), then the network's
+/// ([`crate::network::catalogue`]).
+pub static CATALOGUE: LazyLock<Vec<MetricDef>> =
+    LazyLock::new(|| DRIVER_METRICS.iter().chain(crate::network::catalogue::NETWORK_METRICS).copied().collect());
+
+/// The metrics read through DCMI, native names first, then the Huawei-compatible ones.
+static DRIVER_METRICS: &[MetricDef] = &[
     // ---- exporter and machine ----
     def("ascend_npu_exporter_build", Info, Native, None, "version", "Build of the running npu-exporter.",
         Machine(|m, s| s.push_labeled([("version", m.exporter_version.into())], 1.0))),
@@ -231,6 +241,7 @@ pub static CATALOGUE: &[MetricDef] = &[
                     s.push_labeled([("group", group.name().into())], age.as_secs_f64());
                 }
             }
+            crate::network::catalogue::push_ages(c, s, |age| age.as_secs_f64());
         })),
     def("ascend_npu_sample_timestamp_seconds", Gauge, Native, None, "group",
         "Unix time of the chip's last successful read per sampling group; exact however long a body is cached (its age is time() minus this).",
@@ -240,6 +251,7 @@ pub static CATALOGUE: &[MetricDef] = &[
                     s.push_labeled([("group", group.name().into())], sample_timestamp(c.unix_now, age));
                 }
             }
+            crate::network::catalogue::push_ages(c, s, |age| sample_timestamp(c.unix_now, age));
         })),
     // ---- identity ----
     def("ascend_npu_chip", Info, Native, Some(G::Identity),

@@ -66,6 +66,13 @@ pub struct ExporterArgs {
     /// How long one chip's bandwidth reads may take (default: `--dcmi.deadline` plus both profiling windows).
     #[arg(long = "dcmi.bandwidth-deadline", value_parser = parse_positive_duration)]
     pub bandwidth_deadline: Option<Duration>,
+    /// The driver's network tool; the `network`, `roce` and `optical` groups are read through it when it exists.
+    #[arg(long = "hccn-tool.path", default_value = ascend_hccn::DEFAULT_PATH)]
+    pub hccn_tool_path: PathBuf,
+    /// How long one hccn_tool call may take before it is killed (that chip's readings of that group are left out
+    /// for the round).
+    #[arg(long = "hccn-tool.timeout", default_value = "5s", value_parser = parse_positive_duration)]
+    pub hccn_tool_timeout: Duration,
     /// Kubelet PodResources socket (mount its directory, not the socket).
     #[arg(long = "pod-resources.socket", default_value = DEFAULT_POD_RESOURCES_SOCKET)]
     pub pod_resources_socket: PathBuf,

@@ -74,6 +74,7 @@ pub mod exposition_format;
 pub mod http_server;
 pub mod metric_group;
 pub mod metric_table;
+pub mod network;
 pub mod pod_attribution;
 pub mod pod_resources_watch;
 mod quality_values;

@@ -85,6 +85,18 @@ impl SampleSink {
         self.samples.push(Sample { value, ..Sample::default() });
     }
 
+    /// A value with a run-time number of labels of its own (at most [`MAX_SAMPLE_LABELS`], as
+    /// [`push_labeled`](Self::push_labeled)).
+    pub fn push_labels(&mut self, labels: &[(&'static str, LabelText)], value: f64) {
+        debug_assert!(labels.len() <= MAX_SAMPLE_LABELS, "a catalogue entry adds {} labels", labels.len());
+        let mut sample = Sample { value, ..Sample::default() };
+        for (slot, label) in sample.labels.iter_mut().zip(labels) {
+            *slot = label.clone();
+        }
+        sample.label_count = labels.len().min(MAX_SAMPLE_LABELS);
+        self.samples.push(sample);
+    }
+
     /// A value with labels of its own; labels beyond [`MAX_SAMPLE_LABELS`] are a bug in the catalogue and dropped
     /// (a debug build asserts).
     pub fn push_labeled<const N: usize>(&mut self, labels: [(&'static str, LabelText); N], value: f64) {

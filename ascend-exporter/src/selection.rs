@@ -4,7 +4,7 @@
 //!
 //! ```toml
 //! [groups.utilization]    # groups: utilization (1s), chip_state (5s), memory (10s), identity (60s), links (60s),
-//!                          # bandwidth (60s)
+//!                          # bandwidth (60s), vnpu (60s); through hccn_tool: network, roce, optical (60s each)
 //! interval = "2s"          # how often the sampler reads the group (default in brackets above)
 //! [groups.memory]
 //! enabled = false          # neither read from the driver nor served
@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::catalogue::{MetricDef, CATALOGUE};
 
 use crate::error::{ConfigFile, Error};
-use crate::metric_group::{group_by_name, MetricGroup, UnknownGroup};
+use crate::metric_group::{group_by_name, MetricGroup, NetworkGroup, SampledGroup, UnknownGroup};
 
 /// Shortest interval a group may be sampled at.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
@@ -85,6 +85,7 @@ pub struct GroupChoice {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selection {
     groups: [GroupChoice; MetricGroup::ALL.len()],
+    network_groups: [GroupChoice; NetworkGroup::ALL.len()],
     skip: Vec<Metric>,
     include: Option<BTreeSet<String>>,
     exclude: BTreeSet<String>,
@@ -94,6 +95,8 @@ impl Default for Selection {
     fn default() -> Self {
         Self {
             groups: MetricGroup::ALL.map(|group| GroupChoice { enabled: true, interval: group.default_interval() }),
+            network_groups: NetworkGroup::ALL
+                .map(|group| GroupChoice { enabled: true, interval: group.default_interval() }),
             skip: Vec::new(),
             include: None,
             exclude: BTreeSet::new(),
@@ -133,7 +136,10 @@ impl Selection {
         for (name, setting) in &file.groups {
             let group =
                 group_by_name(name).ok_or_else(|| invalid(format!("[groups.{name}]: {}", UnknownGroup(name))))?;
-            let choice = &mut selection.groups[group.index()];
+            let choice = match group {
+                SampledGroup::Driver(group) => &mut selection.groups[group.index()],
+                SampledGroup::Network(group) => &mut selection.network_groups[group.index()],
+            };
             if let Some(enabled) = setting.enabled {
                 choice.enabled = enabled;
             }
@@ -177,11 +183,25 @@ impl Selection {
         self.groups[group.index()]
     }
 
+    /// One network group's choice.
+    pub fn network_group(&self, group: NetworkGroup) -> GroupChoice {
+        self.network_groups[group.index()]
+    }
+
+    /// The network groups to read, with their intervals.
+    pub fn network_intervals(&self) -> Vec<(NetworkGroup, Duration)> {
+        let choices = NetworkGroup::ALL.into_iter().map(|group| (group, self.network_group(group)));
+        choices.filter(|(_, choice)| choice.enabled).map(|(group, choice)| (group, choice.interval)).collect()
+    }
+
     /// Whether a metric is served: its group is enabled, it passes `include` (the exporter's own metrics always do)
     /// and it is not excluded.
     pub fn serves(&self, metric: &MetricDef) -> bool {
         let name = metric.exposed_name();
-        let group_on = metric.group.is_none_or(|group| self.group(group).enabled);
+        let group_on = metric.group.is_none_or(|group| match group {
+            SampledGroup::Driver(group) => self.group(group).enabled,
+            SampledGroup::Network(group) => self.network_group(group).enabled,
+        });
         let included = metric.group.is_none() || self.include.as_ref().is_none_or(|list| list.contains(&name));
         group_on && included && !self.exclude.contains(&name)
     }
@@ -209,13 +229,11 @@ impl Selection {
             include: Option<&'a BTreeSet<String>>,
             exclude: &'a BTreeSet<String>,
         }
-        let groups = MetricGroup::ALL
-            .into_iter()
-            .map(|group| {
-                let choice = self.group(group);
-                (group.name(), ResolvedGroup { enabled: choice.enabled, interval: format_duration(choice.interval) })
-            })
-            .collect();
+        let resolved =
+            |choice: GroupChoice| ResolvedGroup { enabled: choice.enabled, interval: format_duration(choice.interval) };
+        let driver = MetricGroup::ALL.into_iter().map(|group| (group.name(), resolved(self.group(group))));
+        let network = NetworkGroup::ALL.into_iter().map(|group| (group.name(), resolved(self.network_group(group))));
+        let groups = driver.chain(network).collect();
         let collect = ResolvedCollect { skip: self.skip.iter().map(|metric| metric.name()).collect() };
         let resolved = Resolved {
             groups,

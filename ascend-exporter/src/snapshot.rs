@@ -15,6 +15,7 @@ use ascend_dcmi::{
 use parking_lot::RwLock;
 
 use crate::metric_group::MetricGroup;
+use crate::network::ChipNetwork;
 
 /// When a group of one chip was last read successfully, and whether the last attempt answered in time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -94,6 +95,8 @@ pub struct ChipSnapshot {
     pub ub_ports: Option<Arc<[UbPortCounters]>>,
     /// The chip's vNPUs with their activity.
     pub vnpus: Option<Arc<VnpuInventory>>,
+    /// Readings through `hccn_tool` (link, counters, optical), when the network sampler runs.
+    pub hccn: Option<Arc<ChipNetwork>>,
 }
 
 impl ChipSnapshot {
@@ -120,6 +123,7 @@ impl ChipSnapshot {
             pcie_bandwidth: None,
             ub_ports: None,
             vnpus: None,
+            hccn: None,
         }
     }
 
@@ -178,6 +182,8 @@ pub enum SnapshotRevision {
     RoundEnd(Instant),
     /// The n-th snapshot published into a [`SharedSnapshot`], counting from 1.
     Published(u64),
+    /// A digest of a source's revision and the readings layered on it ([`crate::network::NetworkSource`]).
+    Layered(u64),
 }
 
 /// Where a scrape gets the latest snapshot from.

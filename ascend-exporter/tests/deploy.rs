@@ -63,6 +63,9 @@ fn alert_rules_pass_promtool_and_their_unit_tests() {
         "AscendNpuHbmAlmostFull",
         "AscendNpuUnhealthy",
         "AscendNpuSampleStale",
+        "AscendNpuNetworkLinkDown",
+        "AscendNpuNetworkLinkFlapping",
+        "AscendNpuOpticalRxPowerLow",
     ] {
         assert!(rules.contains(&format!("alert: {alert}")), "{alert} missing");
     }

@@ -10,9 +10,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use ascend_hccn::{Error, HccnTool, LinkState, PortType, UbPort};
-use dcmi_sim::fake_host::{beside_library, FakeHost, FakeHostOptions};
+use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
 use dcmi_sim::hccn_tool::{Link, NetworkOverlay};
-use dcmi_sim::{ChipOverlay, Overlay, Topology};
+use dcmi_sim::{Overlay, Topology};
 
 fn main() -> ExitCode {
     let mut arguments = std::env::args_os();
@@ -81,9 +81,8 @@ impl Host {
         let root = tempfile::tempdir().expect("temporary directory");
         let mut topology = dcmi_sim::samples::by_name(sample).expect("sample").topology().expect("valid sample");
         edit(&mut topology);
-        let library = dcmi_sim::library_path().unwrap_or_else(|error| panic!("{error}"));
         let program = std::env::current_exe().expect("this test executable");
-        let options = FakeHostOptions { library: Some(library), hccn_tool: Some(program), ..Default::default() };
+        let options = FakeHostOptions::with_built_library(program).unwrap_or_else(|error| panic!("{error}"));
         let host = FakeHost::build(&topology, root.path(), &options).unwrap_or_else(|error| panic!("{error}"));
         Host { _root: root, host, topology }
     }
@@ -98,16 +97,7 @@ impl Host {
 
     /// Writes the overlay the installed tool reads, one network entry per (logic id, faults).
     fn overlay(&self, entries: &[(u32, NetworkOverlay)]) {
-        let chips = entries
-            .iter()
-            .map(|(logic_id, network)| ChipOverlay {
-                logic_id: *logic_id,
-                network: Some(*network),
-                ..Default::default()
-            })
-            .collect();
-        let path = self.host.path(&beside_library(dcmi_sim::library_home::OVERLAY_FILE_NAME));
-        dcmi_sim::write_overlay(&path, &Overlay { chips, ..Default::default() }).expect("overlay written");
+        self.host.write_overlay(&Overlay::network_faults(entries)).expect("overlay written");
     }
 
     /// The (logic id, physical id) of the chips, in topology order.

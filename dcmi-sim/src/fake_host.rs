@@ -99,6 +99,16 @@ pub struct FakeHostOptions {
 }
 
 impl FakeHostOptions {
+    /// Options with the built simulator library ([`crate::library_path`]) and `hccn_tool` as the tool to install: what
+    /// a test needs that is its own simulated tool (an executable that runs [`crate::hccn_tool::run`] when started
+    /// under the name `hccn_tool`, since cargo builds no binary of a dev-dependency).
+    ///
+    /// # Errors
+    /// [`Error::LibraryNotFound`] when the library was not built.
+    pub fn with_built_library(hccn_tool: PathBuf) -> Result<Self, Error> {
+        Ok(Self { library: Some(crate::library_path()?), hccn_tool: Some(hccn_tool), ..Self::default() })
+    }
+
     /// The topology as this host runs it: each chip's firmware version set from [`Self::chip_firmware`], else from
     /// its own `firmware_version`, else from the installed firmware package, so that by default DCMI reports per
     /// chip what the firmware's `version.info` says.
@@ -210,6 +220,14 @@ impl FakeHost {
     /// The path of a file under the root, for example `host.path("dev/davinci0")`.
     pub fn path(&self, relative: &str) -> PathBuf {
         self.root.join(relative.trim_start_matches('/'))
+    }
+
+    /// Writes `overlay` beside the host's library, where its library and its `hccn_tool` read it without a variable.
+    ///
+    /// # Errors
+    /// The error of writing the file.
+    pub fn write_overlay(&self, overlay: &crate::Overlay) -> io::Result<()> {
+        crate::write_overlay(&self.path(&beside_library(crate::library_home::OVERLAY_FILE_NAME)), overlay)
     }
 }
 

@@ -112,6 +112,19 @@ impl ChipOverlay {
 }
 
 impl Overlay {
+    /// An overlay of network faults only: one `[chip.network]` entry per `(logic id, faults)`.
+    pub fn network_faults(entries: &[(u32, crate::hccn_tool::NetworkOverlay)]) -> Overlay {
+        let chips = entries
+            .iter()
+            .map(|(logic_id, network)| ChipOverlay {
+                logic_id: *logic_id,
+                network: Some(*network),
+                ..Default::default()
+            })
+            .collect();
+        Overlay { chips, ..Default::default() }
+    }
+
     /// Parses overlay text; `origin` names it in errors.
     ///
     /// # Errors
