@@ -4,8 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Each step's line carries the minutes and seconds since the start, so a CI log shows where the suite's time goes.
-step() { printf '\n==> [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+# Each step's line carries the minutes and seconds since the start and the free space where the builds go, so a CI log
+# shows where the suite's time and disk go.
+free_gb() { df -P -B1G "${CARGO_TARGET_DIR:-.}" 2>/dev/null | awk 'NR == 2 { print $4 }'; }
+step() { printf '\n==> [%dm%02ds] [%s GB free] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$(free_gb)" "$*"; }
 
 step "dependencies"
 bash scripts/install-deps.sh
@@ -61,7 +63,13 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 
 step "tests"
 # The cluster tier's tests need the real cluster: they run below, once it is up.
-cargo test --workspace --all-features --no-fail-fast --exclude ascend-cluster-tests
+test_args=(--workspace --all-features --exclude ascend-cluster-tests)
+cargo test "${test_args[@]}" --no-fail-fast
+# The test executables have done their work, and they are the largest thing on the disk: removed, so that the checks and
+# the cluster tier's builds below have the room (a later run relinks them, compiling nothing). Cargo names them in its
+# artifact messages; a build that is fresh prints those in seconds.
+cargo test "${test_args[@]}" --no-run --message-format=json 2>/dev/null | python3 scripts/test_executables.py |
+    xargs -r rm -f --
 
 step "docs"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features

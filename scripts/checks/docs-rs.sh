@@ -37,4 +37,7 @@ for crate_docs in "$docs_target"/doc/*/; do
         sort | uniq -c | awk '{ printf "%s (%s) ", $2, $1 }' || true)
     echo "$(basename "$crate_docs"): feature badges ${badges:-none}"
 done
+# The pages stay for reading; the nightly compiler's check builds of every dependency (0.8 GB) are of no further use,
+# and the disk is the CI run's tightest resource.
+rm -rf "$docs_target/debug"
 echo "docs.rs check passed"

@@ -72,6 +72,9 @@ for crate in "${crates[@]}"; do
     tar -xzf "$archive" -C "$unpacked"
     patches+=(--config "patch.crates-io.$crate.path='$unpacked/$stem'")
 done
+# Emptied at the start of every run anyway, and 3 GB of verification builds (the .crate files are unpacked above):
+# the disk is the CI run's tightest resource.
+rm -rf "$verify_target"
 
 say "a crate outside the workspace builds and tests against the packaged crates"
 consumer="$target/package-check/consumer"
