@@ -9,7 +9,7 @@
 
 mod support;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -18,6 +18,8 @@ use dcmi_sim::fake_host::{beside_library, FakeHost, FakeHostOptions};
 use dcmi_sim::hccn_tool::{Link, NetworkOverlay};
 use dcmi_sim::library_home::{CONFIG_FILE_NAME, OVERLAY_FILE_NAME};
 use dcmi_sim::Overlay;
+use support::kubelet::{pod, FakeKubelet};
+use support::prometheus::{api, query, start_prometheus, INTERVAL};
 use support::{get, promtool_check_metrics, Exporter};
 
 fn main() -> ExitCode {
@@ -37,7 +39,12 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let filters: Vec<&String> = arguments.iter().filter(|arg| !arg.starts_with('-')).collect();
-    let tests: [(&str, fn()); 4] = [
+    let tests: [(&str, fn()); 6] = [
+        (
+            "a_link_down_and_falling_receive_power_fire_the_chart_s_alerts_in_prometheus",
+            a_link_down_and_falling_receive_power_fire_the_chart_s_alerts_in_prometheus,
+        ),
+        ("the_sample_hosts_together_serve_huawei_s_name_list", the_sample_hosts_together_serve_huawei_s_name_list),
         (
             "every_hccn_tool_name_huawei_emits_on_each_sample_host",
             every_hccn_tool_name_huawei_emits_on_each_sample_host,
@@ -150,11 +157,14 @@ struct Host {
 
 impl Host {
     fn new(sample: &str) -> Host {
+        Host::of(&sample_topology(sample))
+    }
+
+    fn of(topology: &dcmi_sim::Topology) -> Host {
         let options = FakeHostOptions::with_built_library(std::env::current_exe().expect("this test executable"))
             .unwrap_or_else(|error| panic!("{error}"));
         let root = tempfile::tempdir().expect("temporary directory");
-        let host =
-            FakeHost::build(&sample_topology(sample), root.path(), &options).unwrap_or_else(|error| panic!("{error}"));
+        let host = FakeHost::build(topology, root.path(), &options).unwrap_or_else(|error| panic!("{error}"));
         Host { _root: root, host }
     }
 
@@ -162,7 +172,7 @@ impl Host {
         self.host.path(&beside_library(name))
     }
 
-    /// Writes the overlay both the simulated library and tool read.
+    /// Writes an overlay of network faults, which both the simulated library and tool read.
     fn overlay(&self, entries: &[(u32, NetworkOverlay)]) {
         self.host.write_overlay(&Overlay::network_faults(entries)).expect("overlay written");
     }
@@ -344,4 +354,204 @@ fn promtool_accepts_the_native_network_names() {
             assert!(!metric.starts_with("ascend_npu_"), "{sample}: lint finding on a native metric: {finding}");
         }
     }
+}
+
+/// The 199 names Huawei's exporter registers (see the file's header).
+const HUAWEI_NAME_LIST: &str = include_str!("fixtures/huawei-metric-names.txt");
+
+/// The names of that list no sample host serves, each with the reason.
+const NEVER_SERVED: [(&str, &str); 6] = [
+    ("npu_chip_info_hccs_statistic_info_tx_cnt_0", HCCS_INDEX_0),
+    ("npu_chip_info_hccs_statistic_info_rx_cnt_0", HCCS_INDEX_0),
+    ("npu_chip_info_hccs_statistic_info_crc_err_cnt_0", HCCS_INDEX_0),
+    ("npu_chip_info_hccs_bandwidth_info_tx_0", HCCS_INDEX_0),
+    ("npu_chip_info_hccs_bandwidth_info_rx_0", HCCS_INDEX_0),
+    (
+        "npu_container_info",
+        "needs each container's id from the container runtime; chips are attributed to pods through the kubelet's \
+         PodResources, which has no container id (docs/npu-exporter.md)",
+    ),
+];
+
+const HCCS_INDEX_0: &str = "registered by Huawei's collector, never emitted: links count from 1 (2 on an A3 SuperPoD)";
+
+/// Ten fault codes, for `npu_chip_info_error_code` to `npu_chip_info_error_code_9`.
+fn ten_faults() -> Vec<dcmi_sim::topology::FaultSpec> {
+    (0..10).map(|n| dcmi_sim::topology::FaultSpec::Code(0x80E0_1801 + n)).collect()
+}
+
+/// The names a Huawei-naming scrape of `sample` serves once every group has been read on every chip, with the
+/// network groups read through the simulated tool, ten fault codes on the first chip, and on the 310P two vNPUs of
+/// which a pod holds one. Native names (`ascend_npu_*`) are left out.
+fn names_served_by(sample: &str, groups: &[&str]) -> BTreeSet<String> {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let mut text = dcmi_sim::samples::by_name(sample).expect("sample").toml.to_owned();
+    let mut args = vec!["--metrics.naming=both".to_owned(), "--metrics.cache-max-age=0s".to_owned()];
+    let mut kubelet = None;
+    if sample == "atlas-300i-duo" {
+        // The last chip (logic 7, physical 3) gets two vNPUs; a pod holds the first.
+        text.push_str("\n[[card.chip.vnpu]]\ntemplate = \"vir02\"\nvdev_id = 100\n");
+        text.push_str("\n[[card.chip.vnpu]]\ntemplate = \"vir02\"\nvdev_id = 101\n");
+        let socket = dir.path().join("kubelet.sock");
+        let holder = pod("infer", "svc-0", "server", "huawei.com/Ascend310P-2c", &["Ascend310P-2c-100-3"]);
+        kubelet = Some(FakeKubelet::start(&socket, vec![holder]));
+        args.push(format!("--pod-resources.socket={}", socket.display()));
+        args.push("--pod-resources.interval=200ms".to_owned());
+    } else {
+        args.push("--pod-resources.disable".to_owned());
+    }
+    let topology = dcmi_sim::Topology::from_toml_str(&text, Path::new(sample)).expect("valid topology");
+    let host = Host::of(&topology);
+    let first = topology.chips().next().expect("a chip").chip.logic_id;
+    let faults = dcmi_sim::ChipOverlay { logic_id: first, faults: Some(ten_faults()), ..Default::default() };
+    host.host.write_overlay(&Overlay { chips: vec![faults], ..Default::default() }).expect("overlay written");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let exporter = host.exporter(dir.path(), "1s", &args);
+    let chips = topology.chips().count();
+    let ready = |series: &[Series]| {
+        let read = |group: &str| {
+            series
+                .iter()
+                .filter(|s| s.name == "ascend_npu_sample_age_seconds" && label(s, "group") == Some(group))
+                .count()
+        };
+        let has = |name: &str| series.iter().any(|s| s.name == name);
+        groups.iter().all(|group| read(group) == chips)
+            && has("npu_chip_info_error_code_9")
+            && (kubelet.is_none() || has("vnpu_pod_total_memory"))
+    };
+    let series = scrape_until(&exporter, Duration::from_secs(30), ready);
+    assert!(ready(&series), "{sample}: not every group was read on every chip within 30 s");
+    series.into_iter().map(|s| s.name).filter(|name| !name.starts_with("ascend_npu_")).collect()
+}
+
+fn the_sample_hosts_together_serve_huawei_s_name_list() {
+    let list: BTreeSet<&str> =
+        HUAWEI_NAME_LIST.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#')).collect();
+    assert_eq!(list.len(), 199, "the committed list has Huawei's 199 names");
+    let hosts: [(&str, &[&str]); 4] = [
+        ("atlas-800t-a2", &["links", "bandwidth", "network", "roce", "optical"]),
+        ("atlas-800i-a3", &["links", "bandwidth", "network", "roce", "optical"]),
+        ("atlas-950-8", &["links", "network", "optical"]),
+        ("atlas-300i-duo", &["vnpu"]),
+    ];
+    let mut served = BTreeSet::new();
+    for (sample, groups) in hosts {
+        let names = names_served_by(sample, groups);
+        println!("{sample}: {} of Huawei's names", names.len());
+        served.extend(names);
+    }
+    let unknown: Vec<&String> = served.iter().filter(|name| !list.contains(name.as_str())).collect();
+    assert!(unknown.is_empty(), "served under names Huawei's exporter does not register (renamed?): {unknown:?}");
+    let excepted: BTreeSet<&str> = NEVER_SERVED.iter().map(|(name, _)| *name).collect();
+    let missing: Vec<&&str> =
+        list.iter().filter(|name| !served.contains(**name) && !excepted.contains(**name)).collect();
+    assert!(missing.is_empty(), "no sample host serves {missing:?}");
+    for (name, reason) in NEVER_SERVED {
+        assert!(list.contains(name), "{name} is not one of Huawei's names");
+        assert!(!served.contains(name), "{name} is served now: take it off NEVER_SERVED ({reason})");
+    }
+    println!("the sample hosts together serve {} of Huawei's {} names", served.len(), list.len());
+    assert!(served.len() >= 190, "{} of Huawei's names served; at least 190 wanted", served.len());
+}
+
+/// The chart's alerting rules (deploy/helm/ascend-npu/files/alerts.yaml) with every `for:` set to 0s, so that an alert
+/// fires at the first evaluation that finds its condition. `promtool test rules` (tests/deploy.rs) covers the
+/// durations; what is left here is the path from a fault to a firing alert through a real Prometheus.
+fn chart_rules_without_durations(dir: &Path) -> PathBuf {
+    let chart = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/helm/ascend-npu/files/alerts.yaml");
+    let rules = std::fs::read_to_string(&chart).expect("the chart's rules");
+    let mut durations = 0;
+    let rewritten: Vec<String> = rules
+        .lines()
+        .map(|line| match line.trim_start().strip_prefix("for: ") {
+            Some(_) => {
+                durations += 1;
+                format!("{}for: 0s", &line[..line.len() - line.trim_start().len()])
+            }
+            None => line.to_owned(),
+        })
+        .collect();
+    assert!(durations > 0, "the chart's rules have durations");
+    let path = dir.join("alerts.yaml");
+    std::fs::write(&path, rewritten.join("\n")).expect("write rules");
+    path
+}
+
+/// The firing alerts called `name`, by their `chip` label.
+fn firing(prometheus: std::net::SocketAddr, name: &str) -> Vec<String> {
+    let alerts = api(prometheus, "/api/v1/alerts");
+    let list = alerts["data"]["alerts"].as_array().cloned().unwrap_or_default();
+    list.iter()
+        .filter(|alert| alert["labels"]["alertname"] == name && alert["state"] == "firing")
+        .filter_map(|alert| {
+            Some(format!("{}@{}", alert["labels"]["chip"].as_str()?, alert["labels"]["node"].as_str()?))
+        })
+        .collect()
+}
+
+fn a_link_down_and_falling_receive_power_fire_the_chart_s_alerts_in_prometheus() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let host = Host::new("atlas-800t-a2");
+    let topology = sample_topology("atlas-800t-a2");
+    let mut chips = topology.chips().map(|found| found.chip);
+    let (down, dark) = (chips.next().expect("a chip"), chips.next().expect("a second chip"));
+    let exporter = host.exporter(dir.path(), "1s", &["--pod-resources.disable"]);
+    let rules = chart_rules_without_durations(dir.path());
+    let (_prometheus, address) = start_prometheus(dir.path(), exporter.address, &[rules]);
+    let chip_count = topology.chips().count();
+    let ingested = |promql: &str| query(address, promql)["data"]["result"].as_array().map_or(0, Vec::len);
+    let started = Instant::now();
+    while ingested("ascend_npu_network_link_up == 1") < chip_count {
+        assert!(started.elapsed() < Duration::from_secs(60), "Prometheus never had every chip's link up");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(firing(address, "AscendNpuNetworkLinkDown"), Vec::<String>::new(), "no link is down yet");
+    assert_eq!(firing(address, "AscendNpuOpticalRxPowerLow"), Vec::<String>::new(), "no lane is dark yet");
+
+    let link_down = NetworkOverlay { link: Some(Link::Down), ..Default::default() };
+    let falling = NetworkOverlay { rx_power_fall_mw_per_s: Some(1000.0), ..Default::default() };
+    host.overlay(&[(down.logic_id, link_down), (dark.logic_id, falling)]);
+    let (down_id, dark_id) = (down.phy_id.to_string(), dark.phy_id.to_string());
+    // When the exporter first serves each fault.
+    let served = |series: &[Series]| {
+        let link = series
+            .iter()
+            .any(|s| s.name == "ascend_npu_network_link_up" && label(s, "chip") == Some(&down_id) && s.value == 0.0);
+        let power = series.iter().any(|s| {
+            s.name == "ascend_npu_optical_power_watts"
+                && label(s, "chip") == Some(&dark_id)
+                && label(s, "direction") == Some("receive")
+                && s.value < 0.0001
+        });
+        (link, power)
+    };
+    let (mut link_served, mut power_served, mut link_fired, mut power_fired) = (None, None, None, None);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while (link_fired.is_none() || power_fired.is_none()) && Instant::now() < deadline {
+        let now = Instant::now();
+        let (link, power) = served(&scrape(&exporter));
+        link_served = link_served.or(link.then_some(now));
+        power_served = power_served.or(power.then_some(now));
+        let expected = |chip: &str| vec![format!("{chip}@test-node")];
+        if link_fired.is_none() && firing(address, "AscendNpuNetworkLinkDown") == expected(&down_id) {
+            link_fired = Some(Instant::now());
+        }
+        if power_fired.is_none() && firing(address, "AscendNpuOpticalRxPowerLow").contains(&expected(&dark_id)[0]) {
+            power_fired = Some(Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (link_served, link_fired) = (link_served.expect("link down served"), link_fired.expect("link alert fired"));
+    let (power_served, power_fired) = (power_served.expect("dark lane served"), power_fired.expect("power alert"));
+    let link_delay = link_fired.saturating_duration_since(link_served);
+    let power_delay = power_fired.saturating_duration_since(power_served);
+    println!("served to firing: link down {link_delay:?}, receive power low {power_delay:?}");
+    // A scrape picks the fault up within one interval and the next evaluation (every interval too) fires the alert;
+    // half a second more for the scrape and the evaluation themselves and this loop's polling, on a busy machine.
+    let bound = 2 * INTERVAL + Duration::from_millis(500);
+    assert!(link_delay <= bound, "link down fired {link_delay:?} after it was served");
+    assert!(power_delay <= bound, "receive power low fired {power_delay:?} after it was served");
+    let dark_lanes = firing(address, "AscendNpuOpticalRxPowerLow");
+    assert!(dark_lanes.iter().all(|alert| alert == &format!("{dark_id}@test-node")), "only that chip: {dark_lanes:?}");
 }

@@ -4,110 +4,14 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ascend_deviceplugin::api::v1::pod_resources_lister_server::{PodResourcesLister, PodResourcesListerServer};
-use ascend_deviceplugin::api::v1::{
-    AllocatableResourcesRequest, AllocatableResourcesResponse, ContainerDevices, ContainerResources,
-    GetPodResourcesRequest, GetPodResourcesResponse, ListPodResourcesRequest, ListPodResourcesResponse, PodResources,
-};
+use support::kubelet::{pod, FakeKubelet};
 use support::{get, sample_value, write_topology, Exporter};
-use tokio_stream::wrappers::UnixListenerStream;
 
 support::child_entry!();
 
 const CHIPS: usize = 4;
-
-struct FakeLister {
-    pods: Vec<PodResources>,
-}
-
-#[tonic::async_trait]
-impl PodResourcesLister for FakeLister {
-    async fn list(
-        &self,
-        _request: tonic::Request<ListPodResourcesRequest>,
-    ) -> Result<tonic::Response<ListPodResourcesResponse>, tonic::Status> {
-        Ok(tonic::Response::new(ListPodResourcesResponse { pod_resources: self.pods.clone() }))
-    }
-
-    async fn get_allocatable_resources(
-        &self,
-        _request: tonic::Request<AllocatableResourcesRequest>,
-    ) -> Result<tonic::Response<AllocatableResourcesResponse>, tonic::Status> {
-        Err(tonic::Status::unimplemented("not used by the exporter"))
-    }
-
-    async fn get(
-        &self,
-        _request: tonic::Request<GetPodResourcesRequest>,
-    ) -> Result<tonic::Response<GetPodResourcesResponse>, tonic::Status> {
-        Err(tonic::Status::unimplemented("not used by the exporter"))
-    }
-}
-
-fn pod(namespace: &str, name: &str, container: &str, resource: &str, device_ids: &[&str]) -> PodResources {
-    PodResources {
-        name: name.into(),
-        namespace: namespace.into(),
-        containers: vec![ContainerResources {
-            name: container.into(),
-            devices: vec![ContainerDevices {
-                resource_name: resource.into(),
-                device_ids: device_ids.iter().map(|id| id.to_string()).collect(),
-                topology: None,
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    }
-}
-
-/// A kubelet socket served on its own runtime thread; dropping it stops the server and removes the socket, as a
-/// kubelet restart does.
-struct FakeKubelet {
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-    socket: PathBuf,
-}
-
-impl FakeKubelet {
-    fn start(socket: &Path, pods: Vec<PodResources>) -> FakeKubelet {
-        let _ = std::fs::remove_file(socket);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let (ready, is_ready) = std::sync::mpsc::channel();
-        let path = socket.to_owned();
-        let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-            runtime.block_on(async move {
-                let listener = tokio::net::UnixListener::bind(&path).expect("bind fake kubelet socket");
-                ready.send(()).expect("signal ready");
-                tonic::transport::Server::builder()
-                    .add_service(PodResourcesListerServer::from_arc(Arc::new(FakeLister { pods })))
-                    .serve_with_incoming_shutdown(UnixListenerStream::new(listener), async {
-                        let _ = stopped.await;
-                    })
-                    .await
-                    .expect("fake kubelet serves");
-            });
-        });
-        is_ready.recv_timeout(Duration::from_secs(10)).expect("fake kubelet started");
-        FakeKubelet { stop: Some(stop), thread: Some(thread), socket: socket.to_owned() }
-    }
-}
-
-impl Drop for FakeKubelet {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-        let _ = std::fs::remove_file(&self.socket);
-    }
-}
 
 /// Scrapes until `series` has `value` or 15 s pass; returns the last body.
 fn wait_for(exporter: &Exporter, series: &str, value: f64) -> String {

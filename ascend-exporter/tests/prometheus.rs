@@ -3,64 +3,16 @@
 
 mod support;
 
-use std::net::{SocketAddr, TcpListener};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use support::prometheus::{query, start_prometheus};
 use support::{expected_temperature, get, write_topology, Exporter, PROMETHEUS_ACCEPT};
 
 support::child_entry!();
 
 const CHIPS: usize = 3;
-
-struct Prometheus(Child);
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_loopback_port() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    listener.local_addr().expect("local address")
-}
-
-fn query(prometheus: SocketAddr, promql: &str) -> serde_json::Value {
-    let encoded: String = promql
-        .bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b == b'_' { (b as char).to_string() } else { format!("%{b:02X}") })
-        .collect();
-    let response = get(prometheus, &format!("/api/v1/query?query={encoded}"), &[]).expect("query API answers");
-    assert_eq!(response.status, 200, "{}", response.body);
-    serde_json::from_str(&response.body).expect("JSON answer")
-}
-
-/// Starts Prometheus scraping `target` every second (label `node="test-node"`), with its data under `dir`.
-fn start_prometheus(dir: &Path, target: SocketAddr) -> (Prometheus, SocketAddr) {
-    let config = dir.join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: npu-exporter\n    static_configs:\n      - targets: ['{target}']\n        labels:\n          node: test-node\n",
-        ),
-    )
-    .expect("write prometheus.yml");
-    let address = free_loopback_port();
-    let child = Command::new("prometheus")
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
-        .arg(format!("--web.listen-address={address}"))
-        // scrape_body_size_bytes: the size of each scrape's body as Prometheus decoded it.
-        .arg("--enable-feature=extra-scrape-metrics")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("prometheus must be installed (Debian package `prometheus`, see scripts/deps/debian.txt)");
-    (Prometheus(child), address)
-}
 
 /// Waits (up to 60 s: a fresh Prometheus scrapes after 5 to 6 s) until `promql` returns `count` series.
 fn wait_results(prometheus: SocketAddr, promql: &str, count: usize) -> Vec<serde_json::Value> {
@@ -84,7 +36,7 @@ fn prometheus_scrapes_and_returns_the_simulated_values() {
     let topology = write_topology(dir.path(), CHIPS, "");
     let exporter = Exporter::start(&topology, &["--pod-resources.disable"], &[]);
     exporter.wait_healthy();
-    let (_prometheus, address) = start_prometheus(dir.path(), exporter.address);
+    let (_prometheus, address) = start_prometheus(dir.path(), exporter.address, &[]);
     let temperatures = wait_results(address, "ascend_npu_temperature_celsius", CHIPS);
     for result in &temperatures {
         let phy: usize = result["metric"]["chip"].as_str().and_then(|c| c.parse().ok()).expect("chip label");
@@ -148,7 +100,7 @@ fn prometheus_scrapes_an_atlas_950_node() {
     let topology = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dcmi-sim/topologies/atlas-950-8.toml");
     let exporter = Exporter::start(&topology, &["--pod-resources.disable"], &[]);
     exporter.wait_healthy();
-    let (_prometheus, address) = start_prometheus(dir.path(), exporter.address);
+    let (_prometheus, address) = start_prometheus(dir.path(), exporter.address, &[]);
     let info = wait_results(address, "ascend_npu_chip_info", 8);
     let mut chips: Vec<u32> = info.iter().filter_map(|r| r["metric"]["chip"].as_str()?.parse().ok()).collect();
     chips.sort_unstable();

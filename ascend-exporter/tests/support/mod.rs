@@ -2,6 +2,9 @@
 //! client, promtool.
 #![allow(dead_code)]
 
+pub mod kubelet;
+pub mod prometheus;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
