@@ -135,6 +135,7 @@ selected 1 && BUILD_TARGETS+=(--bench safe_vs_raw)
 selected 2 && BUILD_TARGETS+=(--bench full_poll --test sampler_alloc)
 selected 2 && [ -e "$SIM_ALLOC_TEST" ] && BUILD_TARGETS+=(--test sampler_alloc_sim)
 selected 3 4 5 && BUILD_TARGETS+=(--bin npu-exporter)
+selected 3 4 && BUILD_TARGETS+=(--bin dcmi-sim --bin hccn_tool)
 selected 4 5 && BUILD_TARGETS+=(--bin ascend-device-plugin --bin perf-device-plugin)
 selected 6 && BUILD_TARGETS+=(--bin ascend-ctk --bin dcmi-sim)
 selected 7 && BUILD_TARGETS+=(--bin ascend-dra-driver --bin perf-dra-driver --bin perf-pod-start)
@@ -210,6 +211,9 @@ fi
 if selected 3 && built hung_chip; then
     run_section hung_chip 180 python3 "$SCRIPTS/exporter_hung_chip.py" --exporter "$BIN/npu-exporter" \
         --library "$LIBRARY" --chips 64 --out "$RESULTS/hung_chip.json" || true
+    # Every group on a 16-chip A3 fake host: a hung hccn_tool and slow bandwidth calls on one chip. About 50 s.
+    run_section every_group_isolation 180 python3 "$SCRIPTS/exporter_every_group.py" --part isolation \
+        --exporter "$BIN/npu-exporter" --dcmi-sim "$BIN/dcmi-sim" --out "$RESULTS/every_group_isolation.json" || true
 fi
 
 # ---- sections 4 and 5: exporter under wrk against nginx; device plugin; a shared minute of load ----------------
@@ -247,10 +251,15 @@ if selected 4 && built exporter_gzip; then
     missing=$(missing_tools wrk nginx)
     if [ -n "$missing" ]; then
         not_measured exporter_gzip "missing tools: $missing (scripts/deps/debian.txt)"
+        not_measured every_group_load "missing tools: $missing (scripts/deps/debian.txt)"
     else
         run_section exporter_gzip 300 python3 "$SCRIPTS/exporter_gzip.py" --exporter "$BIN/npu-exporter" \
             --library "$LIBRARY" --sizes 8,64,256 --load-chips 64 --rounds 3 --seconds 3 \
             --out "$RESULTS/exporter_gzip.json" || true
+        # Every group (DCMI, bandwidth, hccn_tool) on a 16-chip A3 fake host, both namings. About 40 s.
+        run_section every_group_load 300 python3 "$SCRIPTS/exporter_every_group.py" --part load \
+            --exporter "$BIN/npu-exporter" --dcmi-sim "$BIN/dcmi-sim" --rounds 3 --seconds 3 \
+            --out "$RESULTS/every_group_load.json" || true
     fi
 fi
 

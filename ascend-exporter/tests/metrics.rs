@@ -15,6 +15,7 @@ fn running_exporter(naming: &str) -> (tempfile::TempDir, Exporter) {
     let topology = write_topology(dir.path(), CHIPS, "");
     let exporter = Exporter::start(&topology, &[&format!("--metrics.naming={naming}"), "--pod-resources.disable"], &[]);
     exporter.wait_healthy();
+    exporter.wait_first_rounds(CHIPS);
     (dir, exporter)
 }
 

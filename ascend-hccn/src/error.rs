@@ -73,6 +73,13 @@ pub enum Error {
         /// The deadline of the call.
         deadline: Duration,
     },
+    /// Not run: a query about the same device, ahead of this one in the device's turns, timed out while this one
+    /// waited. The tool hangs on that device; the next query about it tries again.
+    #[error("{command}: not run: the query before it about the same device timed out")]
+    DeviceTimedOut {
+        /// The command line.
+        command: String,
+    },
     /// The tool exited with a failure status.
     #[error("{command}: exited with {status}{}", if stderr.is_empty() { String::new() } else { format!(": {stderr}") })]
     Failed {

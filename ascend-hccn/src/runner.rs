@@ -1,18 +1,20 @@
 //! Running `hccn_tool`: one child process per query, with a deadline, a limit on concurrent children shared by every
-//! clone of the runner, and a bound on what the child may write.
+//! clone of the runner, one query at a time per device, and a bound on what the child may write.
 //!
 //! Huawei's exporter runs the tool the same way, one process per chip and query, with stdout and stderr capped at
 //! 1 MiB (Ascend/mind-cluster component/ascend-common/devmanager/hccn/hccn_tool.go, getInfoFromHccnTool), but with
 //! no deadline: a tool that hangs there stalls the collector for good.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
-use tokio::sync::Semaphore;
+use tokio::sync::{Mutex as AsyncMutex, Semaphore};
 
 use crate::bandwidth::{parse_bandwidth, parse_ub_bandwidth, Bandwidth};
 use crate::error::{Error, ParseError};
@@ -69,7 +71,7 @@ impl HccnToolBuilder {
     }
 
     /// How long one call may take, from the start of the child to its exit (default [`DEFAULT_DEADLINE`]); the
-    /// time a call waits for its turn under the concurrency limit does not count.
+    /// time a call waits for its turn (its device's previous query, the concurrency limit) does not count.
     pub fn deadline(mut self, deadline: Duration) -> Self {
         self.deadline = deadline;
         self
@@ -93,6 +95,7 @@ impl HccnToolBuilder {
         HccnTool {
             inner: Arc::new(Inner {
                 permits: Semaphore::new(self.concurrency),
+                devices: Mutex::default(),
                 path: self.path,
                 deadline: self.deadline,
                 output_limit: self.output_limit,
@@ -102,6 +105,13 @@ impl HccnToolBuilder {
 }
 
 /// Runs `hccn_tool` and parses its answers. Cheap to clone; clones share the concurrency limit.
+///
+/// The queries about one device (a chip's port, or an Ascend950 chip's ports) run one at a time, each taking a place
+/// under the concurrency limit only once its turn comes: a device whose tool hangs holds one place until the
+/// deadline, never all of them, and the other devices' queries go on. (The network group's four queries of a training
+/// chip, started together, took all four default places while one chip's tool hung: every other chip's queries waited
+/// for the deadline.) When a query times out, those that were waiting for their turn on the same device end at once
+/// with [`Error::DeviceTimedOut`] instead of each waiting for a deadline of its own.
 ///
 /// Methods taking a `phy_id` are the training cards' queries (910, 910B, A3: one RoCE port per chip, named by its
 /// physical id as Huawei's exporter does); methods taking a [`UbPort`] are Ascend950's. The child inherits the
@@ -124,6 +134,8 @@ pub struct HccnTool {
 #[derive(Debug)]
 struct Inner {
     permits: Semaphore,
+    /// The turns of each device a query has named.
+    devices: Mutex<HashMap<u32, Arc<DeviceTurns>>>,
     path: PathBuf,
     deadline: Duration,
     output_limit: usize,
@@ -156,12 +168,23 @@ impl HccnTool {
         self.inner.deadline
     }
 
-    /// Runs the tool with `args` and returns its standard output (invalid UTF-8 replaced).
+    /// Runs the tool with `args` and returns its standard output (invalid UTF-8 replaced). Unlike the typed queries,
+    /// it names no device, so it waits only for the concurrency limit.
     ///
     /// # Errors
     /// [`Error::Spawn`], [`Error::Io`], [`Error::TimedOut`] (the child was killed), [`Error::OutputTooLarge`] (the
     /// child was killed), [`Error::Failed`] for a failure status, with the first line of its standard error.
     pub async fn run<S: AsRef<str>>(&self, args: &[S]) -> Result<String, Error> {
+        self.run_child(args).await
+    }
+
+    /// The turns of queries about `device`.
+    fn device_turns(&self, device: u32) -> Arc<DeviceTurns> {
+        let mut devices = self.inner.devices.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(devices.entry(device).or_default())
+    }
+
+    async fn run_child<S: AsRef<str>>(&self, args: &[S]) -> Result<String, Error> {
         let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
         let command = format!("{} {}", self.inner.path.display(), args.join(" "));
         // The semaphore lives as long as the runner and is never closed.
@@ -207,8 +230,24 @@ impl HccnTool {
         }
     }
 
-    async fn query<T>(&self, args: &[String], parse: fn(&str) -> Result<T, ParseError>) -> Result<T, Error> {
-        let output = self.run(args).await?;
+    /// Runs a query about `device` once the device's previous query has ended, and parses its answer.
+    async fn query<T>(
+        &self,
+        device: u32,
+        args: &[String],
+        parse: fn(&str) -> Result<T, ParseError>,
+    ) -> Result<T, Error> {
+        let turns = self.device_turns(device);
+        let timeouts_before = turns.timeouts.load(Ordering::Acquire);
+        let _turn = turns.turn.lock().await;
+        if turns.timeouts.load(Ordering::Acquire) != timeouts_before {
+            return Err(Error::DeviceTimedOut { command: format!("{} {}", self.inner.path.display(), args.join(" ")) });
+        }
+        let output = self.run_child(args).await.inspect_err(|error| {
+            if matches!(error, Error::TimedOut { .. }) {
+                turns.timeouts.fetch_add(1, Ordering::AcqRel);
+            }
+        })?;
         parse(&output).map_err(|source| Error::Parse {
             command: format!("{} {}", self.inner.path.display(), args.join(" ")),
             source,
@@ -220,7 +259,7 @@ impl HccnTool {
     /// # Errors
     /// As [`HccnTool::run`], and [`Error::Parse`].
     pub async fn link_state(&self, phy_id: u32) -> Result<LinkState, Error> {
-        self.query(&chip_args(phy_id, "-link"), parse_link_state).await
+        self.query(phy_id, &chip_args(phy_id, "-link"), parse_link_state).await
     }
 
     /// The link speed in Mb/s (`-i <phy_id> -speed -g`); `None` when the tool says it is unknown.
@@ -228,7 +267,7 @@ impl HccnTool {
     /// # Errors
     /// As [`HccnTool::run`], and [`Error::Parse`].
     pub async fn link_speed_mbps(&self, phy_id: u32) -> Result<Option<u64>, Error> {
-        self.query(&chip_args(phy_id, "-speed"), parse_speed_mbps).await
+        self.query(phy_id, &chip_args(phy_id, "-speed"), parse_speed_mbps).await
     }
 
     /// How often the link came up (`-i <phy_id> -link_stat -g`).
@@ -236,7 +275,7 @@ impl HccnTool {
     /// # Errors
     /// As [`HccnTool::run`], and [`Error::Parse`].
     pub async fn link_up_count(&self, phy_id: u32) -> Result<u64, Error> {
-        self.query(&chip_args(phy_id, "-link_stat"), parse_link_up_count).await
+        self.query(phy_id, &chip_args(phy_id, "-link_stat"), parse_link_up_count).await
     }
 
     /// The MAC and RoCE counters (`-i <phy_id> -stat -g`).
@@ -244,7 +283,7 @@ impl HccnTool {
     /// # Errors
     /// As [`HccnTool::run`], and [`Error::Parse`].
     pub async fn stat(&self, phy_id: u32) -> Result<StatCounters, Error> {
-        self.query(&chip_args(phy_id, "-stat"), parse_stat).await
+        self.query(phy_id, &chip_args(phy_id, "-stat"), parse_stat).await
     }
 
     /// The optical module's readings (`-i <phy_id> -optical -g`).
@@ -252,7 +291,7 @@ impl HccnTool {
     /// # Errors
     /// As [`HccnTool::run`], and [`Error::Parse`].
     pub async fn optical(&self, phy_id: u32) -> Result<OpticalInfo, Error> {
-        self.query(&chip_args(phy_id, "-optical"), parse_optical).await
+        self.query(phy_id, &chip_args(phy_id, "-optical"), parse_optical).await
     }
 
     /// The port's bandwidth (`-i <phy_id> -bandwidth -g`).
@@ -260,7 +299,7 @@ impl HccnTool {
     /// # Errors
     /// As [`HccnTool::run`], and [`Error::Parse`].
     pub async fn bandwidth(&self, phy_id: u32) -> Result<Bandwidth, Error> {
-        self.query(&chip_args(phy_id, "-bandwidth"), parse_bandwidth).await
+        self.query(phy_id, &chip_args(phy_id, "-bandwidth"), parse_bandwidth).await
     }
 
     /// The ports of an Ascend950 chip (`-g -dev_info -i <logic_id>`).
@@ -269,7 +308,7 @@ impl HccnTool {
     /// As [`HccnTool::run`], and [`Error::Parse`].
     pub async fn ub_ports(&self, logic_id: u32) -> Result<Vec<UbPortInfo>, Error> {
         let args = ["-g", "-dev_info", "-i"].map(str::to_owned).into_iter().chain([logic_id.to_string()]);
-        self.query(&args.collect::<Vec<_>>(), parse_ub_ports).await
+        self.query(logic_id, &args.collect::<Vec<_>>(), parse_ub_ports).await
     }
 
     /// A UB port's link state (`-g -link -i <logic_id> -u <udie> -p <port>`).
@@ -277,7 +316,7 @@ impl HccnTool {
     /// # Errors
     /// As [`HccnTool::run`], and [`Error::Parse`].
     pub async fn ub_link_state(&self, port: UbPort) -> Result<LinkState, Error> {
-        self.query(&port_args("-link", port), parse_ub_link_state).await
+        self.query(port.logic_id, &port_args("-link", port), parse_ub_link_state).await
     }
 
     /// A UB port's speed in G (`-g -speed ...`); `None` when the port is down.
@@ -285,7 +324,7 @@ impl HccnTool {
     /// # Errors
     /// As [`HccnTool::run`], and [`Error::Parse`].
     pub async fn ub_speed(&self, port: UbPort) -> Result<Option<u64>, Error> {
-        self.query(&port_args("-speed", port), parse_ub_speed).await
+        self.query(port.logic_id, &port_args("-speed", port), parse_ub_speed).await
     }
 
     /// A UB port's bandwidth, sampled over 100 ms as Huawei's exporter asks (`-g -bandwidth ... -time 100`).
@@ -295,7 +334,7 @@ impl HccnTool {
     pub async fn ub_bandwidth(&self, port: UbPort) -> Result<Bandwidth, Error> {
         let mut args = port_args("-bandwidth", port);
         args.extend(["-time".to_owned(), UB_BANDWIDTH_WINDOW_MS.to_string()]);
-        self.query(&args, parse_ub_bandwidth).await
+        self.query(port.logic_id, &args, parse_ub_bandwidth).await
     }
 
     /// A UB port's optical readings (`-g -optical ...`).
@@ -303,7 +342,7 @@ impl HccnTool {
     /// # Errors
     /// As [`HccnTool::run`], and [`Error::Parse`].
     pub async fn ub_optical(&self, port: UbPort) -> Result<UbOpticalInfo, Error> {
-        self.query(&port_args("-optical", port), parse_ub_optical).await
+        self.query(port.logic_id, &port_args("-optical", port), parse_ub_optical).await
     }
 
     /// A UB port's packet counters (`-g -stat ...`).
@@ -311,8 +350,15 @@ impl HccnTool {
     /// # Errors
     /// As [`HccnTool::run`], and [`Error::Parse`].
     pub async fn ub_stat(&self, port: UbPort) -> Result<StatCounters, Error> {
-        self.query(&port_args("-stat", port), parse_ub_stat).await
+        self.query(port.logic_id, &port_args("-stat", port), parse_ub_stat).await
     }
+}
+
+/// One device's queries: the lock they take turns on, and how many of them have timed out.
+#[derive(Debug, Default)]
+struct DeviceTurns {
+    turn: AsyncMutex<()>,
+    timeouts: AtomicU64,
 }
 
 /// What reading does once it holds `limit` bytes.

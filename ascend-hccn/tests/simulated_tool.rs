@@ -225,9 +225,28 @@ fn a_hung_tool_is_killed_at_the_deadline_while_another_chip_answers() {
     host.overlay(&[(hung_logic, NetworkOverlay { tool_hangs: Some(true), ..Default::default() })]);
     block_on(async {
         let started = Instant::now();
+        // Every query of the hung chip at once, more than the four places of the concurrency limit: they take turns
+        // on their device, so the other chip finds a place (without turns they took all four until the deadline).
+        let more_of_the_hung = async {
+            tokio::join!(
+                tool.link_up_count(hung_phy),
+                tool.link_speed_mbps(hung_phy),
+                tool.bandwidth(hung_phy),
+                tool.stat(hung_phy),
+                tool.optical(hung_phy)
+            )
+        };
         let hung = async { (tool.link_state(hung_phy).await, started.elapsed()) };
         let healthy = async { (tool.link_state(healthy_phy).await, started.elapsed()) };
-        let ((hung, hung_after), (healthy, healthy_after)) = tokio::join!(hung, healthy);
+        // Polled in this order: the other chip asks last.
+        let ((hung, hung_after), more, (healthy, healthy_after)) = tokio::join!(hung, more_of_the_hung, healthy);
+        // They waited behind the first, which timed out: they end with it, not a deadline each later.
+        let more = [more.0.err(), more.1.err(), more.2.err(), more.3.err(), more.4.err()];
+        assert!(
+            more.iter().all(|error| matches!(error, Some(Error::DeviceTimedOut { .. }))),
+            "the queries waiting behind the hung one: {more:?}"
+        );
+        assert!(started.elapsed() < deadline * 2, "they ended with the first: {:?}", started.elapsed());
         assert_eq!(healthy.expect("the other chip answers"), LinkState::Up);
         assert!(healthy_after < deadline, "the other chip waited for the hung one: {healthy_after:?}");
         match hung {

@@ -67,7 +67,7 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-class Node:
+class Node(common.ExporterNode):
     """A simulated node of `chips` chips with an exporter on it."""
 
     def __init__(self, args, chips, extra_args=()):
@@ -82,14 +82,6 @@ class Node:
             args.exporter, args.library, topology, overlay, self.port, log, extra_args)
         # Every group read at least once, as in a steady state.
         time.sleep(1.5)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.exporter.stop()
-        self.directory.cleanup()
-        return False
 
 
 def wire_bytes(args):

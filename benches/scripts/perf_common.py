@@ -178,6 +178,41 @@ def write_overlay(path, text):
     time.sleep(0.1)
 
 
+class ExporterNode:
+    """A simulated node with an exporter on it, for a `with` block: subclasses set `directory` (a
+    TemporaryDirectory holding the node) and `exporter` (its Process); both go when the block ends."""
+
+    directory = None
+    exporter = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.exporter.stop()
+        self.directory.cleanup()
+        return False
+
+
+class FakeHost:
+    """A fake Atlas host laid out by `dcmi-sim fake-host` for a sample topology under `root`: its simulator library,
+    topology, overlay path, and the simulated hccn_tool (built beside the dcmi-sim binary) at the driver's path."""
+
+    def __init__(self, dcmi_sim, sample, root):
+        argv = [dcmi_sim, "fake-host", "--topology", sample, "--root", root, "--plain-device-nodes"]
+        result = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise MeasurementError(f"{' '.join(argv)} failed: {result.stderr.strip()}")
+        driver = os.path.join(root, "usr/local/Ascend/driver")
+        self.library = os.path.join(driver, "lib64/driver/libdcmi.so")
+        self.topology = os.path.join(root, "etc/dcmi-sim/topology.toml")
+        self.overlay = os.path.join(driver, "lib64/driver/dcmi-sim-overlay.toml")
+        self.hccn_tool = os.path.join(driver, "tools/hccn_tool")
+        if not os.access(self.hccn_tool, os.X_OK):
+            raise MeasurementError(f"{argv[0]} installed no hccn_tool: build it beside dcmi-sim (--bin hccn_tool)")
+        write_overlay(self.overlay, "")
+
+
 def start_exporter(binary, library, topology, overlay, port, log_path, extra_args=()):
     """npu-exporter on 127.0.0.1:<port> against the simulator; returns the Process once /healthz answers 200."""
     env = dict(os.environ, DCMI_SIM_CONFIG=topology, DCMI_SIM_OVERLAY=overlay, RUST_LOG="warn")

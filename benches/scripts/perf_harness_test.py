@@ -329,6 +329,15 @@ class ReportTests(unittest.TestCase):
                          "exporter_plain_uncached": run(600, 27.0), "cpu_ms_plain_uncached": 1.6,
                          "gzip_throughput_ratio_to_nginx": 0.95},
             })
+            self.write(results, "every_group_load.json", {
+                "sample": "atlas-800i-a3", "chips": 16, "connections": 8, "seconds_per_run": 3, "rounds": 3,
+                "plain_bytes": 580000, "gzip_bytes": 48000,
+                "exporter_plain": run(9000, 2.5), "cpu_ms_plain": 0.1,
+                "exporter_gzip": run(60000, 0.9), "cpu_ms_gzip": 0.02,
+                "nginx_gzip_static": run(50000, 1.2),
+                "exporter_gzip_uncached": run(80, 30.0), "cpu_ms_gzip_uncached": 12.5,
+                "gzip_throughput_ratio_to_nginx": 1.2,
+            })
             section, rows, body = self.section(report_sections.ExporterLoad, results)
         self.assertIn("| 4 | gzip wire bytes / plain, 8 chips | 11.0 % (4400 / 40000 bytes) | ≤ 15 % | met |", rows)
         self.assertIn("| 4 | gzip wire bytes / plain, 64 chips | 20.0 % (60000 / 300000 bytes) | ≤ 15 % | "
@@ -336,8 +345,34 @@ class ReportTests(unittest.TestCase):
         self.assertIn("| 4 | 64 chips, gzip: exporter / nginx gzip_static requests per second (8 connections) | "
                       "0.950 | ≥ 1 | **missed** |", rows)
         self.assertIn("| exporter, gzip, cache off | 500 | 0.200 ms | 28.000 ms | 2.000 ms |", body)
+        self.assertIn("| 4 | 16 chips, every group, gzip: exporter / nginx gzip_static requests per second "
+                      "(8 connections) | 1.200 | ≥ 1 | met |", rows)
+        self.assertIn("| 4 | 16 chips, every group: exporter CPU per gzip scrape, warm cache / cache off | "
+                      "0.020 / 12.500 ms | (no target) | info |", rows)
+        self.assertIn("580000 bytes a scrape, 48000 with gzip", body)
         # The gzip figures stand even though the rest of section 4 was not measured.
         self.assertEqual([name for name, _ in section.failures()], ["exporter_load"])
+
+    def test_every_group_isolation_rows_of_section_3(self):
+        def ages(network, bandwidth):
+            return {group: {"median": 1.0, "max": value} for group, value in
+                    (("network", network), ("roce", 2.0), ("optical", 2.0), ("bandwidth", bandwidth),
+                     ("utilization", 0.9))}
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "hung_chip.error", "exit status 1")
+            self.write(results, "every_group_isolation.json", {
+                "sample": "atlas-800i-a3", "chips": 16, "faulty_phy_id": 0, "group_interval_s": 2,
+                "scrape_interval_ms": 100, "scrapes": 60, "settle_s": 12.0,
+                "phases": {"calm": ages(2.0, 2.0), "hung_hccn_tool": ages(8.1, 2.0),
+                           "slow_bandwidth": ages(2.0, 2.1)},
+            })
+            section, rows, body = self.section(report_sections.HungChip, results)
+        self.assertIn("| 3 | a hung hccn_tool on one chip: other chips' oldest `network` sample, max with / without | "
+                      "8.100 s / 2.000 s | difference ≤ 0.25 s | **missed** |", rows)
+        self.assertIn("| 3 | 1.5 s bandwidth calls on one chip: other chips' oldest `bandwidth` sample, max with / "
+                      "without | 2.100 s / 2.000 s | difference ≤ 0.25 s | met |", rows)
+        self.assertIn("| `network` | 1.000 / 2.000 s | 1.000 / 8.100 s | 1.000 / 2.000 s |", body)
+        self.assertEqual([name for name, _ in section.failures()], ["hung_chip"])
 
     def test_gzip_not_measured_is_reported(self):
         with tempfile.TemporaryDirectory() as results:

@@ -129,6 +129,17 @@ class Section:
         return []
 
 
+def server_table(figures, servers):
+    """The wrk table of `figures`: one row per (label, key of the run, key of the exporter's CPU figure or None)."""
+    lines = ["| Server | Requests/s | p50 | p99 | Exporter CPU per scrape |", "|---|---|---|---|---|"]
+    for label, key, cpu in servers:
+        run = figures[key]
+        shown = f"{figures[cpu]:.3f} ms" if cpu else ""
+        lines.append(f"| {label} | {run['requests_per_s']:.0f} | {run['p50_ms']:.3f} ms | {run['p99_ms']:.3f} ms "
+                     f"| {shown} |")
+    return lines
+
+
 def _cell(text):
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -396,7 +407,59 @@ class HungChip(Section):
             "",
             f"During the hang the hung chip reports `ascend_npu_up` {figures['hung_chip_up']:g}; every other chip "
             f"reports 1: {figures['other_chips_up']}.",
+            "",
         ]
+        return lines + self.independent_details()
+
+    def independent_names(self):
+        return ("every_group_isolation",)
+
+    def independent_rows(self):
+        name = "every_group_isolation"
+        reason = self.results.failure(name)
+        figures = None if reason else self.results.json(f"{name}.json")
+        if not figures:
+            return [(name, "every group: a hung hccn_tool, slow bandwidth calls", reason or f"{name}.json is missing",
+                     "", NOT_MEASURED)]
+        try:
+            phases = figures["phases"]
+            calm = phases["calm"]
+            rows = []
+            for phase, groups, what in (("hung_hccn_tool", ("network", "roce", "optical"), "a hung hccn_tool"),
+                                        ("slow_bandwidth", ("bandwidth", "utilization"), "1.5 s bandwidth calls")):
+                for group in groups:
+                    faulty, before = phases[phase][group]["max"], calm[group]["max"]
+                    rows.append((name, f"{what} on one chip: other chips' oldest `{group}` sample, max with / "
+                                 "without", f"{faulty:.3f} s / {before:.3f} s", f"difference ≤ {AGE_VISIBLE_S} s",
+                                 verdict(faulty - before <= AGE_VISIBLE_S)))
+            return rows
+        except (KeyError, TypeError, ValueError) as error:
+            return [(name, "every group: a hung hccn_tool, slow bandwidth calls",
+                     f"{name}.json is incomplete ({error!r})", "", NOT_MEASURED)]
+
+    def independent_details(self):
+        figures = self.results.json("every_group_isolation.json")
+        if any(state == NOT_MEASURED for *_, state in self._independent) or not figures:
+            return [f"Every group: not measured: {self._independent[0][2]}"]
+        phases = figures["phases"]
+        lines = [
+            "Every group, `benches/scripts/exporter_every_group.py --part isolation`: the exporter on a "
+            f"{figures['chips']}-chip `{figures['sample']}` fake host (`dcmi-sim fake-host`, its simulated `hccn_tool` "
+            "at the driver's path) reading the DCMI groups, the bandwidth group (HCCS and PCIe, 200 ms profiling "
+            "windows) and the `hccn_tool` groups, the 60 s groups read every "
+            f"{figures['group_interval_s']} s, every scrape rendered. {figures['scrapes']} scrapes one every "
+            f"{figures['scrape_interval_ms']} ms with every chip answering; then with chip {figures['faulty_phy_id']}'s "
+            "`hccn_tool` hanging (the default 5 s `--hccn-tool.timeout`); then with its HCCS and PCIe bandwidth calls "
+            f"taking 1.5 s each; {figures['settle_s']:g} s after each change. The other chips' oldest sample per group, "
+            "median / max:",
+            "",
+            "| Group | Every chip answering | One hung `hccn_tool` | Slow bandwidth calls |",
+            "|---|---|---|---|",
+        ]
+        for group in sorted(phases["calm"]):
+            cells = [f"{phases[phase][group]['median']:.3f} / {phases[phase][group]['max']:.3f} s"
+                     if group in phases[phase] else "" for phase in ("calm", "hung_hccn_tool", "slow_bandwidth")]
+            lines.append(f"| `{group}` | " + " | ".join(cells) + " |")
         return lines
 
 
@@ -431,9 +494,34 @@ class ExporterLoad(Section):
         ]
 
     def independent_names(self):
-        return ("exporter_gzip",)
+        return ("exporter_gzip", "every_group_load")
 
     def independent_rows(self):
+        return self.gzip_rows() + self.every_group_rows()
+
+    def every_group_rows(self):
+        name = "every_group_load"
+        reason = self.results.failure(name)
+        figures = None if reason else self.results.json(f"{name}.json")
+        if not figures:
+            return [(name, "every group, 16 chips", reason or f"{name}.json is missing", "", NOT_MEASURED)]
+        try:
+            exporter, nginx = figures["exporter_gzip"], figures["nginx_gzip_static"]
+            ratio = figures["gzip_throughput_ratio_to_nginx"]
+            chips = figures["chips"]
+            return [
+                (name, f"{chips} chips, every group, gzip: exporter / nginx gzip_static requests per second "
+                 f"({figures['connections']} connections)", f"{ratio:.3f}", f"≥ {GZIP_MIN_RATIO_TO_NGINX:g}",
+                 verdict(ratio >= GZIP_MIN_RATIO_TO_NGINX)),
+                (name, f"{chips} chips, every group: gzip scrape latency p99, exporter / nginx",
+                 f"{exporter['p99_ms']:.2f} / {nginx['p99_ms']:.2f} ms", "(no target)", "info"),
+                (name, f"{chips} chips, every group: exporter CPU per gzip scrape, warm cache / cache off",
+                 f"{figures['cpu_ms_gzip']:.3f} / {figures['cpu_ms_gzip_uncached']:.3f} ms", "(no target)", "info"),
+            ]
+        except (KeyError, TypeError, ValueError) as error:
+            return [(name, "every group, 16 chips", f"{name}.json is incomplete ({error!r})", "", NOT_MEASURED)]
+
+    def gzip_rows(self):
         reason = self.results.failure("exporter_gzip")
         figures = None if reason else self.results.json("exporter_gzip.json")
         if not figures:
@@ -465,10 +553,42 @@ class ExporterLoad(Section):
                      f"exporter_gzip.json is incomplete ({error!r})", "", NOT_MEASURED)]
         return rows
 
+    def not_measured_reason(self, name):
+        """Why the independent result `name` was not measured, or None."""
+        reasons = [value for result, _, value, _, state in self._independent
+                   if result == name and state == NOT_MEASURED]
+        return reasons[0] if reasons else None
+
     def independent_details(self):
+        return self.gzip_details() + [""] + self.every_group_details()
+
+    def every_group_details(self):
+        figures = self.results.json("every_group_load.json")
+        reason = self.not_measured_reason("every_group_load")
+        if reason or not figures:
+            return [f"Every group: not measured: {reason or 'every_group_load.json is missing'}"]
+        lines = [
+            "Every group, `benches/scripts/exporter_every_group.py --part load`: the exporter on a "
+            f"{figures['chips']}-chip `{figures['sample']}` fake host (`dcmi-sim fake-host`, its simulated "
+            "`hccn_tool` at the driver's path) with every metric group on: the DCMI groups, the bandwidth group "
+            "(HCCS and PCIe) and the `hccn_tool` groups (network, RoCE, optical), in both namings "
+            f"(`--metrics.naming=both`): {figures['plain_bytes']} bytes a scrape, {figures['gzip_bytes']} with gzip. "
+            f"wrk as above ({figures['connections']} connections, {figures['seconds_per_run']} s per run, "
+            f"{figures['rounds']} runs each, the exporter's gzip runs alternating with nginx's, medians; the ratio "
+            "is the median of the rounds' ratios):",
+            "",
+        ]
+        return lines + server_table(figures, (
+            ("exporter, plain", "exporter_plain", "cpu_ms_plain"),
+            ("exporter, gzip", "exporter_gzip", "cpu_ms_gzip"),
+            ("nginx `gzip_static`, the same gzip body", "nginx_gzip_static", None),
+            ("exporter, gzip, cache off", "exporter_gzip_uncached", "cpu_ms_gzip_uncached")))
+
+    def gzip_details(self):
         figures = self.results.json("exporter_gzip.json")
-        if any(state == NOT_MEASURED for *_, state in self._independent) or not figures:
-            return [f"Compressed scrapes: not measured: {self._independent[0][2]}"]
+        reason = self.not_measured_reason("exporter_gzip")
+        if reason or not figures:
+            return [f"Compressed scrapes: not measured: {reason or 'exporter_gzip.json is missing'}"]
         load = figures["load"]
         lines = [
             "Compressed scrapes (issue 18), `benches/scripts/exporter_gzip.py`: the bytes of one scrape as Prometheus "
@@ -489,19 +609,13 @@ class ExporterLoad(Section):
             "alternate, and the ratio in the summary is the median of the rounds' ratios: the shared machine's "
             "speed drifts between minutes, so compare ratios, not absolute rates across runs.",
             "",
-            "| Server | Requests/s | p50 | p99 | Exporter CPU per scrape |",
-            "|---|---|---|---|---|",
         ]
-        for label, key, cpu in (("exporter, plain", "exporter_plain", "cpu_ms_plain"),
-                                ("exporter, gzip", "exporter_gzip", "cpu_ms_gzip"),
-                                ("nginx `gzip_static`, the same gzip body", "nginx_gzip_static", None),
-                                ("exporter, plain, cache off", "exporter_plain_uncached", "cpu_ms_plain_uncached"),
-                                ("exporter, gzip, cache off", "exporter_gzip_uncached", "cpu_ms_gzip_uncached")):
-            run = load[key]
-            shown = f"{load[cpu]:.3f} ms" if cpu else ""
-            lines.append(f"| {label} | {run['requests_per_s']:.0f} | {run['p50_ms']:.3f} ms | {run['p99_ms']:.3f} ms "
-                         f"| {shown} |")
-        return lines
+        return lines + server_table(load, (
+            ("exporter, plain", "exporter_plain", "cpu_ms_plain"),
+            ("exporter, gzip", "exporter_gzip", "cpu_ms_gzip"),
+            ("nginx `gzip_static`, the same gzip body", "nginx_gzip_static", None),
+            ("exporter, plain, cache off", "exporter_plain_uncached", "cpu_ms_plain_uncached"),
+            ("exporter, gzip, cache off", "exporter_gzip_uncached", "cpu_ms_gzip_uncached")))
 
     def details(self):
         exporter, plugin = self.figures()

@@ -2,7 +2,11 @@
 //!
 //! Every call is independent: a failed call leaves only its own readings out (Huawei's exporter does the same per
 //! call in collectNetworkInfo and collectNetworkNpuInfo, Ascend/mind-cluster
-//! component/npu-exporter/collector/metrics/collector_for_network.go).
+//! component/npu-exporter/collector/metrics/collector_for_network.go). A call that timed out is the exception: the
+//! tool hangs on this chip, and the chip's queries take turns (`ascend_hccn::HccnTool`), so each further call would
+//! hold the chip for another deadline; the round's remaining calls are not made and the round ends after one deadline.
+
+use std::future::Future;
 
 use ascend_hccn::{Error, HccnTool, UbPort};
 
@@ -33,19 +37,32 @@ pub struct ChipRound {
     pub failure: Option<Error>,
 }
 
-/// Collects the first failure of a round's calls.
+/// Collects the first failure of a round's calls, and whether one timed out.
 #[derive(Default)]
-struct Failures(Option<Error>);
+struct Failures {
+    first: Option<Error>,
+    timed_out: bool,
+}
 
 impl Failures {
     fn keep<T>(&mut self, result: Result<T, Error>) -> Option<T> {
         match result {
             Ok(value) => Some(value),
             Err(error) => {
-                self.0.get_or_insert(error);
+                self.timed_out |= matches!(error, Error::TimedOut { .. } | Error::DeviceTimedOut { .. });
+                self.first.get_or_insert(error);
                 None
             }
         }
+    }
+
+    /// Makes the call unless an earlier one of the round timed out.
+    async fn call<T>(&mut self, query: impl Future<Output = Result<T, Error>>) -> Option<T> {
+        if self.timed_out {
+            return None;
+        }
+        let result = query.await;
+        self.keep(result)
     }
 }
 
@@ -69,7 +86,7 @@ pub async fn read_chip(
             None => unread_ports(group, known_ports),
         },
     };
-    ChipRound { read, failure: failures.0 }
+    ChipRound { read, failure: failures.first }
 }
 
 /// Ports whose calls were not made, each without readings.
@@ -87,22 +104,21 @@ fn unread_ports(group: NetworkGroup, ports: &[PortName]) -> ChipRead {
 async fn read_training(tool: &HccnTool, group: NetworkGroup, phy: u32, failures: &mut Failures) -> ChipRead {
     match group {
         NetworkGroup::Network => {
-            let (link, speed, ups, bandwidth) = tokio::join!(
-                tool.link_state(phy),
-                tool.link_speed_mbps(phy),
-                tool.link_up_count(phy),
-                tool.bandwidth(phy)
-            );
+            // One after another: the tool answers one query of a chip at a time (`HccnTool`'s turns).
+            let link = failures.call(tool.link_state(phy)).await;
+            let speed = failures.call(tool.link_speed_mbps(phy)).await;
+            let link_ups = failures.call(tool.link_up_count(phy)).await;
+            let bandwidth = failures.call(tool.bandwidth(phy)).await;
             ChipRead::Network(single_port(LinkReadings {
-                link: failures.keep(link),
-                speed_bits_per_second: failures.keep(speed).flatten().map(|mbps| mbps as f64 * BITS_PER_MEGABIT),
-                link_ups: failures.keep(ups),
-                bandwidth: failures.keep(bandwidth),
+                link,
+                speed_bits_per_second: speed.flatten().map(|mbps| mbps as f64 * BITS_PER_MEGABIT),
+                link_ups,
+                bandwidth,
             }))
         }
-        NetworkGroup::Roce => ChipRead::Roce(single_port(failures.keep(tool.stat(phy).await))),
+        NetworkGroup::Roce => ChipRead::Roce(single_port(failures.call(tool.stat(phy)).await)),
         NetworkGroup::Optical => {
-            ChipRead::Optical(single_port(failures.keep(tool.optical(phy).await).map(OpticalReadings::Training)))
+            ChipRead::Optical(single_port(failures.call(tool.optical(phy)).await.map(OpticalReadings::Training)))
         }
     }
 }
@@ -118,13 +134,14 @@ async fn read_ub(tool: &HccnTool, group: NetworkGroup, ports: Vec<UbPort>, failu
         NetworkGroup::Network => {
             let mut read = Vec::with_capacity(ports.len());
             for port in ports {
-                let (link, speed, bandwidth) =
-                    tokio::join!(tool.ub_link_state(port), tool.ub_speed(port), tool.ub_bandwidth(port));
+                let link = failures.call(tool.ub_link_state(port)).await;
+                let speed = failures.call(tool.ub_speed(port)).await;
+                let bandwidth = failures.call(tool.ub_bandwidth(port)).await;
                 let readings = LinkReadings {
-                    link: failures.keep(link),
-                    speed_bits_per_second: failures.keep(speed).flatten().map(|gbps| gbps as f64 * BITS_PER_GIGABIT),
+                    link,
+                    speed_bits_per_second: speed.flatten().map(|gbps| gbps as f64 * BITS_PER_GIGABIT),
                     link_ups: None,
-                    bandwidth: failures.keep(bandwidth),
+                    bandwidth,
                 };
                 read.push(PortReadings { port: name(port), readings });
             }
@@ -135,7 +152,7 @@ async fn read_ub(tool: &HccnTool, group: NetworkGroup, ports: Vec<UbPort>, failu
         NetworkGroup::Optical => {
             let mut read = Vec::with_capacity(ports.len());
             for port in ports {
-                let optical = failures.keep(tool.ub_optical(port).await).map(OpticalReadings::Ub);
+                let optical = failures.call(tool.ub_optical(port)).await.map(OpticalReadings::Ub);
                 read.push(PortReadings { port: name(port), readings: optical });
             }
             ChipRead::Optical(read)

@@ -164,6 +164,27 @@ impl Exporter {
         panic!("exporter never became healthy; log:\n{}", self.stderr_log.lock().join("\n"));
     }
 
+    /// Waits until each of `chips` chips has been read by the fast driver groups (utilization, chip_state, memory),
+    /// as the native sample ages show: the first snapshot, which makes `/healthz` answer, may hold only some chips'
+    /// readings. Needs the native names (`--metrics.naming` native or both).
+    pub fn wait_first_rounds(&self, chips: usize) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let read = |body: &str, group: &str| {
+            let label = format!("group=\"{group}\"");
+            body.lines()
+                .filter(|line| line.starts_with("ascend_npu_sample_age_seconds{") && line.contains(&label))
+                .count()
+        };
+        while Instant::now() < deadline {
+            let body = get(self.address, "/metrics", &[]).map(|response| response.body).unwrap_or_default();
+            if ["utilization", "chip_state", "memory"].iter().all(|group| read(&body, group) == chips) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("not every chip was read within 30 s; log:\n{}", self.stderr_log.lock().join("\n"));
+    }
+
     /// Waits until `status()` (a `/healthz` call over any transport) returns 200.
     pub fn wait_healthy_over(&self, status: impl Fn() -> std::io::Result<u16>) {
         let deadline = Instant::now() + Duration::from_secs(30);
