@@ -44,15 +44,8 @@ bash scripts/gen_protos.sh --check
 # --all-targets includes the criterion benches (benches/benches, ascend-exporter/benches, ascend-deviceplugin/benches):
 # they are compiled here, in the dev profile, and run only by benches/run.sh. An optimised `cargo bench --no-run`
 # would add a second full release build to every CI run for no extra checking.
-# dcmi-sim is a cdylib as well as an rlib, and Cargo names both outputs without the metadata hash that keeps apart the
-# builds of other crates with other features (a cdylib's name must be predictable). Every step that builds dcmi-sim
-# with another feature set (deploy/e2e.sh, the cluster tier) overwrites the one libdcmi_sim.rlib, and a later build
-# whose own fingerprint is still fresh links against it: a second run of this script in one checkout then failed to
-# build the benches ("the trait `Serialize` is not implemented for `Topology`"). Removing the two files before a
-# build makes Cargo rebuild dcmi-sim for that build's features (seconds).
-forget_hashless_outputs() {
-    rm -f "${CARGO_TARGET_DIR:-target}"/debug/deps/libdcmi_sim.rlib "${CARGO_TARGET_DIR:-target}"/debug/deps/libdcmi_sim.so
-}
+# shellcheck source=scripts/forget_hashless_outputs.sh
+source scripts/forget_hashless_outputs.sh
 
 step "build, benches included (the simulator library too: the tests load it with dlopen)"
 forget_hashless_outputs

@@ -7,10 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${CARGO_TARGET_DIR:-target}
 
-# dcmi-sim's outputs carry no hash in their names, so a build of it with other features (an example's dependencies
-# unify differently from the workspace build) overwrites them; forgetting them before and after makes each later build
-# rebuild the simulator for its own features, as scripts/test.sh does between its steps.
-forget_hashless_outputs() { rm -f "$target"/debug/deps/libdcmi_sim.rlib "$target"/debug/deps/libdcmi_sim.so; }
+# An example's dependencies unify differently from the workspace build: its build of dcmi-sim is forgotten before and
+# after, so that each later build rebuilds the simulator for its own features.
+# shellcheck source=scripts/forget_hashless_outputs.sh
+source scripts/forget_hashless_outputs.sh
 forget_hashless_outputs
 trap forget_hashless_outputs EXIT
 
