@@ -6,6 +6,7 @@
 //! * [`logging`] (feature `logging`): the one logging set-up: tracing to stderr, filtered by `RUST_LOG`
 //!   (default `info`), in the chosen format.
 //! * [`signal`] (feature `signal`): the termination signals a daemon honours (SIGTERM, SIGINT).
+//! * [`health_endpoint`] (feature `health-endpoint`): a daemon's own `/healthz` and `/metrics`.
 //!
 //! A daemon's flags, end to end:
 //!
@@ -32,7 +33,12 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
+/// The `Content-Type` of OpenMetrics text 1.0.0, as Prometheus asks for it: every daemon's `/metrics`.
+pub const OPENMETRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
 pub mod duration;
+#[cfg(feature = "health-endpoint")]
+pub mod health_endpoint;
 pub mod log_format;
 #[cfg(feature = "logging")]
 pub mod logging;

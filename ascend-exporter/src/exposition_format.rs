@@ -3,7 +3,7 @@
 use crate::quality_values::weighted_elements;
 
 /// `Content-Type` of OpenMetrics text 1.0.0.
-pub const OPENMETRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+pub use ascend_cli::OPENMETRICS_CONTENT_TYPE;
 
 /// `Content-Type` of the classic Prometheus text format 0.0.4.
 pub const CLASSIC_TEXT_CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;

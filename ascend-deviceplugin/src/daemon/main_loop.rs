@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use crate::{plugin, DeviceAssigner, HealthMonitor};
 use anyhow::Context;
+use ascend_cli::health_endpoint::{EndpointError, HealthEndpoint};
 use ascend_dcmi::Dcmi;
 use ascend_kube::backoff::BackoffPolicy;
 use ascend_kube::node_condition::NodeConditionWriter;
 use tokio::sync::watch;
 
 use super::cli::Args;
-use super::http;
 use super::metrics::PluginMetrics;
 
 /// How long one API request of the node condition may take.
@@ -30,7 +30,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let (stop_sender, stop) = watch::channel(false);
     tokio::spawn(forward_signals(stop_sender));
 
-    let http = tokio::spawn(http::serve(args.listen, Arc::clone(&metrics), stopped(stop.clone())));
+    // `/healthz` answers while the process serves or waits for the driver.
+    let endpoint = HealthEndpoint::bind(args.listen).await?;
+    let (health, text) = (Arc::clone(&metrics), Arc::clone(&metrics));
+    let http = tokio::spawn(endpoint.serve(
+        move || if health.is_running() { "ok\n" } else { "ok: waiting for the Ascend driver\n" }.to_owned(),
+        move || text.encode(),
+        stopped(stop.clone()),
+    ));
     let Some(dcmi) = load_driver(&args, stop.clone()).await else {
         return finish_http(http).await;
     };
@@ -76,9 +83,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     finish_http(http).await
 }
 
-async fn finish_http(http: tokio::task::JoinHandle<anyhow::Result<()>>) -> anyhow::Result<()> {
+async fn finish_http(http: tokio::task::JoinHandle<Result<(), EndpointError>>) -> anyhow::Result<()> {
     match http.await {
-        Ok(result) => result,
+        Ok(result) => Ok(result?),
         Err(error) => Err(anyhow::anyhow!("HTTP task failed: {error}")),
     }
 }

@@ -5,7 +5,6 @@
 //! stderr as a chain of contexts, and no caller matches on it; everything they call keeps the typed [`crate::Error`].
 
 pub mod cli;
-pub mod http;
 mod main_loop;
 pub mod metrics;
 

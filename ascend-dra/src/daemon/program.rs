@@ -5,17 +5,12 @@ use std::sync::atomic::AtomicI64;
 use std::sync::Arc;
 
 use anyhow::Context;
-use axum::http::header::CONTENT_TYPE;
-use axum::routing::get;
-use axum::Router;
+use ascend_cli::health_endpoint::HealthEndpoint;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use super::cli::Args;
-
-/// The OpenMetrics content type Prometheus asks for.
-const OPENMETRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// Runs the driver until a termination signal.
 ///
@@ -25,13 +20,8 @@ const OPENMETRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let running = Gauge::<i64, AtomicI64>::default();
     let metrics = Arc::new(registry(&running));
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .with_context(|| format!("binding the HTTP endpoint {}", args.listen))?;
-    let router = Router::new()
-        .route("/healthz", get(|| async { "ok\n" }))
-        .route("/metrics", get(move || render(Arc::clone(&metrics))));
-    let http = tokio::spawn(async move { axum::serve(listener, router).await });
+    let endpoint = HealthEndpoint::bind(args.listen).await?;
+    let http = tokio::spawn(endpoint.serve(|| "ok\n".to_owned(), move || render(&metrics), std::future::pending()));
 
     let result = serve(&args, &running).await;
     running.set(0);
@@ -56,10 +46,10 @@ fn registry(running: &Gauge<i64, AtomicI64>) -> Registry {
     registry
 }
 
-async fn render(registry: Arc<Registry>) -> impl axum::response::IntoResponse {
+fn render(registry: &Registry) -> String {
     let mut text = String::new();
-    if let Err(error) = encode(&mut text, &registry) {
+    if let Err(error) = encode(&mut text, registry) {
         text = format!("# encoding failed: {error}\n");
     }
-    ([(CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)], text)
+    text
 }
