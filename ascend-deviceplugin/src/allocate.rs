@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use ascend_dcmi::{ChipType, PhyId, VnpuId};
 
 use crate::error::{Error, Result};
-use crate::inventory::{Device, DeviceKind, Resource};
+use ascend_node::inventory::{Device, DeviceKind, Resource};
 
 /// The CDI kind of the `ascend-oci` CDI spec.
 pub const DEFAULT_CDI_KIND: &str = "huawei.com/npu";
@@ -365,7 +365,7 @@ mod tests {
     use ascend_dcmi::{CardId, ChipIds, ChipLocator, DeviceId, LogicId, VnpuTemplate};
 
     use super::*;
-    use crate::inventory::{ChipRecord, Health, InventoryOptions, Snapshot};
+    use ascend_node::inventory::{ChipRecord, Health, InventoryOptions, Snapshot};
 
     fn resource(chip_type: ChipType, unhealthy: &[u32], vnpu_on_0: bool) -> Resource {
         let chips: Vec<ChipRecord> = (0..4)

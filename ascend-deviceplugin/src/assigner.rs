@@ -7,7 +7,7 @@
 //! would refuse.
 
 use crate::error::Result;
-use crate::inventory::Resource;
+use ascend_node::inventory::Resource;
 
 /// Chooses the devices of one container's Allocate.
 #[tonic::async_trait]

@@ -80,6 +80,16 @@ pub enum Error {
     Monitor(String),
 }
 
+impl From<ascend_node::Error> for Error {
+    fn from(error: ascend_node::Error) -> Self {
+        match error {
+            ascend_node::Error::Config(detail) => Error::Config(detail),
+            ascend_node::Error::Monitor(detail) => Error::Monitor(detail),
+            other => Error::Monitor(other.to_string()),
+        }
+    }
+}
+
 impl From<kubelet_socket::Error> for Error {
     fn from(error: kubelet_socket::Error) -> Self {
         match error {

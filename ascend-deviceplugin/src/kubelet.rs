@@ -12,11 +12,7 @@ use kubelet_socket::connect;
 /// The device plugin API version this crate speaks.
 pub const API_VERSION: &str = "v1beta1";
 
-/// The kubelet's registration socket inside the plugin directory.
-pub const KUBELET_SOCKET: &str = "kubelet.sock";
-
-/// The kubelet's plugin directory.
-pub const DEFAULT_PLUGIN_DIR: &str = "/var/lib/kubelet/device-plugins";
+pub use ascend_node::kubelet_paths::{DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
 
 /// Registers `resource`, served on `socket` (a file name inside `plugin_dir`), with the kubelet.
 ///

@@ -1,10 +1,8 @@
 //! A Kubernetes device plugin (API `v1beta1`) for Huawei Ascend NPUs, as a library.
 //!
-//! The domain core knows nothing of gRPC:
-//! - [`monitor`]: a thread that lists chips, polls their health with a deadline, reacts to fault events and
-//!   publishes a [`Snapshot`] of every resource's devices through a `tokio::sync::watch` channel;
-//! - [`inventory`] and [`naming`]: resources (`huawei.com/Ascend910`, vNPU resources such as
-//!   `huawei.com/Ascend310P-2c`, time-sharing replicas) and device ids (`Ascend910-<phy>`);
+//! It builds on the node layer, [`ascend_node`]: its health monitor publishes a [`Snapshot`] of every resource's
+//! devices (`huawei.com/Ascend910`, vNPU resources such as `huawei.com/Ascend310P-2c`, time-sharing replicas, device
+//! ids `Ascend910-<phy>`) through a `tokio::sync::watch` channel. The plugin's own domain core knows nothing of gRPC:
 //! - [`allocate`]: what a container gets, in CDI, device-spec or runtime-environment mode;
 //! - [`preferred`]: topology-aware preferred allocation (cards, NUMA nodes, HCCS groups).
 //!
@@ -33,10 +31,7 @@ pub mod daemon;
 mod error;
 #[cfg(feature = "fake-kubelet")]
 pub mod fake_kubelet;
-pub mod inventory;
 pub mod kubelet;
-pub mod monitor;
-pub mod naming;
 #[cfg(feature = "node-events")]
 pub mod node_condition;
 #[cfg(feature = "node-events")]
@@ -50,10 +45,11 @@ pub mod service;
 pub mod volcano;
 
 pub use allocate::{AllocateConfig, AllocateMode, CdiDelivery, ContainerAllocation};
+pub use ascend_node::{
+    ChipCondition, Device, DeviceKind, DeviceName, Health, HealthMonitor, InventoryOptions, MonitorConfig,
+    NoopObserver, Resource, ResourceNaming, Separations, Snapshot,
+};
 pub use assigner::DeviceAssigner;
 pub use error::{Error, Result};
-pub use inventory::{ChipCondition, Device, DeviceKind, Health, InventoryOptions, Resource, Snapshot};
-pub use monitor::{HealthMonitor, MonitorConfig, Separations};
-pub use naming::{DeviceName, ResourceNaming};
-pub use observer::{NoopObserver, PluginObserver};
+pub use observer::PluginObserver;
 pub use plugin::PluginConfig;

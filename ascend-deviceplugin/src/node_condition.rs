@@ -19,8 +19,8 @@ use ascend_kube::node_condition::{
 };
 use tokio::sync::watch;
 
-use crate::inventory::{Health, Snapshot};
 use crate::node_events::{checked, chips};
+use ascend_node::inventory::{Health, Snapshot};
 
 /// The condition a snapshot describes; `None` while some chip awaits its first check, or when there is none.
 pub fn condition_of(snapshot: &Snapshot) -> Option<NpuCondition> {

@@ -14,7 +14,7 @@ use ascend_dcmi::PhyId;
 use ascend_kube::node_events::{NodeEvent, NodeEvents};
 use tokio::sync::watch;
 
-use crate::inventory::{ChipCondition, Device, Health, Snapshot};
+use ascend_node::inventory::{ChipCondition, Device, Health, Snapshot};
 
 /// The reason the monitor gives a chip it has not checked yet.
 const NOT_CHECKED: &str = "not yet checked";

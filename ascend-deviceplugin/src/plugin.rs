@@ -17,9 +17,9 @@ use crate::allocate::AllocateConfig;
 use crate::assigner::DeviceAssigner;
 use crate::error::Result;
 use crate::kubelet::{register, DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
-use crate::monitor::{HealthMonitor, MonitorConfig};
 use crate::observer::PluginObserver;
 use crate::server::{ResourceServer, ServerContext};
+use ascend_node::monitor::{HealthMonitor, MonitorConfig};
 use kubelet_socket::{identity, FileIdentity};
 
 /// Everything the plugin is configured with.
@@ -69,7 +69,7 @@ pub async fn run(
     observer: Arc<dyn PluginObserver>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
-    let monitor = HealthMonitor::start(manager, config.monitor.clone(), Arc::clone(&observer))?;
+    let monitor = HealthMonitor::start(manager, config.monitor.clone(), observer.clone())?;
     serve(&monitor, config, observer, None, shutdown).await;
     drop(monitor);
     Ok(())

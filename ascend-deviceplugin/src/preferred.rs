@@ -8,19 +8,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ascend_dcmi::{CardId, ChipType, PhyId};
+use ascend_dcmi::{CardId, PhyId};
 
 use crate::allocate::resolve;
 use crate::error::{Error, Result};
-use crate::inventory::{Device, Resource};
-
-/// Chips per HCCS group on 910B and A3 servers.
-pub const HCCS_GROUP_SIZE: u32 = 4;
+use ascend_node::inventory::{Device, Resource};
 
 /// The HCCS group of a device, on chip types that have HCCS groups.
 pub fn hccs_group(device: &Device) -> Option<u32> {
-    matches!(device.chip_type, ChipType::Ascend910B | ChipType::Ascend910A3)
-        .then(|| device.chip.phy.get() / HCCS_GROUP_SIZE)
+    ascend_node::topology::hccs_group(device.chip_type, device.chip.phy)
 }
 
 /// Picks `size` of `available`, containing every id of `must_include`.
@@ -139,7 +135,8 @@ mod tests {
     use ascend_dcmi::{ChipIds, ChipLocator, DeviceId, LogicId, PhyId};
 
     use super::*;
-    use crate::inventory::{ChipRecord, Health, InventoryOptions, Snapshot};
+    use ascend_dcmi::ChipType;
+    use ascend_node::inventory::{ChipRecord, Health, InventoryOptions, Snapshot};
 
     /// Chips as (phy, card, numa).
     fn resource(chip_type: ChipType, layout: &[(u32, i32, u32)], replicas: u32) -> Resource {

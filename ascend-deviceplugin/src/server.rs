@@ -16,9 +16,9 @@ use crate::api::v1beta1::device_plugin_server::DevicePluginServer;
 use crate::api::v1beta1::Empty;
 use crate::assigner::DeviceAssigner;
 use crate::error::{grpc_error, Result};
-use crate::inventory::Snapshot;
 use crate::observer::PluginObserver;
 use crate::service::DevicePluginService;
+use ascend_node::inventory::Snapshot;
 use kubelet_socket::{bind_fresh, connect, identity, remove_if_same, FileIdentity};
 
 /// How long a stopping server may take to finish its calls before it is aborted.

@@ -16,9 +16,9 @@ use crate::api::v1beta1::{
 };
 use crate::assigner::DeviceAssigner;
 use crate::error::Error;
-use crate::inventory::{Resource, Snapshot};
 use crate::observer::PluginObserver;
 use crate::preferred::preferred_allocation;
+use ascend_node::inventory::{Resource, Snapshot};
 
 impl From<Error> for Status {
     fn from(error: Error) -> Self {

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ascend_dcmi::ChipType;
-use ascend_deviceplugin::kubelet::{DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
-use ascend_deviceplugin::naming::{base_name, socket_name, DEFAULT_PREFIX};
+use ascend_node::kubelet_paths::{DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
+use ascend_node::naming::{base_name, socket_name, DEFAULT_PREFIX};
 
 use super::check::{CheckResult, Section, Status};
 use super::context::{ClusterApi, DoctorOptions, Facts};

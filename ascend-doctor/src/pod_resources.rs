@@ -3,8 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use ascend_deviceplugin::api::v1::pod_resources_lister_client::PodResourcesListerClient;
-use ascend_deviceplugin::api::v1::ListPodResourcesRequest;
+use ascend_node::PodResourcesClient;
 
 /// One allocation of NPU devices to a pod's container.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,16 +50,12 @@ pub fn list_pod_resources(socket: &Path, prefix: &str, timeout: Duration) -> Res
         .enable_all()
         .build()
         .map_err(|error| format!("cannot start an async runtime: {error}"))?;
-    let response = runtime.block_on(async {
-        let channel = kubelet_socket::connect(socket, timeout).await.map_err(|error| error.to_string())?;
-        let mut client = PodResourcesListerClient::new(channel);
-        let call = client.list(ListPodResourcesRequest {});
-        match tokio::time::timeout(timeout, call).await {
-            Ok(Ok(response)) => Ok(response.into_inner()),
-            Ok(Err(status)) => Err(format!("{}: List: {status}", socket.display())),
-            Err(_) => Err(format!("{}: List: no answer within {timeout:?}", socket.display())),
-        }
-    })?;
+    let response = runtime
+        .block_on(async {
+            let mut client = PodResourcesClient::connect(socket, timeout).await?;
+            client.list().await
+        })
+        .map_err(|error| error.to_string())?;
     let wanted = format!("{prefix}/");
     let mut allocations = Vec::new();
     for pod in response.pod_resources {

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::{DeviceManager, LogicId};
-use ascend_deviceplugin::inventory::{Health, InventoryOptions};
-use ascend_deviceplugin::{HealthMonitor, MonitorConfig, NoopObserver};
 use ascend_kube::backoff::{Backoff, BackoffPolicy};
 use ascend_kube::resource_slices::PoolPublisher;
+use ascend_node::inventory::{Health, InventoryOptions};
+use ascend_node::{HealthMonitor, MonitorConfig, NoopObserver};
 use dra_kubelet_plugin::{DeviceHealth, HealthStatus, KubeletPlugin, PluginConfig};
 use tokio::sync::{watch, Mutex};
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::{DeviceManager, FaultLevel, LogicId};
-use ascend_deviceplugin::inventory::{DeviceKind, Health, Snapshot};
+use ascend_node::inventory::{DeviceKind, Health, Snapshot};
 use k8s_openapi::api::resource::v1::DeviceTaint;
 
 /// The taint key of a faulty chip; its value is the fault level (for example `SeparateNPU`).

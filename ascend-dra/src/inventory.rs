@@ -4,9 +4,6 @@ use ascend_dcmi::{ChipIds, ChipType, DeviceManager, PcieAddress, VnpuTemplate};
 
 use crate::error::{Error, Result};
 
-/// Chips per HCCS group on the servers that have them (910B and A3: phy 0-3 and 4-7 of an 8-chip board).
-pub const HCCS_GROUP_SIZE: u32 = ascend_deviceplugin::preferred::HCCS_GROUP_SIZE;
-
 /// One chip and everything the driver publishes about it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NpuChip {
@@ -39,8 +36,7 @@ impl NpuChip {
 
     /// The HCCS group: chips of one group talk over HCCS links, so a multi-chip job wants them together.
     pub fn hccs_group(&self) -> Option<u32> {
-        matches!(self.chip_type, ChipType::Ascend910B | ChipType::Ascend910A3)
-            .then(|| self.ids.phy.get() / HCCS_GROUP_SIZE)
+        ascend_node::topology::hccs_group(self.chip_type, self.ids.phy)
     }
 }
 

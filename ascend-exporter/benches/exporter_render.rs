@@ -20,7 +20,6 @@ use ascend_dcmi::{
     EccComponent, EccCounters, FrequencyKind, HbmMemory, HealthReport, LogicId, MegaHertz, NetworkHealth, PcieAddress,
     Percent, PhyId, Power, ProcessList, UtilizationKind, Volts, Watts,
 };
-use ascend_deviceplugin::ResourceNaming;
 use ascend_exporter::content_coding::{gzip_at_level, ContentCoding};
 use ascend_exporter::exposition_format::ExpositionFormat;
 use ascend_exporter::metric_group::MetricGroup;
@@ -31,6 +30,7 @@ use ascend_exporter::render::{Exposition, NamingMode, RenderPlan, SnapshotCollec
 use ascend_exporter::scrape_cache::{ScrapeCache, DEFAULT_MAX_BODY_AGE};
 use ascend_exporter::selection::Selection;
 use ascend_exporter::snapshot::{ChipSnapshot, GroupFreshness, SharedSnapshot, Snapshot, SnapshotSource};
+use ascend_node::ResourceNaming;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 fn populated_chip(index: u32, now: Instant) -> ChipSnapshot {

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ascend_dcmi::{Dcmi, DeviceManager, Sampler, SamplerConfig};
+use ascend_dcmi::{DeviceManager, Sampler, SamplerConfig};
 use hyper::header::{HeaderName, HeaderValue};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
@@ -211,11 +211,12 @@ fn start_network_sampler(
 }
 
 fn start_sampler(args: &ExporterArgs, config: SamplerConfig) -> Result<SamplerSource> {
-    let mut builder = Dcmi::builder().verify_library_ownership(!args.skip_ownership_check);
-    if let Some(path) = &args.dcmi_library {
-        builder = builder.library_path(path);
-    }
-    let dcmi = builder.init().map_err(|source| Error::Driver { step: "loading the DCMI library", source })?;
+    let dcmi = args
+        .driver
+        .options("/")
+        .builder()
+        .init()
+        .map_err(|source| Error::Driver { step: "loading the DCMI library", source })?;
     let driver_version = match dcmi.driver_version() {
         Ok(version) => Some(version),
         Err(error) => {

@@ -6,131 +6,18 @@
 //! dashboards.
 
 use std::sync::LazyLock;
-use std::time::Instant;
 
 use ascend_dcmi::{
     BandwidthStats, ChipType, EccComponent, EccCounters, FrequencyKind, HccsBandwidth, HccsStatistics, PcieBandwidth,
-    Power, UbPortCounters, UtilizationKind, Vnpu as VnpuData, BYTES_PER_MB, UBOE_COUNTERS_FROM, UB_COUNTERS,
-    UB_COUNTER_NAMES,
+    Power, UbPortCounters, UtilizationKind, BYTES_PER_MB, UBOE_COUNTERS_FROM, UB_COUNTERS, UB_COUNTER_NAMES,
 };
 
+pub use crate::metric_def::{
+    ChipView, ContainerView, Extract, InfoLabels, MachineView, MetricDef, MetricKind, Naming, VnpuView,
+};
 use crate::metric_group::{MetricGroup, SampledGroup};
-use crate::pod_attribution::ContainerRef;
 use crate::sample::{LabelText, SampleSink};
-use crate::snapshot::{ChipSnapshot, Snapshot};
-
-/// The Prometheus type of a metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MetricKind {
-    /// A value that goes up and down.
-    Gauge,
-    /// A value that only goes up; exposed with `_total`.
-    Counter,
-    /// Constant 1 carrying metadata in labels; exposed with `_info`.
-    Info,
-}
-
-/// Which naming scheme a metric belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Naming {
-    /// This exporter's Prometheus-conventional names (`ascend_npu_*`).
-    Native,
-    /// Huawei npu-exporter's names and labels (`npu_chip_info_*`, `machine_*`, `container_npu_*`).
-    Huawei,
-}
-
-/// What one chip's extractor sees.
-#[derive(Debug)]
-pub struct ChipView<'a> {
-    /// The chip.
-    pub chip: &'a ChipSnapshot,
-    /// Containers holding it.
-    pub holders: &'a [ContainerRef],
-    /// The render time, for sample ages.
-    pub now: Instant,
-    /// The render time as seconds since the Unix epoch, for sample timestamps.
-    pub unix_now: f64,
-    /// The driver version, once read.
-    pub driver_version: Option<&'a str>,
-}
-
-/// What one container's extractor sees.
-#[derive(Debug)]
-pub struct ContainerView<'a> {
-    /// The container.
-    pub container: &'a ContainerRef,
-    /// The chips it holds that the snapshot knows.
-    pub chips: Vec<&'a ChipSnapshot>,
-}
-
-/// What one vNPU's extractor sees.
-#[derive(Debug)]
-pub struct VnpuView<'a> {
-    /// The chip it is carved from.
-    pub chip: &'a ChipSnapshot,
-    /// The vNPU.
-    pub vnpu: &'a VnpuData,
-}
-
-/// What a machine-wide extractor sees.
-#[derive(Debug)]
-pub struct MachineView<'a> {
-    /// The latest snapshot, `None` before the first one.
-    pub snapshot: Option<&'a Snapshot>,
-    /// This exporter's version.
-    pub exporter_version: &'static str,
-    /// Whether the last PodResources `List` worked.
-    pub pod_resources_reachable: bool,
-}
-
-/// How a metric's samples are read, and for which series.
-#[derive(Debug, Clone, Copy)]
-pub enum Extract {
-    /// One set of samples per chip, on the chip's series labels.
-    Chip(fn(&ChipView<'_>, &mut SampleSink)),
-    /// One set of samples per container holding chips, on `namespace`, `pod`, `container`.
-    Container(fn(&ContainerView<'_>, &mut SampleSink)),
-    /// Machine-wide samples without series labels.
-    Machine(fn(&MachineView<'_>, &mut SampleSink)),
-    /// An info metric per chip: the labels of its one series beyond the chip's series labels, `None` to skip it.
-    ChipInfo(fn(&ChipView<'_>) -> Option<InfoLabels>),
-    /// One set of samples per vNPU, on the vNPU's series labels: in native naming every vNPU (holders as on chips),
-    /// in Huawei naming only a vNPU that exactly one container holds, as Huawei's exporter does.
-    Vnpu(fn(&VnpuView<'_>, &mut SampleSink)),
-}
-
-/// The labels of an info metric's series beyond the chip's series labels.
-pub type InfoLabels = Vec<(&'static str, LabelText)>;
-
-/// One metric of the catalogue.
-#[derive(Debug, Clone, Copy)]
-pub struct MetricDef {
-    /// The name without the `_total`/`_info` suffix that the exposition format adds for counters and info metrics.
-    pub name: &'static str,
-    /// Prometheus type.
-    pub kind: MetricKind,
-    /// Naming scheme.
-    pub naming: Naming,
-    /// The sampling group whose values it shows; `None` for the exporter's own metrics, which are always served.
-    pub group: Option<SampledGroup>,
-    /// HELP text, with the unit where the name does not carry it.
-    pub help: &'static str,
-    /// Labels the metric adds to the series labels, for the docs.
-    pub own_labels: &'static str,
-    /// How to read it.
-    pub extract: Extract,
-}
-
-impl MetricDef {
-    /// The name as it appears in the exposition (with `_total` or `_info`).
-    pub fn exposed_name(&self) -> String {
-        match self.kind {
-            MetricKind::Gauge => self.name.to_owned(),
-            MetricKind::Counter => format!("{}_total", self.name),
-            MetricKind::Info => format!("{}_info", self.name),
-        }
-    }
-}
+use crate::snapshot::ChipSnapshot;
 
 /// A metric of the driver's groups with its fields in declaration order; keeps the table below readable.
 const fn def(

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use ascend_cli::duration::{parse_duration, parse_positive_duration};
 use ascend_cli::LogArgs;
-use ascend_deviceplugin::naming::DEFAULT_PREFIX;
-use ascend_deviceplugin::ResourceNaming;
+use ascend_node::naming::DEFAULT_PREFIX;
+use ascend_node::pod_resources::DEFAULT_SOCKET as DEFAULT_POD_RESOURCES_SOCKET;
+use ascend_node::{DriverArgs, ResourceNaming};
 
 use crate::error::{Error, Result};
-use crate::pod_resources_watch::DEFAULT_POD_RESOURCES_SOCKET;
 use crate::render::NamingMode;
 
 /// Default listen address: every interface, port 8082 (the port of Huawei's npu-exporter, so existing scrape
@@ -44,12 +44,9 @@ pub struct ExporterArgs {
     /// Metric names to serve: this exporter's, Huawei npu-exporter's (for existing dashboards), or both.
     #[arg(long = "metrics.naming", value_enum, default_value = "native")]
     pub naming: NamingMode,
-    /// libdcmi.so to load instead of searching ASCEND_DCMI_LIBRARY, the ldconfig cache and the driver directories.
-    #[arg(long = "dcmi.library")]
-    pub dcmi_library: Option<PathBuf>,
-    /// Load the library even if root does not own it or others can write it (test builds only).
-    #[arg(long = "dcmi.skip-ownership-check")]
-    pub skip_ownership_check: bool,
+    /// The driver library (`--dcmi.library` and `--dcmi.skip-ownership-check` are accepted too).
+    #[command(flatten)]
+    pub driver: DriverArgs,
     /// How long one chip's round of driver calls may take before the chip is reported stale.
     #[arg(long = "dcmi.deadline", default_value = "2s", value_parser = parse_positive_duration)]
     pub deadline: Duration,

@@ -80,7 +80,7 @@ pub enum Error {
     },
     /// `--device-plugin.resource-prefix` or `--device-plugin.rename` is not a valid naming.
     #[error("device naming: {0}")]
-    Naming(#[source] ascend_deviceplugin::Error),
+    Naming(#[source] ascend_node::Error),
     /// A driver step at start-up failed.
     #[error("{step}: {source}")]
     Driver {

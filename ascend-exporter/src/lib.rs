@@ -17,7 +17,7 @@
 //! | the command-line flags and the wiring of all of the above | [`cli::ExporterArgs`], [`app::run`] |
 //!
 //! Device ids in PodResources answers are read back to chips with the device plugin's own naming
-//! ([`ascend_deviceplugin::ResourceNaming::parse_device_id`]), configured by the same prefix and renames as the plugin
+//! ([`ascend_node::ResourceNaming::parse_device_id`]), configured by the same prefix and renames as the plugin
 //! (`--device-plugin.resource-prefix`, `--device-plugin.rename`, or the plugin's `ASCEND_DP_*` variables).
 //!
 //! # Example
@@ -72,6 +72,7 @@ pub mod content_coding;
 pub mod error;
 pub mod exposition_format;
 pub mod http_server;
+mod metric_def;
 pub mod metric_group;
 pub mod metric_table;
 pub mod network;

@@ -10,14 +10,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ascend_deviceplugin::api::v1::pod_resources_lister_client::PodResourcesListerClient;
-use ascend_deviceplugin::api::v1::{ListPodResourcesRequest, ListPodResourcesResponse};
-use ascend_deviceplugin::ResourceNaming;
+use ascend_node::pod_resources::api::ListPodResourcesResponse;
+use ascend_node::pod_resources::DEFAULT_SOCKET;
+use ascend_node::{PodResourcesClient, ResourceNaming};
 
 use crate::pod_attribution::{AssignedDevices, ContainerAssignment, ContainerRef, PodAttribution, SharedAttribution};
-
-/// The kubelet's PodResources socket.
-pub const DEFAULT_POD_RESOURCES_SOCKET: &str = "/var/lib/kubelet/pod-resources/kubelet.sock";
 
 /// How the watcher talks to the kubelet.
 #[derive(Debug, Clone)]
@@ -39,7 +36,7 @@ pub struct PodResourcesWatch {
 impl Default for PodResourcesWatch {
     fn default() -> Self {
         Self {
-            socket: PathBuf::from(DEFAULT_POD_RESOURCES_SOCKET),
+            socket: PathBuf::from(DEFAULT_SOCKET),
             refresh: Duration::from_secs(5),
             call_timeout: Duration::from_secs(5),
             min_backoff: Duration::from_millis(500),
@@ -100,24 +97,15 @@ impl PodResourcesWatch {
 
     /// One connection: lists every `refresh` until a call fails.
     async fn session(&self, shared: &SharedAttribution) -> SessionEnd {
-        let channel = match kubelet_socket::connect(&self.socket, self.call_timeout).await {
-            Ok(channel) => channel,
+        let mut client = match PodResourcesClient::connect(&self.socket, self.call_timeout).await {
+            Ok(client) => client,
             Err(error) => return SessionEnd { published: false, error: error.to_string() },
         };
-        let mut client = PodResourcesListerClient::new(channel);
         let mut published = false;
         loop {
-            let call = client.list(ListPodResourcesRequest {});
-            let response = match tokio::time::timeout(self.call_timeout, call).await {
-                Ok(Ok(response)) => response.into_inner(),
-                Ok(Err(status)) => {
-                    let error = format!("List on {}: {}", self.socket.display(), status.message());
-                    return SessionEnd { published, error };
-                }
-                Err(_) => {
-                    let error = format!("List on {}: no answer within {:?}", self.socket.display(), self.call_timeout);
-                    return SessionEnd { published, error };
-                }
+            let response = match client.list().await {
+                Ok(response) => response,
+                Err(error) => return SessionEnd { published, error: error.to_string() },
             };
             shared.publish(PodAttribution::from_assignments(&assignments_from_response(response), &self.naming));
             published = true;
@@ -137,7 +125,7 @@ struct SessionEnd {
 #[cfg(test)]
 mod tests {
     use ascend_dcmi::PhyId;
-    use ascend_deviceplugin::api::v1::{ContainerDevices, ContainerResources, PodResources};
+    use ascend_node::pod_resources::api::{ContainerDevices, ContainerResources, PodResources};
 
     use super::*;
 

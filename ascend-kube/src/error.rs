@@ -82,6 +82,9 @@ pub enum Error {
     /// The thread reading the chips failed.
     #[error("the thread reading the chips failed: {0}")]
     DriverThread(String),
+    /// The driver library could not be loaded.
+    #[error(transparent)]
+    Driver(#[from] ascend_node::Error),
 }
 
 impl Error {

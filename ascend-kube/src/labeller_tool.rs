@@ -4,73 +4,22 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use ascend_dcmi::{Dcmi, DeviceManager};
+use ascend_dcmi::DeviceManager;
+use ascend_node::{load_driver_until, DriverOptions};
 
 use crate::client::{connect_as, in_cluster, NODE_LABELLER_FIELD_MANAGER};
 use crate::error::{Error, Result};
 use crate::node_labeller::{LabellerConfig, NodeLabeller, ReconcileTrigger, Reconciled};
 use crate::node_labels::{LabelPatch, NodeLabels};
 
-/// Where the driver library is and how far to trust it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DriverOptions {
-    /// Load exactly this `libdcmi.so` instead of searching the standard places.
-    pub library: Option<PathBuf>,
-    /// Where the host's `/` is mounted.
-    pub host_root: PathBuf,
-    /// Refuse a library that is not root-owned and read-only (off only for test builds).
-    pub verify_library_ownership: bool,
-}
-
-impl Default for DriverOptions {
-    fn default() -> Self {
-        DriverOptions { library: None, host_root: PathBuf::from("/"), verify_library_ownership: true }
-    }
-}
-
-/// Loads `libdcmi.so` once, on a blocking thread.
+/// Loads `libdcmi.so` once ([`ascend_node::load_driver`]).
 ///
 /// # Errors
-/// [`Error::Dcmi`] naming the library problem, [`Error::DriverThread`] if the loading thread failed.
+/// [`Error::Driver`] naming the library problem.
 pub async fn load_driver(options: &DriverOptions) -> Result<Arc<dyn DeviceManager>> {
-    let mut builder =
-        Dcmi::builder().host_root(options.host_root.clone()).verify_library_ownership(options.verify_library_ownership);
-    if let Some(library) = &options.library {
-        builder = builder.library_path(library.clone());
-    }
-    let dcmi = tokio::task::spawn_blocking(move || builder.init())
-        .await
-        .map_err(|error| Error::DriverThread(error.to_string()))?
-        .map_err(|source| Error::Dcmi {
-            what: "the Ascend driver (libdcmi.so): is the NPU driver installed and /usr/local/Ascend mounted?".into(),
-            source,
-        })?;
-    tracing::info!(library = %dcmi.library_path().display(), "driver loaded");
-    Ok(Arc::new(dcmi))
-}
-
-/// Loads the driver, retrying every `retry` (a sidecar starts with its node, maybe before the driver is ready);
-/// `None` when `shutdown` completes first.
-pub async fn load_driver_until(
-    options: &DriverOptions,
-    retry: Duration,
-    shutdown: impl Future<Output = ()>,
-) -> Option<Arc<dyn DeviceManager>> {
-    tokio::pin!(shutdown);
-    loop {
-        match load_driver(options).await {
-            Ok(manager) => return Some(manager),
-            Err(error) => tracing::error!(%error, retry_in = ?retry, "no usable driver; retrying"),
-        }
-        tokio::select! {
-            () = tokio::time::sleep(retry) => {}
-            () = &mut shutdown => return None,
-        }
-    }
+    Ok(Arc::new(ascend_node::load_driver(options).await?))
 }
 
 /// A previewed patch, and what it was computed against.
@@ -145,6 +94,7 @@ pub async fn run_daemon(
     let Some(manager) = load_driver_until(driver, config.interval, until_stopped()).await else {
         return Ok(());
     };
+    let manager: Arc<dyn DeviceManager> = Arc::new(manager);
     let labeller = NodeLabeller::new(manager, client, config)?;
     let hangups = tokio::spawn(reconcile_on_hangup(labeller.trigger()));
     labeller.run(until_stopped()).await;

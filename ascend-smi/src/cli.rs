@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::{Dcmi, DeviceManager, FaultPolicy};
+use ascend_node::DriverArgs;
 use clap::{Args, Parser, Subcommand};
 
 use super::collect::{
@@ -25,6 +26,8 @@ use crate::installed_software::InstalledSoftware;
 #[command(name = "ascend-smi", version, about = "Ascend NPUs at a glance: chips, health, telemetry, fault events")]
 #[command(after_help = "Exit codes: 0 all chips healthy, 1 tool failure, 2 bad usage, 3 a chip is unhealthy, \
                         4 a chip did not answer, 5 driver error (library, dcmi_init, chip list).")]
+#[command(mut_arg("dcmi_library", |arg| arg.global(true)))]
+#[command(mut_arg("skip_library_ownership_check", |arg| arg.global(true)))]
 pub struct SmiCli {
     /// What to show (default: info).
     #[command(subcommand)]
@@ -36,9 +39,9 @@ pub struct SmiCli {
     #[arg(long, global = true, value_name = "TOPOLOGY", num_args = 0..=1, require_equals = true,
           default_missing_value = DEFAULT_SIM_TOPOLOGY)]
     pub sim: Option<String>,
-    /// Load exactly this libdcmi.so instead of searching for it.
-    #[arg(long, global = true, value_name = "PATH")]
-    pub library: Option<PathBuf>,
+    /// The driver library.
+    #[command(flatten)]
+    pub driver: DriverArgs,
     /// Where the host's / is mounted (for example /host in a container).
     #[arg(long, global = true, value_name = "DIR")]
     pub host_root: Option<PathBuf>,
@@ -176,8 +179,11 @@ fn open_manager(cli: &SmiCli, policy: FaultPolicy) -> Result<Arc<dyn DeviceManag
         // The simulator is the build's own artefact, owned by whoever ran cargo: the root-ownership rule for the
         // vendor's library does not apply to it.
         builder = builder.library_path(setup.library).verify_library_ownership(false);
-    } else if let Some(library) = &cli.library {
-        builder = builder.library_path(library);
+    } else {
+        if let Some(library) = &cli.driver.dcmi_library {
+            builder = builder.library_path(library);
+        }
+        builder = builder.verify_library_ownership(!cli.driver.skip_library_ownership_check);
     }
     let dcmi = builder.init().map_err(|error| OpenError::Driver(error.to_string()))?;
     Ok(Arc::new(dcmi))

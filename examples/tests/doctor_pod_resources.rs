@@ -2,13 +2,13 @@
 
 mod smi_doctor_support;
 
-use ascend_deviceplugin::api::v1::pod_resources_lister_server::{PodResourcesLister, PodResourcesListerServer};
-use ascend_deviceplugin::api::v1::{
+use ascend_doctor::check::Status;
+use ascend_doctor::report::run;
+use ascend_node::pod_resources::api::pod_resources_lister_server::{PodResourcesLister, PodResourcesListerServer};
+use ascend_node::pod_resources::api::{
     AllocatableResourcesRequest, AllocatableResourcesResponse, ContainerDevices, ContainerResources,
     GetPodResourcesRequest, GetPodResourcesResponse, ListPodResourcesRequest, ListPodResourcesResponse, PodResources,
 };
-use ascend_doctor::check::Status;
-use ascend_doctor::report::run;
 use smi_doctor_support::doctor_host::DoctorHost;
 use tokio_stream::wrappers::UnixListenerStream;
 

@@ -23,6 +23,7 @@ run() { # crate example [args...]
 
 listed=(
     ascend-dcmi/examples/watch_health.rs
+    ascend-node/examples/health_snapshot.rs
     ascend-oci/examples/inject_spec.rs
     ascend-hccn/examples/network.rs
     ascend-cluster/examples/demo_cluster.rs
@@ -35,6 +36,7 @@ for file in */examples/*.rs; do
 done
 
 run ascend-dcmi watch_health
+run ascend-node health_snapshot
 run ascend-oci inject_spec
 # The simulated hccn_tool answers for the sample's chips; phy 4 is the Atlas 800T A2's first.
 cargo build -q -p dcmi-sim --bin hccn_tool

@@ -7,6 +7,7 @@
 mod args;
 mod connect;
 mod render;
+mod style;
 mod table;
 
 use std::io::{IsTerminal, Write};
@@ -14,6 +15,7 @@ use std::process::ExitCode;
 
 pub use args::{Args, Command, Output};
 pub use connect::client_for;
+pub use style::Style;
 
 use crate::error::{Error, Result};
 use crate::objects::Scope;
@@ -32,22 +34,6 @@ pub mod exit {
     pub const CLUSTER: u8 = 3;
     /// `doctor` could not run: no daemon pod on the node, or the exec failed.
     pub const DOCTOR_UNAVAILABLE: u8 = 4;
-}
-
-/// How to print.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Style {
-    /// ANSI colours (only for a terminal, and not under `NO_COLOR`).
-    pub colour: bool,
-    /// The time ages are counted to.
-    pub now: k8s_openapi::jiff::Timestamp,
-}
-
-impl Style {
-    /// Plain text, ages counted to now.
-    pub fn plain() -> Style {
-        Style { colour: false, now: k8s_openapi::jiff::Timestamp::now() }
-    }
 }
 
 /// What a command prints and how it exits.

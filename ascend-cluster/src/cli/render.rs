@@ -3,8 +3,9 @@
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
+use super::args::Output;
+use super::style::Style;
 use super::table::{Cell, Colour, Table};
-use super::{Output, Style};
 use crate::error::{Error, Result};
 use crate::{CapacityReport, DoctorRun, FaultsReport, NodesReport, PodsReport};
 

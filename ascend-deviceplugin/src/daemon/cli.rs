@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use crate::allocate::{DEFAULT_CDI_KIND, DEFAULT_DRIVER_MOUNTS};
 use crate::kubelet::DEFAULT_PLUGIN_DIR;
-use crate::naming::DEFAULT_PREFIX;
 use crate::{AllocateConfig, AllocateMode, CdiDelivery, InventoryOptions, MonitorConfig, PluginConfig, ResourceNaming};
 use ascend_cli::duration::parse_positive_duration;
 use ascend_cli::LogArgs;
+use ascend_node::naming::DEFAULT_PREFIX;
+use ascend_node::{DriverArgs, DriverOptions};
 use clap::{Parser, ValueEnum};
 
 /// Kubernetes device plugin for Huawei Ascend NPUs.
@@ -74,13 +75,9 @@ pub struct Args {
     #[arg(long, env = "ASCEND_DP_HOST_ROOT", default_value = "/")]
     pub host_root: PathBuf,
 
-    /// Load exactly this libdcmi.so instead of searching the standard places.
-    #[arg(long, env = "ASCEND_DCMI_LIBRARY")]
-    pub dcmi_library: Option<PathBuf>,
-
-    /// Load a libdcmi.so that is not root-owned and read-only (test builds only).
-    #[arg(long, env = "ASCEND_DP_SKIP_LIBRARY_OWNERSHIP_CHECK")]
-    pub skip_library_ownership_check: bool,
+    /// The driver library.
+    #[command(flatten)]
+    pub driver: DriverArgs,
 
     /// How long to wait before retrying when no driver can be loaded.
     #[arg(long, env = "ASCEND_DP_DRIVER_RETRY", default_value = "10s", value_parser = parse_positive_duration)]
@@ -177,6 +174,11 @@ impl Args {
         config.publisher.placement.super_pod_id = self.super_pod_id;
         config.publisher.placement.server_index = self.server_index;
         Ok(Some(config))
+    }
+
+    /// Where the driver library is, how far to trust it, and how long its calls may take.
+    pub fn driver_options(&self) -> DriverOptions {
+        DriverOptions { call_deadline: Some(self.health_deadline), ..self.driver.options(&self.host_root) }
     }
 
     /// The plugin configuration these flags describe.

@@ -7,9 +7,9 @@ use std::time::Duration;
 use crate::{plugin, DeviceAssigner, HealthMonitor};
 use anyhow::Context;
 use ascend_cli::health_endpoint::{EndpointError, HealthEndpoint};
-use ascend_dcmi::Dcmi;
 use ascend_kube::backoff::BackoffPolicy;
 use ascend_kube::node_condition::NodeConditionWriter;
+use ascend_node::load_driver_until;
 use tokio::sync::watch;
 
 use super::cli::Args;
@@ -38,12 +38,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         move || text.encode(),
         stopped(stop.clone()),
     ));
-    let Some(dcmi) = load_driver(&args, stop.clone()).await else {
+    let Some(dcmi) = load_driver_until(&args.driver_options(), args.driver_retry, stopped(stop.clone())).await else {
         return finish_http(http).await;
     };
+    let dcmi = Arc::new(dcmi);
     metrics.set_driver_loaded(true);
     let observer: Arc<dyn crate::PluginObserver> = metrics.clone();
-    let monitor = HealthMonitor::start(dcmi, config.monitor.clone(), Arc::clone(&observer))?;
+    let monitor = HealthMonitor::start(dcmi, config.monitor.clone(), observer.clone())?;
     let client = match volcano.is_some() || events_node.is_some() {
         true => Some(
             ascend_kube::connect_as("ascend-device-plugin", env!("CARGO_PKG_VERSION"))
@@ -87,40 +88,6 @@ async fn finish_http(http: tokio::task::JoinHandle<Result<(), EndpointError>>) -
     match http.await {
         Ok(result) => Ok(result?),
         Err(error) => Err(anyhow::anyhow!("HTTP task failed: {error}")),
-    }
-}
-
-/// Loads libdcmi.so, retrying every `--driver-retry` with a clear message until it works or the daemon stops.
-async fn load_driver(args: &Args, mut stop: watch::Receiver<bool>) -> Option<Arc<Dcmi>> {
-    let mut attempt: u64 = 0;
-    loop {
-        attempt += 1;
-        let mut builder = Dcmi::builder()
-            .host_root(args.host_root.clone())
-            .call_deadline(args.health_deadline)
-            .verify_library_ownership(!args.skip_library_ownership_check);
-        if let Some(library) = &args.dcmi_library {
-            builder = builder.library_path(library.clone());
-        }
-        let loading = tokio::task::spawn_blocking(move || {
-            builder.init().inspect(|dcmi| {
-                let version = dcmi.driver_version().unwrap_or_else(|error| format!("unknown ({error})"));
-                tracing::info!(%version, library = %dcmi.library_path().display(), "driver loaded");
-            })
-        });
-        match loading.await {
-            Ok(Ok(dcmi)) => return Some(Arc::new(dcmi)),
-            Ok(Err(error)) => tracing::error!(
-                %error, attempt, retry_in = ?args.driver_retry,
-                "no usable Ascend driver on this node (is the NPU driver installed and /usr/local/Ascend mounted?); \
-                 advertising nothing and retrying"
-            ),
-            Err(error) => tracing::error!(%error, "driver loading thread failed; retrying"),
-        }
-        tokio::select! {
-            () = tokio::time::sleep(args.driver_retry) => {}
-            _ = stop.wait_for(|stop| *stop) => return None,
-        }
     }
 }
 

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::{Error, Health, PluginObserver};
 use ascend_dcmi::ChipIds;
+use ascend_node::HealthObserver;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -113,14 +114,16 @@ impl PluginMetrics {
     }
 }
 
-impl PluginObserver for PluginMetrics {
+impl HealthObserver for PluginMetrics {
     fn health_changed(&self, chip: &ChipIds, health: &Health) {
         let id = chip.phy.to_string();
         let to = if health.is_healthy() { "healthy" } else { "unhealthy" };
         self.health_transitions.get_or_create(&TransitionLabels { id: id.clone(), to: to.to_owned() }).inc();
         self.chip_healthy.get_or_create(&ChipLabels { id }).set(i64::from(health.is_healthy()));
     }
+}
 
+impl PluginObserver for PluginMetrics {
     fn registered(&self, resource: &str) {
         self.registrations.get_or_create(&labels(resource)).inc();
     }

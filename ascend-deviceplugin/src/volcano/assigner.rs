@@ -9,7 +9,7 @@ use tokio::sync::{Mutex, Notify};
 
 use crate::assigner::DeviceAssigner;
 use crate::error::{Error, Result};
-use crate::inventory::Resource;
+use ascend_node::inventory::Resource;
 
 /// How the pod of an Allocate call is looked for: a LIST of the node's pods, again whenever the watch of them sees a
 /// change, until the pod is there or the time is up.

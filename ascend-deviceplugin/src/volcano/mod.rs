@@ -22,7 +22,7 @@ use ascend_kube::pod_assignment::PodAssignments;
 use tokio::sync::Notify;
 
 use crate::error::{Error, Result};
-use crate::monitor::HealthMonitor;
+use ascend_node::monitor::HealthMonitor;
 use assigner::{LookupConfig, VolcanoAssigner};
 use publisher::PublisherLoop;
 

@@ -16,9 +16,9 @@ use ascend_kube::device_info_publisher::{DeviceInfoPublisher, Published};
 use ascend_kube::pod_assignment::{chips_in_use, PodAssignments};
 use tokio::sync::{watch, Notify};
 
-use crate::inventory::Snapshot;
-use crate::monitor::Separations;
 use crate::volcano::device_list::device_list;
+use ascend_node::inventory::Snapshot;
+use ascend_node::monitor::Separations;
 
 /// What the publishing loop works with.
 pub struct PublisherLoop {

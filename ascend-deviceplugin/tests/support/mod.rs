@@ -368,7 +368,7 @@ impl Harness {
         let manager = host.manager();
         let task = tokio::spawn(async move {
             let observer: Arc<dyn ascend_deviceplugin::PluginObserver> = Arc::new(NoopObserver);
-            let monitor = HealthMonitor::start(manager, config.monitor.clone(), Arc::clone(&observer))?;
+            let monitor = HealthMonitor::start(manager, config.monitor.clone(), observer.clone())?;
             let assigner = ascend_deviceplugin::volcano::start(client, &monitor, volcano, std::future::pending())?;
             let shutdown = async {
                 let _ = stopped.await;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ascend_cli::duration::parse_positive_duration;
 use ascend_cli::LogArgs;
-use ascend_kube::labeller_tool::DriverOptions;
+use ascend_node::{DriverArgs, DriverOptions};
 use clap::Parser;
 use dra_kubelet_plugin::{DEFAULT_PLUGINS_DIR, DEFAULT_REGISTRY_DIR};
 
@@ -53,13 +53,9 @@ pub struct Args {
     #[arg(long, env = "ASCEND_DRA_HEALTH_DEADLINE", default_value = "10s", value_parser = parse_positive_duration)]
     pub health_deadline: Duration,
 
-    /// Load exactly this libdcmi.so instead of searching the standard places.
-    #[arg(long, env = "ASCEND_DCMI_LIBRARY")]
-    pub dcmi_library: Option<PathBuf>,
-
-    /// Load a libdcmi.so that is not root-owned and read-only (test builds only).
-    #[arg(long, env = "ASCEND_DRA_SKIP_LIBRARY_OWNERSHIP_CHECK")]
-    pub skip_library_ownership_check: bool,
+    /// The driver library.
+    #[command(flatten)]
+    pub driver: DriverArgs,
 
     /// Address of `/healthz` and `/metrics`.
     #[arg(long, env = "ASCEND_DRA_LISTEN", default_value = "0.0.0.0:11253")]
@@ -85,13 +81,9 @@ impl Args {
         config
     }
 
-    /// Where the driver library is, and how far to trust it.
+    /// Where the driver library is, how far to trust it, and how long its calls may take.
     pub fn driver_options(&self) -> DriverOptions {
-        DriverOptions {
-            library: self.dcmi_library.clone(),
-            host_root: self.host_root.clone(),
-            verify_library_ownership: !self.skip_library_ownership_check,
-        }
+        DriverOptions { call_deadline: Some(self.health_deadline), ..self.driver.options(&self.host_root) }
     }
 }
 

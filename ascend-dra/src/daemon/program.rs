@@ -30,7 +30,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
 }
 
 async fn serve(args: &Args, running: &Gauge<i64, AtomicI64>) -> anyhow::Result<()> {
-    let manager = ascend_kube::labeller_tool::load_driver(&args.driver_options()).await?;
+    let manager = Arc::new(ascend_node::load_driver(&args.driver_options()).await?);
     let client = ascend_kube::connect_as("ascend-dra-driver", env!("CARGO_PKG_VERSION"))
         .await
         .context("the driver publishes ResourceSlices and reads ResourceClaims through the Kubernetes API")?;

@@ -13,7 +13,7 @@ use ascend_hccn::{LinkState, StatCounters};
 
 use super::group::NetworkGroup;
 use super::readings::{GroupReadings, LinkReadings, OpticalReadings, PortName, PortReadings};
-use crate::catalogue::{ChipView, Extract, MetricDef, MetricKind, Naming};
+use crate::metric_def::{ChipView, Extract, MetricDef, MetricKind, Naming};
 use crate::metric_group::SampledGroup;
 use crate::sample::{LabelText, SampleSink};
 

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use ascend_kube::labeller_tool::DriverOptions;
 use ascend_kube::node_labeller::LabellerConfig;
+use ascend_node::{DriverArgs, DriverOptions};
 use clap::Parser;
 
 use ascend_cli::duration::parse_positive_duration;
@@ -34,17 +34,13 @@ pub struct Args {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Load exactly this libdcmi.so instead of searching the standard places.
-    #[arg(long, env = "ASCEND_DCMI_LIBRARY")]
-    pub library: Option<PathBuf>,
-
     /// Where the host's `/` is mounted (for finding the driver library).
     #[arg(long, env = "ASCEND_LABELLER_HOST_ROOT", default_value = "/")]
     pub host_root: PathBuf,
 
-    /// Load a libdcmi.so that is not root-owned and read-only (test builds only).
-    #[arg(long, env = "ASCEND_LABELLER_SKIP_LIBRARY_OWNERSHIP_CHECK")]
-    pub skip_library_ownership_check: bool,
+    /// The driver library.
+    #[command(flatten)]
+    pub driver: DriverArgs,
 
     /// How long reading the chips may take before a reconcile gives up.
     #[arg(long, env = "ASCEND_LABELLER_DRIVER_DEADLINE", default_value = "30s", value_parser = parse_positive_duration)]
@@ -67,11 +63,7 @@ impl Args {
 
     /// Where the driver library is.
     pub fn driver_options(&self) -> DriverOptions {
-        DriverOptions {
-            library: self.library.clone(),
-            host_root: self.host_root.clone(),
-            verify_library_ownership: !self.skip_library_ownership_check,
-        }
+        self.driver.options(&self.host_root)
     }
 }
 
@@ -105,7 +97,7 @@ mod tests {
         .expect("parses");
         assert_eq!(args.labeller_config().interval, Duration::from_secs(300));
         assert!(args.once);
-        assert_eq!(args.library.as_deref(), Some(std::path::Path::new("/opt/libdcmi.so")));
+        assert_eq!(args.driver.dcmi_library.as_deref(), Some(std::path::Path::new("/opt/libdcmi.so")));
         assert!(Args::try_parse_from(["x", "--node-name=n", "--interval=0s"]).is_err());
     }
 }

@@ -21,8 +21,8 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use tokio::sync::watch;
 
 use crate::error::{Error, Result};
+use crate::health_observer::HealthObserver;
 use crate::inventory::{ChipCondition, ChipRecord, Health, InventoryOptions, Snapshot};
-use crate::observer::PluginObserver;
 
 /// How the monitor polls.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +69,7 @@ impl HealthMonitor {
     pub fn start(
         manager: Arc<dyn DeviceManager>,
         config: MonitorConfig,
-        observer: Arc<dyn PluginObserver>,
+        observer: Arc<dyn HealthObserver>,
     ) -> Result<Self> {
         if config.poll_interval.is_zero() || config.health_deadline.is_zero() {
             return Err(Error::Config("poll interval and health deadline must be greater than zero".to_owned()));
@@ -161,7 +161,7 @@ enum Task {
 struct MonitorState {
     manager: Arc<dyn DeviceManager>,
     config: MonitorConfig,
-    observer: Arc<dyn PluginObserver>,
+    observer: Arc<dyn HealthObserver>,
     messages: Sender<Message>,
     snapshot: watch::Sender<Arc<Snapshot>>,
     chips: BTreeMap<PhyId, ChipRecord>,
@@ -183,7 +183,7 @@ impl MonitorState {
     fn new(
         manager: Arc<dyn DeviceManager>,
         config: MonitorConfig,
-        observer: Arc<dyn PluginObserver>,
+        observer: Arc<dyn HealthObserver>,
         messages: Sender<Message>,
         snapshot: watch::Sender<Arc<Snapshot>>,
     ) -> Self {

@@ -1,0 +1,52 @@
+//! What every Huawei Ascend NPU node daemon shares, under the device plugin, the DRA driver, the exporter and the
+//! doctor:
+//!
+//! - [`driver`]: loading `libdcmi.so` once or until it works, with the options ([`DriverOptions`]) and, with the
+//!   `cli` feature, the flags ([`DriverArgs`]) every program spells the same way;
+//! - [`monitor`]: a thread that lists chips, polls their health with a deadline, reacts to fault events and
+//!   publishes a [`Snapshot`] through a `tokio::sync::watch` channel;
+//! - [`inventory`] and [`naming`]: what a node offers (resources such as `huawei.com/Ascend910`, vNPU resources,
+//!   time-sharing replicas) and how devices are named (`Ascend910-<phy>`);
+//! - [`topology`]: HCCS groups;
+//! - [`pod_resources`] (feature `pod-resources`) and [`kubelet_paths`]: the kubelet's PodResources API and where its
+//!   sockets are.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use ascend_node::{load_driver, HealthMonitor, MonitorConfig, NoopObserver, DriverOptions};
+//!
+//! # async fn example() -> ascend_node::Result<()> {
+//! let dcmi = load_driver(&DriverOptions::default()).await?;
+//! let monitor = HealthMonitor::start(Arc::new(dcmi), MonitorConfig::default(), Arc::new(NoopObserver))?;
+//! for resource in monitor.snapshot().resources() {
+//!     println!("{}: {} devices", resource.name, resource.devices.len());
+//! }
+//! # Ok(())
+//! # }
+//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![forbid(unsafe_code)]
+
+pub mod driver;
+#[cfg(feature = "cli")]
+mod driver_args;
+mod error;
+mod health_observer;
+pub mod inventory;
+pub mod kubelet_paths;
+pub mod monitor;
+pub mod naming;
+#[cfg(feature = "pod-resources")]
+pub mod pod_resources;
+pub mod topology;
+
+pub use driver::{load_driver, load_driver_until, DriverOptions};
+#[cfg(feature = "cli")]
+pub use driver_args::DriverArgs;
+pub use error::{Error, Result};
+pub use health_observer::{HealthObserver, NoopObserver};
+pub use inventory::{ChipCondition, Device, DeviceKind, Health, InventoryOptions, Resource, Snapshot};
+pub use monitor::{HealthMonitor, MonitorConfig, Separations};
+pub use naming::{DeviceName, ResourceNaming};
+#[cfg(feature = "pod-resources")]
+pub use pod_resources::PodResourcesClient;
