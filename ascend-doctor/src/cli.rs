@@ -134,12 +134,12 @@ pub fn options(cli: &DoctorCli) -> Result<DoctorOptions, String> {
 }
 
 #[cfg(feature = "kube")]
-fn cluster_api(timeout: Duration) -> Option<Box<dyn super::context::ClusterApi>> {
+fn cluster_api(timeout: Duration) -> Option<Box<dyn super::cluster_api::ClusterApi>> {
     Some(Box::new(super::node_api::KubeClusterApi::new(timeout)))
 }
 
 #[cfg(not(feature = "kube"))]
-fn cluster_api(_timeout: Duration) -> Option<Box<dyn super::context::ClusterApi>> {
+fn cluster_api(_timeout: Duration) -> Option<Box<dyn super::cluster_api::ClusterApi>> {
     None
 }
 

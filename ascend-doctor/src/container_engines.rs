@@ -19,8 +19,11 @@ use ascend_oci::runtime_config::cri_plugin_key;
 
 use super::host::HostRoot;
 use super::installed_version::{dpkg_version, first_binary, major_minor, FoundVersion};
-use super::runtime_checks::{CONTAINERD_CONFIG, DOCKER_CONFIG};
 
+/// Docker's configuration file.
+pub const DOCKER_CONFIG: &str = "/etc/docker/daemon.json";
+/// containerd's configuration file.
+pub const CONTAINERD_CONFIG: &str = "/etc/containerd/config.toml";
 /// CRI-O's main configuration file.
 pub const CRIO_CONFIG: &str = "/etc/crio/crio.conf";
 /// CRI-O's drop-in directory (files ending in `.conf`, read in name order after the main file).

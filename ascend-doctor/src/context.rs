@@ -1,17 +1,16 @@
 //! What the checks run against (the inputs), and what earlier checks found for later ones (the facts).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::{Dcmi, DeviceManager};
-use ascend_oci::runtime_config::RuntimeClassRef;
 
 use super::check::Section;
+pub use super::cluster_api::{ClusterApi, ClusterPod, NodeResources};
 use super::compatibility::CompatibilityTable;
 use super::host::HostRoot;
-use super::pod_container::{PodContainers, PodRef};
+use super::pod_container::PodRef;
 use ascend_smi::installed_software::InstalledSoftware;
 
 /// Loads `libdcmi.so` and calls `dcmi_init`: the only way the doctor talks to the driver, so tests can replace it.
@@ -21,83 +20,6 @@ pub trait DriverConnector: Send + Sync {
     /// # Errors
     /// The driver's error, as text naming the library and the call.
     fn connect(&self, library: &Path) -> Result<Arc<dyn DeviceManager>, String>;
-}
-
-/// What the checks read from the API server. The doctor works without one (builds without the `kube` feature,
-/// hosts without access to the API server); tests pass their own, or the kube-rs one
-/// (`node_api::KubeClusterApi`, feature `kube`) pointed at a fake API server.
-///
-/// Every method's error is text naming the request and why it got no answer (refused, timed out, HTTP 403 or 404).
-pub trait ClusterApi: Send + Sync {
-    /// Why no cluster can be asked at all (no in-cluster environment and no kubeconfig), or `None` when one is
-    /// configured. Checks that need the cluster SKIP with this reason; a configured cluster that then fails to
-    /// answer is a finding (WARN), as it was when the doctor ran `kubectl`.
-    fn unavailable(&self) -> Option<String> {
-        None
-    }
-
-    /// The node's `status.nodeInfo.kubeletVersion`; `Ok(None)` when the kubelet has not reported one.
-    ///
-    /// # Errors
-    /// Why the API server gave no answer.
-    fn kubelet_version(&self, node: &str) -> Result<Option<String>, String>;
-
-    /// The versions of API group `group` the server serves, preferred first (API discovery, `/apis`); `Ok(None)`
-    /// when it does not serve the group.
-    ///
-    /// # Errors
-    /// Why the API server gave no answer.
-    fn served_versions(&self, group: &str) -> Result<Option<Vec<String>>, String>;
-
-    /// The node's `status.capacity` and `status.allocatable`.
-    ///
-    /// # Errors
-    /// Why the API server gave no answer.
-    fn node_resources(&self, node: &str) -> Result<NodeResources, String>;
-
-    /// The pods bound to `node`, or every pod of the cluster when the node is unknown.
-    ///
-    /// # Errors
-    /// Why the API server gave no answer.
-    fn pods(&self, node: Option<&str>) -> Result<Vec<ClusterPod>, String>;
-
-    /// The cluster's RuntimeClasses.
-    ///
-    /// # Errors
-    /// Why the API server gave no answer.
-    fn runtime_classes(&self) -> Result<Vec<RuntimeClassRef>, String>;
-
-    /// Pod `namespace/name`: its node and its containers' statuses; `Ok(None)` when there is no such pod. The
-    /// default, for clients written before `--pod`, says it cannot answer.
-    ///
-    /// # Errors
-    /// Why the API server gave no answer.
-    fn pod(&self, namespace: &str, name: &str) -> Result<Option<PodContainers>, String> {
-        let _ = (namespace, name);
-        Err("this API client does not read single pods".to_owned())
-    }
-}
-
-/// A node's `status.capacity` and `status.allocatable`: resource name to quantity as the API server writes it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NodeResources {
-    /// What the node has.
-    pub capacity: BTreeMap<String, String>,
-    /// What pods may use.
-    pub allocatable: BTreeMap<String, String>,
-}
-
-/// A pod as the checks see it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClusterPod {
-    /// Namespace.
-    pub namespace: String,
-    /// Name.
-    pub name: String,
-    /// `metadata.uid`.
-    pub uid: String,
-    /// `status.phase` (`Running`, `Succeeded` ...; empty when unset).
-    pub phase: String,
 }
 
 /// The real connector: `ascend_dcmi::Dcmi` with the host root and a call deadline.

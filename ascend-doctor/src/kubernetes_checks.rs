@@ -10,7 +10,8 @@ use ascend_node::kubelet_paths::{DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
 use ascend_node::naming::{base_name, socket_name, DEFAULT_PREFIX};
 
 use super::check::{CheckResult, Section, Status};
-use super::context::{ClusterApi, DoctorOptions, Facts};
+use super::cluster_api::ClusterApi;
+use super::context::{DoctorOptions, Facts};
 use super::host::EntryKind;
 use super::pod_resources::{checkpoint_allocations, checkpoint_registered, list_pod_resources, Allocation, PodRef};
 

@@ -48,6 +48,7 @@ pub mod cdi_engine_checks;
 pub mod check;
 pub mod chip_firmware;
 pub mod cli;
+mod cluster_api;
 pub mod compatibility;
 pub mod container_engines;
 pub mod context;

@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use ascend_oci::runtime_config::RuntimeClassRef;
 
-use super::context::{ClusterApi, ClusterPod, NodeResources};
-use super::pod_container::PodContainers;
+use super::cluster_api::{ClusterApi, ClusterPod, NodeResources, PodContainers};
 
 /// The cluster `ascend_kube::connect` finds (in a pod its service account, else `KUBECONFIG` or
 /// `~/.kube/config`), or the one a configuration names.

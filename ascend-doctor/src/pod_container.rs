@@ -16,7 +16,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use super::context::ClusterApi;
+use super::cluster_api::ClusterApi;
+pub use super::cluster_api::{ContainerStatus, PodContainers};
 use super::host::HostRoot;
 
 /// A pod, and optionally one of its containers, as `--pod` names them: `NAMESPACE/NAME[/CONTAINER]`.
@@ -64,51 +65,6 @@ impl fmt::Display for PodRef {
             None => Ok(()),
         }
     }
-}
-
-/// What the API server says of a pod's containers.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PodContainers {
-    /// `spec.nodeName`; `None` while the pod is not scheduled.
-    pub node_name: Option<String>,
-    /// `status.phase` (empty when unset).
-    pub phase: String,
-    /// `status.containerStatuses`, in the pod's order.
-    pub containers: Vec<ContainerStatus>,
-}
-
-impl PodContainers {
-    /// The fields of a Pod object's JSON (`spec.nodeName`, `status.phase`, `status.containerStatuses`); missing or
-    /// mistyped fields are empty.
-    pub fn from_pod_json(pod: &serde_json::Value) -> PodContainers {
-        let text = |value: &serde_json::Value| value.as_str().map(str::to_owned);
-        let statuses = pod["status"]["containerStatuses"].as_array().map(Vec::as_slice).unwrap_or_default();
-        PodContainers {
-            node_name: text(&pod["spec"]["nodeName"]).filter(|node| !node.is_empty()),
-            phase: text(&pod["status"]["phase"]).unwrap_or_default(),
-            containers: statuses
-                .iter()
-                .filter_map(|status| {
-                    Some(ContainerStatus {
-                        name: text(&status["name"])?,
-                        container_id: text(&status["containerID"]).filter(|id| !id.is_empty()),
-                        running: status["state"]["running"].is_object(),
-                    })
-                })
-                .collect(),
-        }
-    }
-}
-
-/// One entry of `status.containerStatuses`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContainerStatus {
-    /// The container's name.
-    pub name: String,
-    /// `containerID` (`containerd://<id>`); `None` before the runtime created it.
-    pub container_id: Option<String>,
-    /// Whether `state.running` is set.
-    pub running: bool,
 }
 
 /// The container runtimes whose containers the doctor can find on the host.

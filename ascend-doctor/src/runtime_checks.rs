@@ -8,13 +8,9 @@ use ascend_oci::runtime_config::{
 };
 
 use super::check::{CheckResult, Section, Status};
+pub use super::container_engines::{CONTAINERD_CONFIG, DOCKER_CONFIG};
 use super::context::{DoctorOptions, Facts, RegisteredRuntime};
 use super::kubernetes_checks::NO_CLUSTER_FIX;
-
-/// Docker's configuration file.
-pub const DOCKER_CONFIG: &str = "/etc/docker/daemon.json";
-/// containerd's configuration file.
-pub const CONTAINERD_CONFIG: &str = "/etc/containerd/config.toml";
 
 const RESTART_WARNING: &str = "restarting the engine kills the node's containers: drain the node first, and roll \
                                the change out in batches";

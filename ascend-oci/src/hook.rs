@@ -24,6 +24,7 @@ use crate::inject::{request_from_spec, DEFAULT_CDI_KIND};
 use crate::mount_list::{resolve_sources, MountList, DEFAULT_MOUNT_LIST_DIR};
 use crate::request::RuntimeOptions;
 use crate::secure_path::{checked_relative, HostRoot, TrustedSource};
+use crate::start_error::StartError;
 
 /// The largest container state accepted on stdin.
 pub const MAX_STATE_BYTES: u64 = 1024 * 1024;
@@ -107,8 +108,7 @@ pub fn read_state(reader: impl Read) -> Result<State> {
 ///
 /// # Errors
 /// As [`read_state`] and [`run_hook`], the latter with the container's id as context.
-pub fn run_from_stdin(config: &HookConfig) -> std::result::Result<HookOutcome, crate::runtime_exec::StartError> {
-    use crate::runtime_exec::StartError;
+pub fn run_from_stdin(config: &HookConfig) -> std::result::Result<HookOutcome, StartError> {
     std::env::set_current_dir("/").map_err(|source| StartError::Io { context: "chdir /".to_owned(), source })?;
     let state = read_state(std::io::stdin().lock())?;
     run_hook(&state, config).map_err(|source| StartError::Step {

@@ -19,7 +19,9 @@ pub struct HostChip {
     pub phy_id: u32,
 }
 
-/// The products that have no `devmm_svm` and `hisi_hdc` nodes (§4.3 step 5 of Huawei's runtime).
+/// The products that have no `devmm_svm` and `hisi_hdc` nodes (`Atlas200ISoc` and `Atlas200`, for which
+/// `addManagerDevice` of Huawei's Ascend Docker Runtime leaves them out: `Ascend/mind-cluster`,
+/// `component/ascend-docker-runtime/runtime/process/process.go`).
 pub const PRODUCTS_WITHOUT_SVM_AND_HDC: [&str; 2] = ["Atlas 200I SoC A1", "Atlas 200 Model 3000"];
 
 /// The chips of a host and their type.
@@ -210,8 +212,9 @@ impl DeviceNode {
 /// A shared node: (host name under `/dev`, container name under `/dev`, required).
 type SharedNode = (&'static str, &'static str, bool);
 
-/// The shared (manager) nodes every container with a chip needs, by chip type and product type
-/// (§4.3 step 5 of Huawei's runtime).
+/// The shared (manager) nodes every container with a chip needs, by chip type and product type (as `addManagerDevice`
+/// of Huawei's Ascend Docker Runtime chooses them: `Ascend/mind-cluster`,
+/// `component/ascend-docker-runtime/runtime/process/process.go`).
 fn shared_node_names(chip_type: Option<&str>, product_type: Option<&str>) -> Vec<SharedNode> {
     const ATLAS_310B: [&str; 14] = [
         "svm0", "ts_aisle", "upgrade", "sys", "vdec", "vpc", "pngd", "venc", "log_drv", "acodec", "ai", "ao", "vo",
@@ -261,7 +264,8 @@ pub fn shared_device_nodes(root: &HostRoot, host: &HostChips) -> Result<Vec<Devi
 }
 
 /// Directories whose every node a container with a chip gets when they exist: the unified-bus (URMA) and UB MMU
-/// nodes of Ascend950 hosts (§4.3 step 4 of Huawei's runtime). Other hosts have neither.
+/// nodes of Ascend950 hosts (`addUBDevice` of Huawei's Ascend Docker Runtime: `Ascend/mind-cluster`,
+/// `component/ascend-docker-runtime/runtime/process/process.go`). Other hosts have neither.
 pub const UNIFIED_BUS_NODE_DIRECTORIES: [&str; 2] = ["/dev/uburma", "/dev/ummu"];
 
 /// The device nodes in [`UNIFIED_BUS_NODE_DIRECTORIES`], in name order; absent directories give none.

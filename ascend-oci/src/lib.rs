@@ -54,8 +54,10 @@ pub mod inject;
 pub mod mount_list;
 pub mod request;
 pub mod runtime_config;
+mod runtime_env;
 pub mod runtime_exec;
 pub mod runtime_shim;
 pub mod secure_path;
+mod start_error;
 
 pub use error::{Error, Result};

@@ -31,23 +31,13 @@ use crate::error::Error;
 use crate::hook::{run_from_stdin, HookConfig};
 use crate::inject::{InjectionConfig, MountDelivery, DEFAULT_CDI_KIND};
 use crate::mount_list::DEFAULT_MOUNT_LIST_DIR;
+pub use crate::runtime_env::{
+    CDI_KIND_ENV, CHIP_CACHE_ENV, CHIP_TYPE_ENV, HOST_ROOT_ENV, MOUNT_DELIVERY_ENV, MOUNT_LIST_DIR_ENV, RUNC_ENV,
+};
 use crate::runtime_shim::{prepare_bundle, report_to_runc_log, PrepareOptions, RuncInvocation};
 use crate::secure_path::check_trusted_file;
+pub use crate::start_error::StartError;
 
-/// The environment variable naming the host root.
-pub const HOST_ROOT_ENV: &str = "ASCEND_CTK_HOST_ROOT";
-/// The environment variable naming the directory of mount lists.
-pub const MOUNT_LIST_DIR_ENV: &str = "ASCEND_CTK_MOUNT_LIST_DIR";
-/// The environment variable naming the chip type (skips DCMI).
-pub const CHIP_TYPE_ENV: &str = "ASCEND_CTK_CHIP_TYPE";
-/// The environment variable naming the CDI kind.
-pub const CDI_KIND_ENV: &str = "ASCEND_CTK_CDI_KIND";
-/// The environment variable naming the low-level runtime.
-pub const RUNC_ENV: &str = "ASCEND_CTK_RUNC";
-/// The environment variable choosing how driver mounts reach the container (`spec` or `hook`).
-pub const MOUNT_DELIVERY_ENV: &str = "ASCEND_CTK_MOUNT_DELIVERY";
-/// The environment variable naming the chip cache file, or `off`.
-pub const CHIP_CACHE_ENV: &str = "ASCEND_CTK_CHIP_CACHE";
 /// The chip-cache value that turns the cache off.
 pub const CHIP_CACHE_OFF: &str = "off";
 
@@ -145,48 +135,6 @@ pub fn parse_chip_cache(text: &str) -> Result<Option<ChipCache>, String> {
         return Err(format!("{text:?} is neither an absolute path nor {CHIP_CACHE_OFF:?}"));
     }
     Ok(Some(ChipCache::new(text)))
-}
-
-/// Why the runtime role or the hook stopped: what it was doing, and the error that stopped it as the source.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    /// A step of this crate failed.
-    #[error("{context}")]
-    Step {
-        /// What was being done.
-        context: String,
-        /// The error (boxed: with the context beside it, this crate's error would make every `Result` of this
-        /// module large).
-        #[source]
-        source: Box<Error>,
-    },
-    /// A system call outside this crate's types failed.
-    #[error("{context}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// The error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// An error that names its own context.
-    #[error(transparent)]
-    Plain(#[from] Error),
-    /// No usable low-level runtime.
-    #[error("no {} found (set --runc or {RUNC_ENV})", .0.display())]
-    NoRunc(PathBuf),
-}
-
-impl StartError {
-    fn step(context: impl Into<String>) -> impl FnOnce(Error) -> Self {
-        let context = context.into();
-        move |source| StartError::Step { context, source: Box::new(source) }
-    }
-
-    fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
-        let context = context.into();
-        move |source| StartError::Io { context, source }
-    }
 }
 
 /// An error and its causes on one line, `outer: inner: innermost`, as a human reads them on stderr.

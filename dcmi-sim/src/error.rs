@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::chip_type::ChipType;
-use crate::locate::{LIBRARY_ENV, LIBRARY_FILE};
+use crate::library_file::{LIBRARY_ENV, LIBRARY_FILE};
 
 /// Everything that can go wrong in the simulator's Rust API: a topology or overlay file that cannot
 /// be used, a library that cannot be found, a fake host that cannot be written, a vNPU request the

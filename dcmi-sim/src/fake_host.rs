@@ -41,8 +41,9 @@ pub const DAVINCI_MAJOR: u32 = 240;
 pub const MANAGER_NODES: [(&str, u32); 4] =
     [("davinci_manager", 241), ("devmm_svm", 242), ("hisi_hdc", 243), ("dvpp_cmdlist", 244)];
 
-/// The shared manager nodes of an Ascend950 (DCMI V2) host: no `devmm_svm` and no `dvpp_cmdlist` there
-/// (fact sheet §4.3), same major numbers as [`MANAGER_NODES`].
+/// The shared manager nodes of an Ascend950 (DCMI V2) host: no `devmm_svm` and no `dvpp_cmdlist` there (what
+/// `addManagerDevice` of Huawei's Ascend Docker Runtime gives an `Ascend910A5` container: `Ascend/mind-cluster`,
+/// `component/ascend-docker-runtime/runtime/process/process.go`), same major numbers as [`MANAGER_NODES`].
 pub const MANAGER_NODES_V2: [(&str, u32); 2] = [("davinci_manager", 241), ("hisi_hdc", 243)];
 
 /// Ascend950 hosts' unified-bus node directories with the major of their nodes (minor = physical id):

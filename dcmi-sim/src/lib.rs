@@ -19,7 +19,9 @@
 #![allow(unsafe_code)]
 
 mod abi;
+mod chip_process;
 pub mod chip_type;
+mod ecc;
 mod error;
 pub mod events;
 pub mod fake_host;
@@ -29,8 +31,10 @@ pub mod generator;
 pub mod hccn_tool;
 pub mod injection;
 pub mod instance;
+mod library_file;
 pub mod library_home;
 pub mod locate;
+mod network_port;
 pub mod overlay;
 pub mod samples;
 pub mod state;
@@ -40,6 +44,7 @@ pub mod telemetry;
 pub mod timeline;
 mod toml_fields;
 pub mod topology;
+mod topology_file;
 mod validation;
 pub mod vnpu;
 pub mod vnpu_device_node;

@@ -12,12 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-
-/// Environment variable that names the library explicitly (checked first).
-pub const LIBRARY_ENV: &str = "DCMI_SIM_LIBRARY";
-
-/// File name of the simulated library.
-pub const LIBRARY_FILE: &str = "libdcmi_sim.so";
+pub use crate::library_file::{LIBRARY_ENV, LIBRARY_FILE};
 
 /// The path of the built `libdcmi_sim.so`: `$DCMI_SIM_LIBRARY` if set (it must exist), else the
 /// current executable's directory, its `deps/` directory, and parent directories up to the cargo

@@ -12,11 +12,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::chip_process::Process;
+use crate::ecc::Ecc;
 use crate::error::Error;
 use crate::generator::Signal;
 use crate::injection::InjectionRule;
 use crate::state_change::StateChange;
-use crate::topology::{Ecc, FaultSpec, Process};
+use crate::topology::FaultSpec;
 
 /// Environment variable naming the overlay file.
 pub const OVERLAY_ENV: &str = "DCMI_SIM_OVERLAY";
@@ -76,7 +78,7 @@ pub struct ChipOverlay {
     pub reset_generation: Option<u64>,
     /// Faults of the chip's network port and of `hccn_tool` about it, read by the simulated `hccn_tool` only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network: Option<crate::hccn_tool::NetworkOverlay>,
+    pub network: Option<crate::network_port::NetworkOverlay>,
 }
 
 impl ChipOverlay {
@@ -113,7 +115,7 @@ impl ChipOverlay {
 
 impl Overlay {
     /// An overlay of network faults only: one `[chip.network]` entry per `(logic id, faults)`.
-    pub fn network_faults(entries: &[(u32, crate::hccn_tool::NetworkOverlay)]) -> Overlay {
+    pub fn network_faults(entries: &[(u32, crate::network_port::NetworkOverlay)]) -> Overlay {
         let chips = entries
             .iter()
             .map(|(logic_id, network)| ChipOverlay {
@@ -136,7 +138,7 @@ impl Overlay {
                 return Err(Error::config(origin, format!("chip[{index}].health"), "must be 0..3"));
             }
             if let Some(network) = &chip.network {
-                crate::hccn_tool::validate_network_overlay(network, &format!("chip[{index}]"), origin)?;
+                crate::network_port::validate_network_overlay(network, &format!("chip[{index}]"), origin)?;
             }
         }
         for (index, rule) in overlay.injections.iter().enumerate() {

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::chip_process::Process;
 use crate::chip_type::{Api, ChipType};
+use crate::ecc::Ecc;
 use crate::error::Error;
 use crate::events::{EventHub, ASSERTION_CLEARED, ASSERTION_RAISED};
 use crate::function::Function;
@@ -21,7 +23,7 @@ use crate::overlay::{Overlay, OverlayWatcher, OVERLAY_POLL};
 use crate::state_change::StateChange;
 use crate::support;
 use crate::timeline::Timeline;
-use crate::topology::{Card, Chip, Ecc, Process, Topology};
+use crate::topology::{Card, Chip, Topology};
 use crate::validation::vnpu_memory_mb;
 use crate::vnpu::VnpuPool;
 

@@ -1,7 +1,8 @@
 //! A change to one chip's runtime state, made by the timeline or the overlay file.
 
+use crate::chip_process::Process;
+use crate::ecc::Ecc;
 use crate::generator::Signal;
-use crate::topology::{Ecc, Process};
 
 /// One change to a chip. Fault changes produce fault events for subscribers.
 #[derive(Debug, Clone, PartialEq)]

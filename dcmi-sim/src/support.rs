@@ -1,7 +1,10 @@
 //! Which functions, frequency types and utilization types each chip family answers (the rest: -8255).
 //!
-//! The tables follow what the real chips do (fact sheet §1.6): 310P has no chip power but MCU card
-//! power, 910B and A3 have no DDR memory info, only the 910 family takes fault subscriptions, and so on.
+//! The tables follow what the real chips do, as Huawei's DCMI API reference states it for each product (the Atlas A2,
+//! A3 and Ascend950 volumes are in the CANN driver repository, github.com/verylucky01/driver, under `docs/en/`) and as
+//! `Ascend/mind-cluster` calls the driver (`component/ascend-common/devmanager/`): 310P has no chip power but MCU card
+//! power (`a310pmgr.go`), 910B and A3 have no DDR memory info, only the 910 family takes fault subscriptions, and
+//! so on.
 //! A topology can adjust them per chip with `supported` / `unsupported` lists. A family answers only the
 //! functions of its API family: V1 up to the 910 A3, V2 (`dcmiv2_*`) on Ascend950.
 
@@ -53,7 +56,8 @@ pub fn supports(chip_type: ChipType, function: Function) -> bool {
     }
 }
 
-/// `dcmi_freq_type` values (fact sheet §1.4).
+/// `dcmi_freq_type` values (`enum dcmi_freq_type` of the vendor's `dcmi_interface_api.h`, as `Ascend/mind-cluster`
+/// ships it in `component/ascend-common/devmanager/dcmi/`).
 pub mod freq_type {
     /// DDR clock.
     pub const DDR: i32 = 1;
@@ -71,7 +75,9 @@ pub mod freq_type {
     pub const ALL: [i32; 6] = [DDR, CTRLCPU, HBM, AICORE_CURRENT, AICORE_MAX, VECTORCORE_CURRENT];
 }
 
-/// Frequency types a family answers (§1.6 #15): 910 family {2,6,7,9}; 310 {1,2,6,7,9}; 310P {1,2,7,9,12}.
+/// Frequency types a family answers (`input_type` of `dcmi_get_device_frequency` in Huawei's DCMI API reference for
+/// each product; its A2 and A3 volumes, github.com/verylucky01/driver `docs/en/Ascend_910B_DCMI_API/` and
+/// `docs/en/Ascend_910_93_DCMI_API/`, allow 2, 6, 7 and 9): 910 family {2,6,7,9}; 310 {1,2,6,7,9}; 310P {1,2,7,9,12}.
 pub fn supported_frequency_types(chip_type: ChipType) -> &'static [i32] {
     use freq_type::*;
     match chip_type {
@@ -83,7 +89,10 @@ pub fn supported_frequency_types(chip_type: ChipType) -> &'static [i32] {
     }
 }
 
-/// Utilization input types of `dcmi_get_device_utilization_rate` (fact sheet §1.6 #18).
+/// Utilization input types of `dcmi_get_device_utilization_rate` (`input_type` in Huawei's DCMI API reference, e.g.
+/// its A2 volume in github.com/verylucky01/driver,
+/// `docs/en/Ascend_910B_DCMI_API/Ascend_910B_DCMI_API/dcmi_get_device_utilization_rate.md`; AI Cube, 14, as `AICube`
+/// in `Ascend/mind-cluster`, `component/ascend-common/devmanager/common/constants.go`).
 pub mod util_type {
     /// Memory.
     pub const MEMORY: i32 = 1;

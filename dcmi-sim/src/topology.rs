@@ -1,15 +1,14 @@
 //! The topology file: cards, chips, telemetry, faults, injections and timeline (serde schema).
 //!
 //! Loading ([`Topology::load`], [`Topology::from_toml_str`]) parses and then validates; every problem
-//! becomes a [`Error`] naming the file, the field path and what is wrong. See README.md for the
+//! becomes a [`crate::Error`] naming the file, the field path and what is wrong. See README.md for the
 //! schema with units and defaults.
-
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::chip_process::Process;
 use crate::chip_type::ChipType;
-use crate::error::Error;
+pub use crate::ecc::Ecc;
 use crate::generator::Signal;
 use crate::injection::InjectionRule;
 use crate::timeline::TimelineEntry;
@@ -234,7 +233,7 @@ pub struct Chip {
     /// The network port as the simulated `hccn_tool` reports it (`[card.chip.network]`); unset, the chip family's
     /// defaults ([`crate::hccn_tool::PortSettings::for_chip`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network: Option<crate::hccn_tool::Network>,
+    pub network: Option<crate::network_port::Network>,
     /// Error counters of the chip-to-chip links (HCCS statistics, SIO), `dcmi_get_device_info` main_cmd 16 and 56.
     #[serde(default)]
     pub links: LinkErrors,
@@ -624,49 +623,6 @@ impl Default for Hbm {
     }
 }
 
-/// `[card.chip.ecc]`: ECC counters, named as in `struct dcmi_ecc_info`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-#[allow(missing_docs)]
-pub struct Ecc {
-    /// ECC enabled (default true).
-    pub enable_flag: bool,
-    pub single_bit_error_cnt: u32,
-    pub double_bit_error_cnt: u32,
-    pub total_single_bit_error_cnt: u32,
-    pub total_double_bit_error_cnt: u32,
-    pub single_bit_isolated_pages_cnt: u32,
-    pub double_bit_isolated_pages_cnt: u32,
-    pub single_bit_next_isolated_pages_cnt: u32,
-    pub double_bit_next_isolated_pages_cnt: u32,
-}
-
-impl Default for Ecc {
-    fn default() -> Self {
-        Self {
-            enable_flag: true,
-            single_bit_error_cnt: 0,
-            double_bit_error_cnt: 0,
-            total_single_bit_error_cnt: 0,
-            total_double_bit_error_cnt: 0,
-            single_bit_isolated_pages_cnt: 0,
-            double_bit_isolated_pages_cnt: 0,
-            single_bit_next_isolated_pages_cnt: 0,
-            double_bit_next_isolated_pages_cnt: 0,
-        }
-    }
-}
-
-/// `[[card.chip.process]]`: a process using the chip.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Process {
-    /// Process id.
-    pub pid: i32,
-    /// Device memory in bytes.
-    pub memory_bytes: u64,
-}
-
 /// `[card.chip.spod]`: `struct dcmi_spod_info` (A3 super-pods).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -684,7 +640,7 @@ pub struct Spod {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PresetVnpu {
-    /// Template name, e.g. "vir02" (§2.1 allow-list of the chip family).
+    /// Template name, e.g. "vir02" (one of the chip family's templates, [`crate::vnpu`]).
     pub template: String,
     /// vNPU id (100..1123; default: the lowest free one).
     #[serde(default)]
@@ -701,27 +657,6 @@ pub struct ChipRef<'a> {
 }
 
 impl Topology {
-    /// Reads and validates the topology file `path`.
-    ///
-    /// # Errors
-    /// [`Error`] naming `path`, the field and the problem (also for unreadable files).
-    pub fn load(path: impl AsRef<Path>) -> Result<Topology, Error> {
-        let path = path.as_ref();
-        let text = std::fs::read_to_string(path)
-            .map_err(|error| Error::config(path, "(file)", format!("cannot read: {error}")))?;
-        Topology::from_toml_str(&text, path)
-    }
-
-    /// Parses and validates topology text; `origin` names it in errors.
-    ///
-    /// # Errors
-    /// [`Error`] naming `origin`, the field and the problem.
-    pub fn from_toml_str(text: &str, origin: &Path) -> Result<Topology, Error> {
-        let topology = crate::toml_fields::parse::<Topology>(text, origin)?;
-        crate::validation::validate(&topology, origin)?;
-        Ok(topology)
-    }
-
     /// The DCMI API family the host serves: that of its chips (validation keeps it to one).
     pub fn api(&self) -> crate::chip_type::Api {
         self.chips().next().map_or(crate::chip_type::Api::V1, |found| found.chip.chip_type.api())

@@ -44,7 +44,9 @@ pub(crate) fn validate(topology: &Topology, file: &Path) -> Result<(), Error> {
         for (chip_index, chip) in card.chips.iter().enumerate() {
             let at = format!("{at}.chip[{chip_index}]");
             validate_chip(chip, &at, file)?;
-            crate::hccn_tool::validate_network(chip, &at, file)?;
+            if let Some(network) = &chip.network {
+                crate::network_port::validate_network(network, chip.chip_type, &at, file)?;
+            }
             if !device_ids.insert(chip.device_id) {
                 return fail(
                     format!("{at}.device_id"),

@@ -1,4 +1,5 @@
-//! vNPUs: templates allowed per chip family (fact sheet §2.1) and resource accounting per chip.
+//! vNPUs: templates allowed per chip family (`templateNameLists` in Huawei's `Ascend/mind-cluster`,
+//! `component/ascend-common/devmanager/common/utils.go`) and resource accounting per chip.
 
 use crate::chip_type::ChipType;
 use crate::error::Error;

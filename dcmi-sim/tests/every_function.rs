@@ -649,7 +649,7 @@ fn real_chip_gaps_are_modelled() {
             _ => call!(lib, dcmi_subscribe_fault_event(-1, -1, dcmi_event_filter::default(), Some(ignore_event))),
         };
         assert_eq!(status, *expected, "{what} on {name}");
-        // Frequency sets of §1.6 #15: 310P has vector-core clock (12) but no HBM clock (6).
+        // Frequency sets of `support::supported_frequency_types`: 310P has vector-core clock (12) but no HBM clock (6).
         let mut frequency = 0;
         let hbm_clock = call!(lib, dcmi_get_device_frequency(card, device, dcmi_freq_type(6), &mut frequency));
         let vector_clock = call!(lib, dcmi_get_device_frequency(card, device, dcmi_freq_type(12), &mut frequency));

@@ -1,7 +1,8 @@
 //! Checks the generated types against the documented DCMI ABI (LP64 Linux).
 //!
-//! Every number here is typed in from the ABI fact sheet (sizes, alignments and offsets
-//! measured by compiling the vendor header with gcc on x86_64), not derived from the
+//! Every number here is typed in from sizes, alignments and offsets measured by compiling the
+//! vendor header (`dcmi_interface_api.h`, as Huawei's `Ascend/mind-cluster` ships it in
+//! `component/ascend-common/devmanager/dcmi/`) with gcc on x86_64, not derived from the
 //! bindings, so a wrong field type, order or array length in our header fails a test.
 //! The bindings target LP64 Linux only; on any other data model these tests fail.
 

@@ -33,9 +33,7 @@ use clap::{Parser, Subcommand};
 
 use crate::hook::HookConfig;
 use crate::runtime_exec;
-
-/// The name under which the binary acts as an OCI runtime.
-pub const RUNTIME_LINK_NAME: &str = "ascend-runtime";
+pub use runtime::RUNTIME_LINK_NAME;
 
 /// Ascend container toolkit.
 #[derive(Debug, Parser)]

@@ -22,8 +22,7 @@ use clap::Args;
 use crate::atomic_file::{write_atomically_with, WriteOptions};
 use crate::runtime_config::{RuntimeKind, DEFAULT_RUNTIME_NAME};
 
-use super::runtime::parse_kind;
-use super::RUNTIME_LINK_NAME;
+use super::runtime::{parse_kind, RUNTIME_LINK_NAME};
 
 /// The name the toolkit is installed under.
 const BINARY_NAME: &str = "ascend-ctk";

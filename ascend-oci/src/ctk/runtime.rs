@@ -16,7 +16,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use oci_spec::runtime::Hook;
 
 use super::settings::HostSettings;
-use super::RUNTIME_LINK_NAME;
+
+/// The name under which the binary acts as an OCI runtime.
+pub const RUNTIME_LINK_NAME: &str = "ascend-runtime";
 
 /// Runtime subcommands.
 #[derive(Debug, Subcommand)]

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use toml_edit::{Array, DocumentMut, Item, Table};
 
-use super::ConfigureOptions;
+use super::configure_options::ConfigureOptions;
 use crate::cdi::{DYNAMIC_SPEC_DIR, STATIC_SPEC_DIR};
 use crate::error::{Error, Result};
 

@@ -4,8 +4,8 @@ use std::path::Path;
 
 use toml_edit::{Array, DocumentMut};
 
+use super::configure_options::ConfigureOptions;
 use super::containerd::{set_key, table_at};
-use super::ConfigureOptions;
 use crate::cdi::{DYNAMIC_SPEC_DIR, STATIC_SPEC_DIR};
 use crate::error::{Error, Result};
 

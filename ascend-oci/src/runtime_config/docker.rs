@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::ConfigureOptions;
+use super::configure_options::ConfigureOptions;
 use crate::error::{Error, Result};
 
 /// Returns the new `daemon.json` and the runtime names Docker will know. Unrelated keys keep

@@ -2,6 +2,7 @@
 //! their configuration files, idempotently, with a diff for `--dry-run` and a backup of the
 //! original; and the RuntimeClass whose `handler` must match the registered name.
 
+mod configure_options;
 mod containerd;
 mod crio;
 mod diff;
@@ -12,6 +13,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+pub use configure_options::ConfigureOptions;
 pub use containerd::{configure_containerd, cri_plugin_key};
 pub use crio::configure_crio;
 pub use diff::unified_diff;
@@ -71,20 +73,6 @@ impl fmt::Display for RuntimeKind {
             RuntimeKind::Crio => "crio",
         })
     }
-}
-
-/// What to register.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigureOptions {
-    /// The runtime (handler) name.
-    pub runtime_name: String,
-    /// The absolute path of the runtime binary (`ascend-ctk` invoked as a runtime, or a link
-    /// named `ascend-runtime`).
-    pub runtime_path: PathBuf,
-    /// Make it the engine's default runtime.
-    pub set_as_default: bool,
-    /// Turn CDI on (containerd: `enable_cdi`; Docker: `features.cdi`; CRI-O: spec dirs).
-    pub enable_cdi: bool,
 }
 
 /// The result of editing one configuration file, not yet written.

@@ -1,5 +1,6 @@
-//! `dcmi_get_device_info`: the typed queries of fact sheet §1.7 (vNPU resources, super-pod info,
-//! HCCS statistics, SIO CRC errors).
+//! `dcmi_get_device_info`: the typed queries Huawei's components make of it (vNPU resources, super-pod info,
+//! HCCS statistics, SIO CRC errors: main commands `MainCmdVDevMng`, `MainCmdChipInf`, `MainCmdHccs` and `MainCmdSio`
+//! of `Ascend/mind-cluster`, `component/ascend-common/devmanager/dcmi/constants.go`, called in `dcmi.go` beside it).
 
 use std::os::raw::{c_int, c_uint, c_void};
 

@@ -114,7 +114,8 @@ pub(crate) unsafe fn chip_info_v2(call: ChipCall, chip_info: *mut dcmi_chip_info
 }
 
 /// The `chip_type` string the driver reports for every family ("Ascend"); the family is told by
-/// chip name and board id (fact sheet §1.10).
+/// chip name and board id (as `GetDevType` in Huawei's `Ascend/mind-cluster`,
+/// `component/ascend-common/devmanager/common/utils.go`).
 const CHIP_TYPE_STRING: &str = "Ascend";
 
 /// Board, PCB, BOM and slot ids.

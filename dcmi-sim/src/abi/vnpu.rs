@@ -11,7 +11,8 @@ use crate::state::code;
 /// "Pick one for me" value of `vdev_id` and `vfg_id`.
 const AUTO: c_uint = 0xFFFF_FFFF;
 
-/// Creates a vNPU from `vdev.template_name` (allowed templates of the family, fact sheet §2.1):
+/// Creates a vNPU from `vdev.template_name` (the family's allowed templates, `templateNameLists` in Huawei's
+/// `Ascend/mind-cluster`, `component/ascend-common/devmanager/common/utils.go`):
 /// -8001 for a template the family does not allow, -8020 when AI cores, memory or ids run out,
 /// -8255 on families without vNPUs.
 ///

@@ -10,8 +10,8 @@
 //! tool. A chip without network (310 family) gets the error exit a device without the feature gets.
 
 mod args;
-mod network;
 pub mod output;
+mod port_settings;
 mod port_state;
 pub mod source;
 
@@ -20,11 +20,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use args::{parse as parse_args, Query, Request};
-pub(crate) use network::{validate_network, validate_network_overlay};
-pub use network::{Link, Network, NetworkOverlay, PortSettings};
+pub use port_settings::PortSettings;
 pub use port_state::{Faults, Optical, PortState};
 
 use crate::chip_type::ChipType;
+pub use crate::network_port::{Link, Network, NetworkOverlay};
 use crate::topology::{Chip, Topology};
 
 /// Exit status of a command line the tool does not accept.

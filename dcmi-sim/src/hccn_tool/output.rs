@@ -5,8 +5,9 @@
 
 use std::fmt::Write;
 
-use super::network::{Link, PortSettings};
+use super::port_settings::PortSettings;
 use super::port_state::PortState;
+use crate::network_port::Link;
 
 fn link_word(link: Link) -> &'static str {
     match link {

@@ -4,7 +4,8 @@
 //! instant asked for (quantised to `simulation.sample_period_ms` by the caller), so every process answers the same
 //! within one tick. Counters count from the Unix epoch, as the simulator's telemetry ticks do, so they only grow.
 
-use super::network::{Link, NetworkOverlay, PortSettings};
+use super::port_settings::PortSettings;
+use crate::network_port::{Link, NetworkOverlay};
 
 /// Bytes per packet behind the bandwidth figures.
 const BYTES_PER_PACKET: u64 = 1024;

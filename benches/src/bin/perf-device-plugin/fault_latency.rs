@@ -12,7 +12,9 @@ use ascend_deviceplugin::fake_kubelet::FakeKubelet;
 use dcmi_sim::topology::FaultSpec;
 use dcmi_sim::{write_overlay, ChipOverlay, Overlay};
 
-/// A critical fault code of the fact sheet's table (HBM multi-bit ECC), raised with severity 2.
+/// A critical fault code (HBM multi-bit ECC: `HbmDoubleBitFaultCode` in Huawei's `Ascend/mind-cluster`,
+/// `component/ascend-device-plugin/pkg/common/constants.go`, one of `RestartBusinessCodes` in `build/faultCode.json`
+/// there), raised with severity 2.
 const FAULT_CODE: u32 = 0x80E0_1801;
 const FAULT_HEALTH: u32 = 2;
 const WAIT: Duration = Duration::from_secs(30);

@@ -1,5 +1,6 @@
 //! What a chip's network port is in a topology (`[card.chip.network]`) and what an overlay does to it
-//! (`[chip.network]`): the schema, the defaults each chip family gets, and their checks.
+//! (`[chip.network]`): the schema and its checks. Public as `hccn_tool::{Link, Network, NetworkOverlay}`; the
+//! defaults each chip family gets are `hccn_tool::PortSettings`.
 //!
 //! Every key is optional, so topology files written before the simulated `hccn_tool` existed describe the same host:
 //! a training chip (910, 910B, A3) gets one RoCE port whose speed follows its family, an Ascend950 chip one port per
@@ -11,7 +12,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::chip_type::ChipType;
 use crate::error::Error;
-use crate::topology::Chip;
 
 /// A link state as topology and overlay files spell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,7 +24,7 @@ pub enum Link {
 }
 
 /// `[card.chip.network]`: the chip's network port (each UB port of an Ascend950 chip alike). Unset keys take the
-/// defaults of [`PortSettings::for_chip`].
+/// defaults of [`crate::hccn_tool::PortSettings::for_chip`].
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Network {
@@ -85,69 +85,12 @@ pub struct NetworkOverlay {
     pub tool_hangs: Option<bool>,
 }
 
-/// A port's settings with every default applied.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PortSettings {
-    /// Link state.
-    pub link: Link,
-    /// RoCE speed in Mb/s (training chips).
-    pub speed_mbps: u64,
-    /// UB speed in G (Ascend950).
-    pub ub_speed_gbps: u64,
-    /// Link-up count before any overlay flap.
-    pub link_up_count: u64,
-    /// Packets received per second.
-    pub rx_packets_per_s: u64,
-    /// Packets sent per second.
-    pub tx_packets_per_s: u64,
-    /// An optical module is present.
-    pub optical_present: bool,
-    /// Module temperature in °C.
-    pub optical_temperature_c: f64,
-    /// Module supply voltage in mV.
-    pub optical_vcc_mv: f64,
-    /// Transmit power per lane in mW.
-    pub tx_power_mw: f64,
-    /// Receive power per lane in mW.
-    pub rx_power_mw: f64,
-}
-
-impl PortSettings {
-    /// The settings of `chip`'s port; `None` for a family without a network port (310, 310B, 310P).
-    pub fn for_chip(chip: &Chip) -> Option<PortSettings> {
-        let speed_mbps = match chip.chip_type {
-            ChipType::Ascend910 => 100_000,
-            ChipType::Ascend910B | ChipType::Ascend910A3 | ChipType::Ascend950 => 200_000,
-            ChipType::Ascend310 | ChipType::Ascend310B | ChipType::Ascend310P => return None,
-        };
-        let (default_rx, default_tx) = if chip.chip_type == ChipType::Ascend950 {
-            (chip.ub.rx_packets_per_s, chip.ub.tx_packets_per_s)
-        } else {
-            (200_000, 200_000)
-        };
-        let set = chip.network.unwrap_or_default();
-        Some(PortSettings {
-            link: set.link.unwrap_or(Link::Up),
-            speed_mbps: set.speed_mbps.unwrap_or(speed_mbps),
-            ub_speed_gbps: set.ub_speed_gbps.unwrap_or(400),
-            link_up_count: set.link_up_count.unwrap_or(1),
-            rx_packets_per_s: set.rx_packets_per_s.unwrap_or(default_rx),
-            tx_packets_per_s: set.tx_packets_per_s.unwrap_or(default_tx),
-            optical_present: set.optical_present.unwrap_or(true),
-            optical_temperature_c: set.optical_temperature_c.unwrap_or(45.0),
-            optical_vcc_mv: set.optical_vcc_mv.unwrap_or(3300.0),
-            tx_power_mw: set.tx_power_mw.unwrap_or(1.5),
-            rx_power_mw: set.rx_power_mw.unwrap_or(1.2),
-        })
-    }
-}
-
-/// Checks `[card.chip.network]` of the chip at `at` (a field path such as `card[0].chip[1]`).
-pub(crate) fn validate_network(chip: &Chip, at: &str, file: &Path) -> Result<(), Error> {
-    let Some(network) = &chip.network else { return Ok(()) };
+/// Checks `[card.chip.network]` (`network`) of the chip at `at` (a field path such as `card[0].chip[1]`), a chip of
+/// family `chip_type`.
+pub(crate) fn validate_network(network: &Network, chip_type: ChipType, at: &str, file: &Path) -> Result<(), Error> {
     let fail = |field: &str, problem: String| Err(Error::config(file, format!("{at}.network.{field}"), problem));
-    if !chip.chip_type.is_910_family() && chip.chip_type != ChipType::Ascend950 {
-        return fail("(table)", format!("{} chips have no network port for hccn_tool", chip.chip_type));
+    if !chip_type.is_910_family() && chip_type != ChipType::Ascend950 {
+        return fail("(table)", format!("{chip_type} chips have no network port for hccn_tool"));
     }
     for (field, value) in [("speed_mbps", network.speed_mbps), ("ub_speed_gbps", network.ub_speed_gbps)] {
         if value == Some(0) {

@@ -1,0 +1,129 @@
+//! What the checks read from the API server: the [`ClusterApi`] the doctor asks (kube-rs's in `node_api`, feature
+//! `kube`; a test's own), and the answers it gives. Public as `context::{ClusterApi, ClusterPod, NodeResources}` and
+//! `pod_container::{PodContainers, ContainerStatus}`.
+
+use std::collections::BTreeMap;
+
+use ascend_oci::runtime_config::RuntimeClassRef;
+
+/// What the checks read from the API server. The doctor works without one (builds without the `kube` feature,
+/// hosts without access to the API server); tests pass their own, or the kube-rs one
+/// (`node_api::KubeClusterApi`, feature `kube`) pointed at a fake API server.
+///
+/// Every method's error is text naming the request and why it got no answer (refused, timed out, HTTP 403 or 404).
+pub trait ClusterApi: Send + Sync {
+    /// Why no cluster can be asked at all (no in-cluster environment and no kubeconfig), or `None` when one is
+    /// configured. Checks that need the cluster SKIP with this reason; a configured cluster that then fails to
+    /// answer is a finding (WARN), as it was when the doctor ran `kubectl`.
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
+
+    /// The node's `status.nodeInfo.kubeletVersion`; `Ok(None)` when the kubelet has not reported one.
+    ///
+    /// # Errors
+    /// Why the API server gave no answer.
+    fn kubelet_version(&self, node: &str) -> Result<Option<String>, String>;
+
+    /// The versions of API group `group` the server serves, preferred first (API discovery, `/apis`); `Ok(None)`
+    /// when it does not serve the group.
+    ///
+    /// # Errors
+    /// Why the API server gave no answer.
+    fn served_versions(&self, group: &str) -> Result<Option<Vec<String>>, String>;
+
+    /// The node's `status.capacity` and `status.allocatable`.
+    ///
+    /// # Errors
+    /// Why the API server gave no answer.
+    fn node_resources(&self, node: &str) -> Result<NodeResources, String>;
+
+    /// The pods bound to `node`, or every pod of the cluster when the node is unknown.
+    ///
+    /// # Errors
+    /// Why the API server gave no answer.
+    fn pods(&self, node: Option<&str>) -> Result<Vec<ClusterPod>, String>;
+
+    /// The cluster's RuntimeClasses.
+    ///
+    /// # Errors
+    /// Why the API server gave no answer.
+    fn runtime_classes(&self) -> Result<Vec<RuntimeClassRef>, String>;
+
+    /// Pod `namespace/name`: its node and its containers' statuses; `Ok(None)` when there is no such pod. The
+    /// default, for clients written before `--pod`, says it cannot answer.
+    ///
+    /// # Errors
+    /// Why the API server gave no answer.
+    fn pod(&self, namespace: &str, name: &str) -> Result<Option<PodContainers>, String> {
+        let _ = (namespace, name);
+        Err("this API client does not read single pods".to_owned())
+    }
+}
+
+/// A node's `status.capacity` and `status.allocatable`: resource name to quantity as the API server writes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeResources {
+    /// What the node has.
+    pub capacity: BTreeMap<String, String>,
+    /// What pods may use.
+    pub allocatable: BTreeMap<String, String>,
+}
+
+/// A pod as the checks see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterPod {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// `metadata.uid`.
+    pub uid: String,
+    /// `status.phase` (`Running`, `Succeeded` ...; empty when unset).
+    pub phase: String,
+}
+
+/// What the API server says of a pod's containers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PodContainers {
+    /// `spec.nodeName`; `None` while the pod is not scheduled.
+    pub node_name: Option<String>,
+    /// `status.phase` (empty when unset).
+    pub phase: String,
+    /// `status.containerStatuses`, in the pod's order.
+    pub containers: Vec<ContainerStatus>,
+}
+
+impl PodContainers {
+    /// The fields of a Pod object's JSON (`spec.nodeName`, `status.phase`, `status.containerStatuses`); missing or
+    /// mistyped fields are empty.
+    pub fn from_pod_json(pod: &serde_json::Value) -> PodContainers {
+        let text = |value: &serde_json::Value| value.as_str().map(str::to_owned);
+        let statuses = pod["status"]["containerStatuses"].as_array().map(Vec::as_slice).unwrap_or_default();
+        PodContainers {
+            node_name: text(&pod["spec"]["nodeName"]).filter(|node| !node.is_empty()),
+            phase: text(&pod["status"]["phase"]).unwrap_or_default(),
+            containers: statuses
+                .iter()
+                .filter_map(|status| {
+                    Some(ContainerStatus {
+                        name: text(&status["name"])?,
+                        container_id: text(&status["containerID"]).filter(|id| !id.is_empty()),
+                        running: status["state"]["running"].is_object(),
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One entry of `status.containerStatuses`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerStatus {
+    /// The container's name.
+    pub name: String,
+    /// `containerID` (`containerd://<id>`); `None` before the runtime created it.
+    pub container_id: Option<String>,
+    /// Whether `state.running` is set.
+    pub running: bool,
+}
