@@ -1,7 +1,7 @@
 //! A daemon's own HTTP endpoint (feature `health-endpoint`): `/healthz` for liveness probes and `/metrics` in
 //! OpenMetrics for Prometheus, on one address. The device plugin and the DRA driver serve it; the exporter, whose
 //! whole job is `/metrics`, has its own server (content negotiation, TLS, basic auth) and shares only
-//! [`OPENMETRICS_CONTENT_TYPE`](crate::OPENMETRICS_CONTENT_TYPE).
+//! [`OPENMETRICS_CONTENT_TYPE`].
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), ascend_cli::health_endpoint::EndpointError> {
