@@ -19,6 +19,7 @@ use dra_kubelet_plugin::fake_kubelet::FakeKubelet;
 use dra_kubelet_plugin::ClaimRef;
 use fake_apiserver::FakeApiServer;
 use k8s_openapi::api::resource::v1::ResourceSlice;
+use latency_stats::Percentiles;
 use serde_json::json;
 
 const DRIVER: &str = "npu.huawei.com";
@@ -108,21 +109,9 @@ async fn prepare_once(bench: &Bench, chips: usize, serial: u64) -> Duration {
     elapsed
 }
 
-/// The sample at `per_mille` thousandths of the sorted samples (nearest rank).
-fn percentile(sorted: &[Duration], per_mille: usize) -> Duration {
-    let rank = (sorted.len() * per_mille).div_ceil(1000).max(1);
-    sorted[rank.min(sorted.len()) - 1]
-}
-
-fn report(what: &str, mut samples: Vec<Duration>) {
-    samples.sort();
-    let Some(max) = samples.last() else { return };
-    println!(
-        "{what}: n={} p50={:?} p99={:?} max={max:?}",
-        samples.len(),
-        percentile(&samples, 500),
-        percentile(&samples, 990)
-    );
+fn report(what: &str, samples: Vec<Duration>) {
+    let Some(figures) = Percentiles::of(samples) else { return };
+    println!("{what}: n={} p50={:?} p99={:?} max={:?}", figures.count, figures.p50, figures.p99, figures.max);
 }
 
 fn benches(c: &mut Criterion) {

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use latency_stats::Percentiles;
 use support::{basic, get, https_get, tls_client_config, tls_connect, write_topology, Exporter};
 
 support::child_entry!();
@@ -176,10 +177,6 @@ fn slow_loris(
     lifetimes
 }
 
-fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
-    sorted.get(((sorted.len() as f64 * fraction).ceil() as usize).saturating_sub(1)).copied().unwrap_or_default()
-}
-
 fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
@@ -311,11 +308,11 @@ fn tls_scrapes_under_load_lose_no_sample_and_shrug_off_intruders_and_slow_loris(
             stormy.push(latency)
         }
     }
-    calm.sort();
-    stormy.sort();
     let scrapes = calm.len() + stormy.len();
+    let (calm, stormy) =
+        (Percentiles::of(calm).expect("calm scrapes"), Percentiles::of(stormy).expect("stormy scrapes"));
     // A scrape stuck behind a slow-loris connection would wait for its timeout.
-    let slowest_stormy = stormy.last().copied().unwrap_or_default();
+    let slowest_stormy = stormy.max;
     assert!(
         slowest_stormy < HEADER_READ_TIMEOUT,
         "a scrape took {slowest_stormy:?} while slow-loris clients were connected"
@@ -340,10 +337,10 @@ fn tls_scrapes_under_load_lose_no_sample_and_shrug_off_intruders_and_slow_loris(
          x{}; slow-loris connections cut after {:.0} to {:.0} ms ({} connections); RSS {rss_before} -> peak {rss_peak} \
          -> {rss_after} KiB",
         scrapes as f64 / seconds as f64,
-        millis(percentile(&calm, 0.5)),
-        millis(percentile(&calm, 0.99)),
-        millis(percentile(&stormy, 0.5)),
-        millis(percentile(&stormy, 0.99)),
+        millis(calm.p50),
+        millis(calm.p99),
+        millis(stormy.p50),
+        millis(stormy.p99),
         millis(slowest_stormy),
         loris_per_kind,
         rounds.len(),

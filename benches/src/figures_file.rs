@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::percentiles::Percentiles;
+use latency_stats::Percentiles;
 
 /// The percentiles of `samples` as JSON; an error naming `what` when there are none.
 pub fn summary(samples: Vec<Duration>, what: &str) -> Result<serde_json::Value> {

@@ -32,7 +32,6 @@ pub use ascend_dcmi::fake;
 pub mod audit_log;
 pub mod daemon;
 pub mod figures_file;
-pub mod percentiles;
 pub mod poll_timing;
 pub mod replicated_topology;
 pub mod serial;

@@ -1,4 +1,5 @@
-//! Nearest-rank percentiles of a set of latencies, in milliseconds for the report.
+//! Nearest-rank percentiles of a set of latencies (the smallest sample at or above the rank), in milliseconds for
+//! reports: the one percentile helper of the benches, the exporter's load test and the DRA driver's bench.
 
 use std::time::Duration;
 
