@@ -23,7 +23,10 @@ run() { # crate example [args...]
 
 listed=(
     ascend-dcmi/examples/watch_health.rs
+    ascend-dcmi/examples/sample_chips.rs
     ascend-node/examples/health_snapshot.rs
+    ascend-deviceplugin/examples/serve_plugin.rs
+    dra-kubelet-plugin/examples/driver_skeleton.rs
     ascend-oci/examples/inject_spec.rs
     ascend-hccn/examples/network.rs
     ascend-cluster/examples/demo_cluster.rs
@@ -36,7 +39,10 @@ for file in */examples/*.rs; do
 done
 
 run ascend-dcmi watch_health
+run ascend-dcmi sample_chips
 run ascend-node health_snapshot
+run ascend-deviceplugin serve_plugin
+run dra-kubelet-plugin driver_skeleton
 run ascend-oci inject_spec
 # The simulated hccn_tool answers for the sample's chips; phy 4 is the Atlas 800T A2's first.
 cargo build -q -p dcmi-sim --bin hccn_tool
