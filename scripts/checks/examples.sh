@@ -28,6 +28,9 @@ listed=(
     ascend-deviceplugin/examples/serve_plugin.rs
     dra-kubelet-plugin/examples/driver_skeleton.rs
     ascend-oci/examples/inject_spec.rs
+    ascend-smi/examples/host_table.rs
+    dcmi-sim/examples/fake_atlas_host.rs
+    ascend-cli/examples/tiny_daemon.rs
     ascend-hccn/examples/network.rs
     ascend-cluster/examples/demo_cluster.rs
 )
@@ -44,6 +47,10 @@ run ascend-node health_snapshot
 run ascend-deviceplugin serve_plugin
 run dra-kubelet-plugin driver_skeleton
 run ascend-oci inject_spec
+run ascend-smi host_table
+run dcmi-sim fake_atlas_host
+run dcmi-sim fake_atlas_host atlas-950-8
+run ascend-cli tiny_daemon
 # The simulated hccn_tool answers for the sample's chips; phy 4 is the Atlas 800T A2's first.
 cargo build -q -p dcmi-sim --bin hccn_tool
 DCMI_SIM_CONFIG=sample:atlas-800t-a2 run ascend-hccn network "$target/debug/hccn_tool" 4
