@@ -10,8 +10,8 @@
 //!   its results for this driver ([`claim_plan`], opaque settings in [`opaque_config`]), creates vNPUs where asked,
 //!   writes one CDI spec per claim ([`cdi_claim`]) and records everything in a [`checkpoint`] that survives driver
 //!   restarts and notices reboots;
-//! - watches health with the device plugin's monitor and turns faults into device taints and health-stream
-//!   entries ([`health`]).
+//! - watches health with the node layer's monitor (`ascend_node::HealthMonitor`) and turns faults into device taints
+//!   and health-stream entries ([`health`]).
 //!
 //! [`run`] is all of it. The `ascend-dra-driver` program (flags, `/healthz`, `/metrics`) is the module `daemon`
 //! (feature `daemon`); the bundled binary is a thin main over it. All Kubernetes API access goes through kube-rs

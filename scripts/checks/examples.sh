@@ -31,6 +31,9 @@ listed=(
     ascend-smi/examples/host_table.rs
     dcmi-sim/examples/fake_atlas_host.rs
     ascend-cli/examples/tiny_daemon.rs
+    ascend-kube/examples/label_node.rs
+    kubelet-socket/examples/socket_lifecycle.rs
+    ascend-dra/examples/node_driver.rs
     ascend-hccn/examples/network.rs
     ascend-cluster/examples/demo_cluster.rs
 )
@@ -51,6 +54,9 @@ run ascend-smi host_table
 run dcmi-sim fake_atlas_host
 run dcmi-sim fake_atlas_host atlas-950-8
 run ascend-cli tiny_daemon
+run ascend-kube label_node
+run kubelet-socket socket_lifecycle
+run ascend-dra node_driver
 # The simulated hccn_tool answers for the sample's chips; phy 4 is the Atlas 800T A2's first.
 cargo build -q -p dcmi-sim --bin hccn_tool
 DCMI_SIM_CONFIG=sample:atlas-800t-a2 run ascend-hccn network "$target/debug/hccn_tool" 4
