@@ -34,6 +34,7 @@ listed=(
     ascend-kube/examples/label_node.rs
     kubelet-socket/examples/socket_lifecycle.rs
     ascend-dra/examples/node_driver.rs
+    dcmi-sys/examples/raw_calls.rs
     ascend-hccn/examples/network.rs
     ascend-cluster/examples/demo_cluster.rs
 )
@@ -57,6 +58,9 @@ run ascend-cli tiny_daemon
 run ascend-kube label_node
 run kubelet-socket socket_lifecycle
 run ascend-dra node_driver
+# The raw bindings take the library's path: the simulator's, built beside the other examples.
+cargo build -q -p dcmi-sim --lib
+DCMI_SIM_CONFIG=sample:atlas-800t-a2 run dcmi-sys raw_calls "$target/debug/libdcmi_sim.so"
 # The simulated hccn_tool answers for the sample's chips; phy 4 is the Atlas 800T A2's first.
 cargo build -q -p dcmi-sim --bin hccn_tool
 DCMI_SIM_CONFIG=sample:atlas-800t-a2 run ascend-hccn network "$target/debug/hccn_tool" 4
