@@ -34,7 +34,11 @@ fn a_hung_chip_times_out_while_the_others_arrive_on_time() {
     let summary = sampler.poll(MetricGroup::ChipState).expect("poll");
     assert_eq!((summary.completed, summary.timed_out), (7, 1), "{summary:?}");
     assert!(summary.elapsed >= DEADLINE, "the round waited for the deadline: {summary:?}");
-    assert!(summary.elapsed < DEADLINE * 2, "the round ended soon after the deadline: {summary:?}");
+    // The hung call never returns during the test, so a round that waited for it would not end at all; the bound
+    // only keeps a slow round from passing. It is loose because a loaded machine (CI with other builds) delays the
+    // dispatcher's wake-up by a scheduling slice or more: how soon after the deadline a round ends is measured by
+    // the benches (docs/performance.md, section 3), not here.
+    assert!(summary.elapsed < DEADLINE + Duration::from_secs(2), "the round ended after the deadline: {summary:?}");
     sampler.visit(|chip| {
         let temperature = &chip.state().temperature;
         if chip.ids().logic == hung {
