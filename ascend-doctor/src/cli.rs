@@ -11,6 +11,7 @@ use clap::{Parser, ValueEnum};
 use super::check::Section;
 use super::compatibility::{CompatibilityTable, HOST_TABLE_PATH};
 use super::context::{DcmiConnector, DoctorOptions};
+use super::error::{Error, Result};
 use super::host::HostRoot;
 use super::kubernetes_checks::default_pod_resources_socket;
 use super::pod_container::PodRef;
@@ -88,24 +89,25 @@ fn kernel_release() -> String {
         .map_or_else(|_| "unknown".to_owned(), |text| text.trim().to_owned())
 }
 
-fn compatibility(cli: &DoctorCli, host: &HostRoot) -> Result<Option<CompatibilityTable>, String> {
+fn compatibility(cli: &DoctorCli, host: &HostRoot) -> Result<Option<CompatibilityTable>> {
     let on_host = host.path(HOST_TABLE_PATH);
     let path = match &cli.compatibility {
         Some(path) => path.clone(),
         None if on_host.is_file() => on_host,
         None => return Ok(None),
     };
-    CompatibilityTable::from_file(&path).map(Some).map_err(|error| error.to_string())
+    Ok(Some(CompatibilityTable::from_file(&path)?))
 }
 
 /// Builds the options of a parsed command line.
 ///
 /// # Errors
-/// A message for a root that is not a directory or a compatibility table that does not load.
-pub fn options(cli: &DoctorCli) -> Result<DoctorOptions, String> {
-    let root = std::fs::canonicalize(&cli.root).map_err(|error| format!("--root {}: {error}", cli.root.display()))?;
+/// [`Error::Root`] for a root that is not a directory, [`Error::CompatibilityTable`] for a compatibility table that
+/// does not load.
+pub fn options(cli: &DoctorCli) -> Result<DoctorOptions> {
+    let root = std::fs::canonicalize(&cli.root).map_err(|source| Error::Root { path: cli.root.clone(), source })?;
     if !root.is_dir() {
-        return Err(format!("--root {}: not a directory", root.display()));
+        return Err(Error::Root { path: root, source: io::ErrorKind::NotADirectory.into() });
     }
     let host = HostRoot::new(&root);
     let timeout = cli.timeout;

@@ -6,11 +6,15 @@ use std::collections::BTreeMap;
 
 use ascend_oci::runtime_config::RuntimeClassRef;
 
+use super::error::{Error, Result};
+
 /// What the checks read from the API server. The doctor works without one (builds without the `kube` feature,
 /// hosts without access to the API server); tests pass their own, or the kube-rs one
 /// (`node_api::KubeClusterApi`, feature `kube`) pointed at a fake API server.
 ///
-/// Every method's error is text naming the request and why it got no answer (refused, timed out, HTTP 403 or 404).
+/// Every method's error names the request and why it got no answer (refused, timed out, HTTP 403 or 404): kube-rs's
+/// client gives `Error::Kube` (feature `kube`), or [`Error::NoCluster`] when no cluster is configured; other clients
+/// give [`Error::ApiRequest`].
 pub trait ClusterApi: Send + Sync {
     /// Why no cluster can be asked at all (no in-cluster environment and no kubeconfig), or `None` when one is
     /// configured. Checks that need the cluster SKIP with this reason; a configured cluster that then fails to
@@ -23,41 +27,43 @@ pub trait ClusterApi: Send + Sync {
     ///
     /// # Errors
     /// Why the API server gave no answer.
-    fn kubelet_version(&self, node: &str) -> Result<Option<String>, String>;
+    fn kubelet_version(&self, node: &str) -> Result<Option<String>>;
 
     /// The versions of API group `group` the server serves, preferred first (API discovery, `/apis`); `Ok(None)`
     /// when it does not serve the group.
     ///
     /// # Errors
     /// Why the API server gave no answer.
-    fn served_versions(&self, group: &str) -> Result<Option<Vec<String>>, String>;
+    fn served_versions(&self, group: &str) -> Result<Option<Vec<String>>>;
 
     /// The node's `status.capacity` and `status.allocatable`.
     ///
     /// # Errors
     /// Why the API server gave no answer.
-    fn node_resources(&self, node: &str) -> Result<NodeResources, String>;
+    fn node_resources(&self, node: &str) -> Result<NodeResources>;
 
     /// The pods bound to `node`, or every pod of the cluster when the node is unknown.
     ///
     /// # Errors
     /// Why the API server gave no answer.
-    fn pods(&self, node: Option<&str>) -> Result<Vec<ClusterPod>, String>;
+    fn pods(&self, node: Option<&str>) -> Result<Vec<ClusterPod>>;
 
     /// The cluster's RuntimeClasses.
     ///
     /// # Errors
     /// Why the API server gave no answer.
-    fn runtime_classes(&self) -> Result<Vec<RuntimeClassRef>, String>;
+    fn runtime_classes(&self) -> Result<Vec<RuntimeClassRef>>;
 
     /// Pod `namespace/name`: its node and its containers' statuses; `Ok(None)` when there is no such pod. The
     /// default, for clients written before `--pod`, says it cannot answer.
     ///
     /// # Errors
     /// Why the API server gave no answer.
-    fn pod(&self, namespace: &str, name: &str) -> Result<Option<PodContainers>, String> {
-        let _ = (namespace, name);
-        Err("this API client does not read single pods".to_owned())
+    fn pod(&self, namespace: &str, name: &str) -> Result<Option<PodContainers>> {
+        Err(Error::ApiRequest {
+            request: format!("get pods/{namespace}/{name}"),
+            reason: "this API client does not read single pods".to_owned(),
+        })
     }
 }
 

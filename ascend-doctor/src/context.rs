@@ -9,6 +9,7 @@ use ascend_dcmi::{Dcmi, DeviceManager};
 use super::check::Section;
 pub use super::cluster_api::{ClusterApi, ClusterPod, NodeResources};
 use super::compatibility::CompatibilityTable;
+use super::error::{Error, Result};
 use super::host::HostRoot;
 use super::pod_container::PodRef;
 use ascend_smi::installed_software::InstalledSoftware;
@@ -18,8 +19,8 @@ pub trait DriverConnector: Send + Sync {
     /// Loads the library at `library` (a real path) and initialises it.
     ///
     /// # Errors
-    /// The driver's error, as text naming the library and the call.
-    fn connect(&self, library: &Path) -> Result<Arc<dyn DeviceManager>, String>;
+    /// [`Error::Driver`]: the driver's error, naming the library and the call.
+    fn connect(&self, library: &Path) -> Result<Arc<dyn DeviceManager>>;
 }
 
 /// The real connector: `ascend_dcmi::Dcmi` with the host root and a call deadline.
@@ -32,7 +33,7 @@ pub struct DcmiConnector {
 }
 
 impl DriverConnector for DcmiConnector {
-    fn connect(&self, library: &Path) -> Result<Arc<dyn DeviceManager>, String> {
+    fn connect(&self, library: &Path) -> Result<Arc<dyn DeviceManager>> {
         // The doctor has already applied the ownership rule up to the host root (driver.libdcmi) and does not call
         // this for a library that failed it; the builder's own check would walk past the host root.
         let dcmi = Dcmi::builder()
@@ -41,7 +42,7 @@ impl DriverConnector for DcmiConnector {
             .verify_library_ownership(false)
             .call_deadline(self.call_deadline)
             .init()
-            .map_err(|error| error.to_string())?;
+            .map_err(|source| Error::Driver { library: library.to_path_buf(), source })?;
         Ok(Arc::new(dcmi))
     }
 }
@@ -97,13 +98,15 @@ impl DoctorOptions {
     /// is configured.
     ///
     /// # Errors
-    /// The reason, for the evidence of a SKIP.
-    pub fn cluster(&self) -> Result<&dyn ClusterApi, String> {
+    /// [`Error::NoCluster`] with the reason, for the evidence of a SKIP.
+    pub fn cluster(&self) -> Result<&dyn ClusterApi> {
         let Some(api) = &self.cluster_api else {
-            return Err("no API client (cargo feature `kube` of ascend-doctor)".to_owned());
+            return Err(Error::NoCluster {
+                reason: "no API client (cargo feature `kube` of ascend-doctor)".to_owned(),
+            });
         };
         match api.unavailable() {
-            Some(reason) => Err(reason),
+            Some(reason) => Err(Error::NoCluster { reason }),
             None => Ok(api.as_ref()),
         }
     }

@@ -281,9 +281,9 @@ pub fn libdcmi(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     };
     match library_safety::check(host, found) {
         Err(problem) => {
-            facts.library_problem = Some(problem.clone());
+            facts.library_problem = Some(problem.to_string());
             check
-                .evidence(problem)
+                .evidence(problem.to_string())
                 .fix("reinstall the driver package; the library must be a regular file")
                 .with_status(Status::Fail)
         }
@@ -341,7 +341,7 @@ pub fn dcmi_init(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
             api_family_fits_the_cards(check, family, facts)
         }
         Err(error) => check
-            .evidence(error)
+            .evidence(error.to_string())
             .fix(
                 "dcmi_init fails when the driver is not loaded or the device nodes are missing (see the checks above), \
                  right after an install that needs a reboot, or when the driver and firmware do not match; check \

@@ -19,6 +19,7 @@ use std::io::{self, Read};
 
 use memchr::memmem;
 
+use super::error::{Error, Result};
 use super::host::HostRoot;
 
 /// The package database of Debian-family hosts.
@@ -90,15 +91,17 @@ pub fn setting_in_stream(mut stream: impl Read, settings: &[&str]) -> io::Result
 /// The version a build setting of the binary at `host_path` records (see the module docs).
 ///
 /// # Errors
-/// A message naming the file: unreadable, or larger than [`MAX_BINARY_BYTES`].
-pub fn binary_setting(host: &HostRoot, host_path: &str, settings: &[&str]) -> Result<Option<FoundVersion>, String> {
+/// [`Error::Io`] naming the file when it cannot be read, [`Error::BinaryTooLarge`] when it is larger than
+/// [`MAX_BINARY_BYTES`].
+pub fn binary_setting(host: &HostRoot, host_path: &str, settings: &[&str]) -> Result<Option<FoundVersion>> {
     let real = host.path(host_path);
-    let file = File::open(&real).map_err(|error| format!("{host_path}: {error}"))?;
-    let size = file.metadata().map_err(|error| format!("{host_path}: {error}"))?.len();
+    let failed = |source| Error::io(host_path, source);
+    let file = File::open(&real).map_err(failed)?;
+    let size = file.metadata().map_err(failed)?.len();
     if size > MAX_BINARY_BYTES {
-        return Err(format!("{host_path}: {size} bytes, larger than any binary the doctor reads"));
+        return Err(Error::BinaryTooLarge { path: host_path.into(), size, limit: MAX_BINARY_BYTES });
     }
-    let found = setting_in_stream(file, settings).map_err(|error| format!("{host_path}: {error}"))?;
+    let found = setting_in_stream(file, settings).map_err(failed)?;
     Ok(found.map(|version| FoundVersion {
         source: format!("{host_path} (build setting {})", settings.first().copied().unwrap_or("")),
         version,

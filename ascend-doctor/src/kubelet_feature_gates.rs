@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 
 use super::check::{CheckResult, Section, Status};
 use super::context::{DoctorOptions, Facts};
+use super::error::{Error, Result};
 use super::host::HostRoot;
 use super::installed_version::major_minor;
 
@@ -89,8 +90,8 @@ fn flag_values(words: &[String], name: &str) -> Vec<String> {
 /// Parses `A=true,B=false` as `--feature-gates` takes it.
 ///
 /// # Errors
-/// The first pair that is not `Name=true|false`.
-pub fn parse_gate_list(list: &str) -> Result<Vec<(String, bool)>, String> {
+/// [`Error::FeatureGate`] for the first pair that is not `Name=true|false`.
+pub fn parse_gate_list(list: &str) -> Result<Vec<(String, bool)>> {
     list.split(',')
         .map(str::trim)
         .filter(|pair| !pair.is_empty())
@@ -98,9 +99,9 @@ pub fn parse_gate_list(list: &str) -> Result<Vec<(String, bool)>, String> {
             Some((name, value)) if !name.trim().is_empty() => match value.trim().to_ascii_lowercase().as_str() {
                 "true" => Ok((name.trim().to_owned(), true)),
                 "false" => Ok((name.trim().to_owned(), false)),
-                _ => Err(format!("{pair:?}: a gate's value is true or false")),
+                _ => Err(Error::FeatureGate { entry: pair.to_owned(), value: Some(value.to_owned()) }),
             },
-            _ => Err(format!("{pair:?} is not Name=true|false")),
+            _ => Err(Error::FeatureGate { entry: pair.to_owned(), value: None }),
         })
         .collect()
 }
@@ -108,8 +109,8 @@ pub fn parse_gate_list(list: &str) -> Result<Vec<(String, bool)>, String> {
 /// The `featureGates` of a KubeletConfiguration (YAML or JSON).
 ///
 /// # Errors
-/// Text that is not YAML, or a `featureGates` that is not a map of booleans.
-pub fn config_file_gates(text: &str) -> Result<Vec<(String, bool)>, String> {
+/// [`Error::KubeletConfiguration`] for text that is not YAML, or a `featureGates` that is not a map of booleans.
+pub fn config_file_gates(text: &str) -> Result<Vec<(String, bool)>> {
     #[derive(serde::Deserialize)]
     struct KubeletConfiguration {
         #[serde(rename = "featureGates", default)]
@@ -118,7 +119,8 @@ pub fn config_file_gates(text: &str) -> Result<Vec<(String, bool)>, String> {
     if text.trim().is_empty() {
         return Ok(Vec::new());
     }
-    let config: KubeletConfiguration = serde_yaml_ng::from_str(text).map_err(|error| error.to_string())?;
+    let config: KubeletConfiguration =
+        serde_yaml_ng::from_str(text).map_err(|source| Error::KubeletConfiguration { source })?;
     Ok(config.feature_gates.unwrap_or_default().into_iter().collect())
 }
 
@@ -166,7 +168,7 @@ pub fn read_kubelet_gates(host: &HostRoot) -> KubeletGates {
                     found.gates.insert(name, GateSetting { enabled, source: format!("{config_path} (featureGates)") });
                 }
             }
-            Err(error) => found.problems.push(format!("{config_path}: not a KubeletConfiguration: {error}")),
+            Err(error) => found.problems.push(format!("{config_path}: {error}")),
         }
     }
     for (name, enabled, source) in flag_gates {
@@ -260,7 +262,7 @@ mod tests {
     #[test]
     fn gate_lists_and_config_files_parse_and_bad_ones_are_named() {
         assert_eq!(parse_gate_list("A=true, B=False").expect("list"), [("A".into(), true), ("B".into(), false)]);
-        assert!(parse_gate_list("A=yes").expect_err("bad value").contains("A=yes"));
+        assert!(parse_gate_list("A=yes").expect_err("bad value").to_string().contains("A=yes"));
         assert!(parse_gate_list("=true").is_err());
         let yaml = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  \
                     DevicePluginCDIDevices: true\n";

@@ -12,6 +12,7 @@ use ascend_node::naming::{base_name, socket_name, DEFAULT_PREFIX};
 use super::check::{CheckResult, Section, Status};
 use super::cluster_api::ClusterApi;
 use super::context::{DoctorOptions, Facts};
+use super::error::{Error, Result};
 use super::host::EntryKind;
 use super::pod_resources::{checkpoint_allocations, checkpoint_registered, list_pod_resources, Allocation, PodRef};
 
@@ -151,8 +152,8 @@ pub fn node_name(options: &DoctorOptions) -> Option<String> {
         .filter(|name| !name.is_empty())
 }
 
-fn skip_without_cluster(check: CheckResult, reason: String) -> CheckResult {
-    check.evidence(format!("API server not asked: {reason}")).fix(NO_CLUSTER_FIX).with_status(Status::Skip)
+fn skip_without_cluster(check: CheckResult, reason: &Error) -> CheckResult {
+    check.evidence(reason.to_string()).fix(NO_CLUSTER_FIX).with_status(Status::Skip)
 }
 
 /// What a SKIP for want of a cluster asks of the operator.
@@ -180,7 +181,7 @@ pub fn node_resources(options: &DoctorOptions, _facts: &mut Facts) -> CheckResul
     }
     let api = match options.cluster() {
         Ok(api) => api,
-        Err(reason) => return skip_without_cluster(check, reason),
+        Err(reason) => return skip_without_cluster(check, &reason),
     };
     let Some(node) = node_name(options) else {
         return check
@@ -192,7 +193,7 @@ pub fn node_resources(options: &DoctorOptions, _facts: &mut Facts) -> CheckResul
         Ok(resources) => resources,
         Err(error) => {
             return check
-                .evidence(error)
+                .evidence(error.to_string())
                 .fix("check the node name (--node) and the doctor's access to the API server (get on nodes)")
                 .with_status(Status::Warn)
         }
@@ -224,7 +225,7 @@ pub fn node_resources(options: &DoctorOptions, _facts: &mut Facts) -> CheckResul
 }
 
 /// The pods of the cluster that still run (not Succeeded or Failed), by `namespace/name` and by UID.
-fn live_pods(api: &dyn ClusterApi, node: Option<&str>) -> Result<(BTreeSet<String>, BTreeSet<String>), String> {
+fn live_pods(api: &dyn ClusterApi, node: Option<&str>) -> Result<(BTreeSet<String>, BTreeSet<String>)> {
     let mut names = BTreeSet::new();
     let mut uids = BTreeSet::new();
     for pod in api.pods(node)? {
@@ -242,7 +243,7 @@ fn live_pods(api: &dyn ClusterApi, node: Option<&str>) -> Result<(BTreeSet<Strin
     Ok((names, uids))
 }
 
-fn allocations(options: &DoctorOptions) -> Result<(String, Vec<Allocation>), String> {
+fn allocations(options: &DoctorOptions) -> Result<(String, Vec<Allocation>)> {
     let socket = options.host.path(&options.pod_resources_socket);
     if options.host.kind(&options.pod_resources_socket) == Some(EntryKind::Socket) {
         let found = list_pod_resources(&socket, DEFAULT_PREFIX, Duration::from_secs(5))?;
@@ -254,9 +255,7 @@ fn allocations(options: &DoctorOptions) -> Result<(String, Vec<Allocation>), Str
             format!("{} (no PodResources socket)", checkpoint.display()),
             checkpoint_allocations(&text, DEFAULT_PREFIX),
         )),
-        Err(_) => {
-            Err(format!("neither {} nor {} is there", options.pod_resources_socket.display(), checkpoint.display()))
-        }
+        Err(_) => Err(Error::AllocationsUnavailable { socket: options.pod_resources_socket.clone(), checkpoint }),
     }
 }
 
@@ -274,18 +273,18 @@ pub fn stale_allocations(options: &DoctorOptions, _facts: &mut Facts) -> CheckRe
     }
     let api = match options.cluster() {
         Ok(api) => api,
-        Err(reason) => return skip_without_cluster(check, reason),
+        Err(reason) => return skip_without_cluster(check, &reason),
     };
     let (source, found) = match allocations(options) {
         Ok(found) => found,
-        Err(error) => return check.evidence(error).with_status(Status::Skip),
+        Err(error) => return check.evidence(error.to_string()).with_status(Status::Skip),
     };
     let node = node_name(options);
     let (names, uids) = match live_pods(api, node.as_deref()) {
         Ok(pods) => pods,
         Err(error) => {
             return check
-                .evidence(error)
+                .evidence(error.to_string())
                 .fix("check the doctor's access to the API server (list on pods)")
                 .with_status(Status::Warn)
         }

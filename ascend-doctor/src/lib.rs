@@ -9,7 +9,8 @@
 //! is a function of the [`context::DoctorOptions`] and the [`context::Facts`] earlier checks found, and returns a
 //! [`check::CheckResult`] with OK / WARN / FAIL / SKIP, the evidence and the fix. All files are read through
 //! [`host::HostRoot`], so the same checks run on `/`, on `/host` in a container, and on fake hosts in tests.
-//! [`cli`] is the whole command line of the binary.
+//! [`cli`] is the whole command line of the binary. Library functions that can fail return [`Error`], which names
+//! the file, socket, request, pod or library concerned; checks turn such errors into evidence.
 //!
 //! The version floors of the project's compatibility matrix (`docs/compatibility.md`) are checks too: the kubelet's
 //! version ([`kubelet_version`]) and, for a 1.28 to 1.30 kubelet, the feature gate of CDI delivery in its
@@ -33,11 +34,11 @@
 //! use ascend_doctor::{cli, report};
 //! use clap::Parser;
 //!
-//! # fn main() -> Result<(), String> {
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // The options the binary would build from its flags; set fields to taste.
 //! let options = cli::options(&cli::DoctorCli::parse_from(["ascend-doctor", "--section", "driver"]))?;
 //! let found = report::run(&options);
-//! println!("{}", report::render_json(&found).map_err(|error| error.to_string())?);
+//! println!("{}", report::render_json(&found)?);
 //! # Ok(())
 //! # }
 //! ```
@@ -54,6 +55,7 @@ pub mod container_engines;
 pub mod context;
 pub mod dra_api;
 pub mod driver_checks;
+mod error;
 pub mod host;
 pub mod installed_version;
 pub mod kubelet_feature_gates;
@@ -69,3 +71,5 @@ pub mod pod_resources;
 pub mod report;
 pub mod runtime_checks;
 pub mod version_checks;
+
+pub use error::{Error, Result};

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use ascend_dcmi::{ownership_violations, OwnershipViolation};
 
+use super::error::{Error, Result};
 use super::host::HostRoot;
 
 const MAX_SYMLINK_HOPS: usize = 40;
@@ -29,36 +30,39 @@ pub struct LibraryVerdict {
 }
 
 /// Resolves symlinks of the final component inside the host root: an absolute link target is a host path.
-fn resolve(host: &HostRoot, host_path: &Path) -> Result<PathBuf, String> {
+fn resolve(host: &HostRoot, host_path: &Path) -> Result<PathBuf> {
+    let failed = |source| Error::io(host_path, source);
     let mut current = host.path(host_path);
     for _ in 0..MAX_SYMLINK_HOPS {
-        let metadata = fs::symlink_metadata(&current).map_err(|error| format!("{}: {error}", host_path.display()))?;
+        let metadata = fs::symlink_metadata(&current).map_err(failed)?;
         if !metadata.file_type().is_symlink() {
-            return fs::canonicalize(&current).map_err(|error| format!("{}: {error}", host_path.display()));
+            return fs::canonicalize(&current).map_err(failed);
         }
-        let target = fs::read_link(&current).map_err(|error| format!("{}: {error}", host_path.display()))?;
+        let target = fs::read_link(&current).map_err(failed)?;
         current = if target.is_absolute() {
             host.path(&target)
         } else {
             current.parent().map_or_else(|| target.clone(), |parent| parent.join(&target))
         };
     }
-    Err(format!("{}: more than {MAX_SYMLINK_HOPS} symlinks", host_path.display()))
+    Err(Error::SymlinkLoop { path: host_path.to_path_buf(), hops: MAX_SYMLINK_HOPS })
 }
 
 /// Checks a library given by its host path with the loader's own rule ([`ascend_dcmi::ownership_violations`]),
 /// every directory up to the host root.
 ///
 /// # Errors
-/// A message when the path cannot be resolved (missing, a loop) or resolves outside the host root.
-pub fn check(host: &HostRoot, host_path: &Path) -> Result<LibraryVerdict, String> {
+/// [`Error::Io`] when the path cannot be resolved or its owners read (missing, unreadable), [`Error::SymlinkLoop`],
+/// or [`Error::OutsideHostRoot`] when it resolves outside the host root. Violations of the rule are no error: they
+/// are the verdict's [`LibraryVerdict::violations`].
+pub fn check(host: &HostRoot, host_path: &Path) -> Result<LibraryVerdict> {
     let real = resolve(host, host_path)?;
-    let root = fs::canonicalize(host.root()).map_err(|error| format!("{}: {error}", host.root().display()))?;
+    let root = fs::canonicalize(host.root()).map_err(|source| Error::io(host.root(), source))?;
     let as_host_path = |path: &Path| path.strip_prefix(&root).map(|relative| Path::new("/").join(relative));
     let resolved = as_host_path(&real)
-        .map_err(|_| format!("{} resolves to {}, outside the host root", host_path.display(), real.display()))?;
-    let mut violations = ownership_violations(&host.path(host_path), &real, &root)
-        .map_err(|error| format!("{}: {error}", host_path.display()))?;
+        .map_err(|_| Error::OutsideHostRoot { path: host_path.to_path_buf(), resolved: real.clone() })?;
+    let mut violations =
+        ownership_violations(&host.path(host_path), &real, &root).map_err(|source| Error::io(host_path, source))?;
     for violation in &mut violations {
         if let Ok(shown) = as_host_path(&violation.path) {
             violation.path = shown;

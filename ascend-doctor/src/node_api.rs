@@ -9,13 +9,14 @@ use std::time::Duration;
 use ascend_oci::runtime_config::RuntimeClassRef;
 
 use super::cluster_api::{ClusterApi, ClusterPod, NodeResources, PodContainers};
+use super::error::{Error, Result};
 
 /// The cluster `ascend_kube::connect` finds (in a pod its service account, else `KUBECONFIG` or
 /// `~/.kube/config`), or the one a configuration names.
 pub struct KubeClusterApi {
     timeout: Duration,
     /// The configuration, found once on first use (or given), or why there is none.
-    config: OnceLock<Result<kube::Config, String>>,
+    config: OnceLock<std::result::Result<kube::Config, String>>,
 }
 
 impl std::fmt::Debug for KubeClusterApi {
@@ -41,60 +42,63 @@ impl KubeClusterApi {
     }
 
     /// The doctor is synchronous; one small runtime per request keeps the checks free of async.
-    fn block_on<T>(&self, work: impl Future<Output = Result<T, String>>) -> Result<T, String> {
+    fn block_on<T>(&self, work: impl Future<Output = Result<T>>) -> Result<T> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|error| format!("starting the API client: {error}"))?;
+            .map_err(|source| Error::AsyncRuntime { purpose: "the API client", source })?;
         runtime.block_on(work)
     }
 
-    fn config(&self) -> Result<&kube::Config, String> {
-        let found = self.config.get_or_init(|| {
-            self.block_on(async {
-                match tokio::time::timeout(self.timeout, ascend_kube::client::configuration()).await {
-                    Ok(config) => config.map_err(|error| error.to_string()),
-                    Err(_) => Err(format!("no API server configuration within {:?}", self.timeout)),
-                }
-            })
-        });
-        found.as_ref().map_err(Clone::clone)
+    /// The configuration, or why there is none: found once, as text, since it is the reason every check that needs
+    /// the cluster gives for its SKIP ([`ClusterApi::unavailable`]).
+    fn configuration(&self) -> &std::result::Result<kube::Config, String> {
+        self.config.get_or_init(|| {
+            let found = self
+                .block_on(async { Ok(tokio::time::timeout(self.timeout, ascend_kube::client::configuration()).await) });
+            match found {
+                Ok(Ok(Ok(config))) => Ok(config),
+                Ok(Ok(Err(error))) => Err(error.to_string()),
+                Ok(Err(_)) => Err(format!("no API server configuration within {:?}", self.timeout)),
+                Err(error) => Err(error.to_string()),
+            }
+        })
     }
 
     /// Runs one request with a client of the cluster, within the timeout. kube-rs's client lives on the runtime
     /// that made it, so each request connects anew (a handful per run).
-    fn call<T, F>(&self, request: impl FnOnce(kube::Client) -> F) -> Result<T, String>
+    fn call<T, F>(&self, request: impl FnOnce(kube::Client) -> F) -> Result<T>
     where
         F: Future<Output = ascend_kube::Result<T>>,
     {
-        let config = self.config()?.clone();
+        let config =
+            self.configuration().as_ref().map_err(|reason| Error::NoCluster { reason: reason.clone() })?.clone();
         self.block_on(async {
-            let client = ascend_kube::client::client_for(config, "ascend-doctor", env!("CARGO_PKG_VERSION"))
-                .map_err(|error| error.to_string())?;
-            request(client).await.map_err(|error| error.to_string())
+            let client = ascend_kube::client::client_for(config, "ascend-doctor", env!("CARGO_PKG_VERSION"))?;
+            Ok(request(client).await?)
         })
     }
 }
 
 impl ClusterApi for KubeClusterApi {
     fn unavailable(&self) -> Option<String> {
-        self.config().err()
+        self.configuration().as_ref().err().cloned()
     }
 
-    fn kubelet_version(&self, node: &str) -> Result<Option<String>, String> {
+    fn kubelet_version(&self, node: &str) -> Result<Option<String>> {
         self.call(|client| ascend_kube::node_info::kubelet_version(client, node, self.timeout))
     }
 
-    fn served_versions(&self, group: &str) -> Result<Option<Vec<String>>, String> {
+    fn served_versions(&self, group: &str) -> Result<Option<Vec<String>>> {
         self.call(|client| ascend_kube::api_discovery::served_versions(client, group, self.timeout))
     }
 
-    fn node_resources(&self, node: &str) -> Result<NodeResources, String> {
+    fn node_resources(&self, node: &str) -> Result<NodeResources> {
         let found = self.call(|client| ascend_kube::node_info::resources(client, node, self.timeout))?;
         Ok(NodeResources { capacity: found.capacity, allocatable: found.allocatable })
     }
 
-    fn pods(&self, node: Option<&str>) -> Result<Vec<ClusterPod>, String> {
+    fn pods(&self, node: Option<&str>) -> Result<Vec<ClusterPod>> {
         let views = self.call(|client| ascend_kube::pod_assignment::pod_views(client, node, self.timeout))?;
         Ok(views
             .into_iter()
@@ -102,7 +106,7 @@ impl ClusterApi for KubeClusterApi {
             .collect())
     }
 
-    fn pod(&self, namespace: &str, name: &str) -> Result<Option<PodContainers>, String> {
+    fn pod(&self, namespace: &str, name: &str) -> Result<Option<PodContainers>> {
         // A dynamic object: the doctor reads three fields and names no k8s-openapi version of its own.
         let resource =
             kube::api::ApiResource::from_gvk_with_plural(&kube::api::GroupVersionKind::gvk("", "v1", "Pod"), "pods");
@@ -114,7 +118,7 @@ impl ClusterApi for KubeClusterApi {
         Ok(found.map(|object| PodContainers::from_pod_json(&object.data)))
     }
 
-    fn runtime_classes(&self) -> Result<Vec<RuntimeClassRef>, String> {
+    fn runtime_classes(&self) -> Result<Vec<RuntimeClassRef>> {
         let handlers =
             self.call(|client| ascend_kube::runtime_classes::runtime_class_handlers(client, self.timeout))?;
         Ok(handlers.into_iter().map(|(name, handler)| RuntimeClassRef { name, handler }).collect())

@@ -18,6 +18,7 @@ use std::str::FromStr;
 
 use super::cluster_api::ClusterApi;
 pub use super::cluster_api::{ContainerStatus, PodContainers};
+use super::error::{Error, Result};
 use super::host::HostRoot;
 
 /// A pod, and optionally one of its containers, as `--pod` names them: `NAMESPACE/NAME[/CONTAINER]`.
@@ -32,11 +33,13 @@ pub struct PodRef {
 }
 
 impl FromStr for PodRef {
-    type Err = String;
+    type Err = Error;
 
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
+    /// # Errors
+    /// [`Error::InvalidPodRef`].
+    fn from_str(text: &str) -> Result<Self> {
         let parts: Vec<&str> = text.split('/').collect();
-        let usage = || format!("{text:?}: expected NAMESPACE/NAME or NAMESPACE/NAME/CONTAINER");
+        let usage = || Error::InvalidPodRef { text: text.to_owned() };
         // DNS labels and subdomains, as Kubernetes names are: never `.` or `..`, which a URL would resolve.
         let name_like = |part: &&str| {
             let alphanumeric = |byte: u8| byte.is_ascii_lowercase() || byte.is_ascii_digit();
@@ -114,20 +117,22 @@ pub struct ContainerId {
 }
 
 impl FromStr for ContainerId {
-    type Err = String;
+    type Err = Error;
 
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let (scheme, id) =
-            text.split_once("://").ok_or_else(|| format!("containerID {text:?} is not <runtime>://<id>"))?;
+    /// # Errors
+    /// [`Error::InvalidContainerId`].
+    fn from_str(text: &str) -> Result<Self> {
+        let invalid = |problem: String| Error::InvalidContainerId { text: text.to_owned(), problem };
+        let (scheme, id) = text.split_once("://").ok_or_else(|| invalid("not <runtime>://<id>".to_owned()))?;
         let runtime = [ContainerRuntime::Containerd, ContainerRuntime::CriO, ContainerRuntime::Docker]
             .into_iter()
             .find(|runtime| runtime.scheme() == scheme)
             .ok_or_else(|| {
-                format!("containerID {text:?}: runtime {scheme:?} is not one the doctor can look into (containerd, cri-o, docker)")
+                invalid(format!("runtime {scheme:?} is not one the doctor can look into (containerd, cri-o, docker)"))
             })?;
         // The id becomes part of host paths: only the characters runtimes use, never a separator or `..`.
         if id.is_empty() || id.len() > 128 || !id.bytes().all(|byte| byte.is_ascii_alphanumeric()) {
-            return Err(format!("containerID {text:?}: {id:?} is not a container id"));
+            return Err(invalid(format!("{id:?} is not a container id")));
         }
         Ok(ContainerId { runtime, id: id.to_owned() })
     }
@@ -151,9 +156,9 @@ pub struct ContainerRoot {
 /// The running container's root file system, from the runtime's state on the host.
 ///
 /// # Errors
-/// What was looked at and why none of it led to the container (not running on this host, or its runtime's state
-/// elsewhere).
-pub fn container_root(host: &HostRoot, container: &ContainerId) -> Result<ContainerRoot, String> {
+/// [`Error::ContainerNotOnHost`], with what was looked at and why none of it led to the container (not running on
+/// this host, or its runtime's state elsewhere).
+pub fn container_root(host: &HostRoot, container: &ContainerId) -> Result<ContainerRoot> {
     let mut tried = Vec::new();
     for pid_file in container.runtime.pid_files(&container.id) {
         let pid = match host.read_to_string(&pid_file) {
@@ -180,7 +185,7 @@ pub fn container_root(host: &HostRoot, container: &ContainerId) -> Result<Contai
         }
         tried.push(format!("{bundle}: absent or empty"));
     }
-    Err(format!("container {container} is not running on this host ({})", tried.join("; ")))
+    Err(Error::ContainerNotOnHost { container: container.to_string(), tried })
 }
 
 /// A pod's container found running on this node.
@@ -198,50 +203,44 @@ pub struct PodContainerRoot {
 /// that container's root file system below the host root: what `--pod` checks, for tools that want the same.
 ///
 /// # Errors
-/// One sentence naming the problem: no such pod, the pod on another node (or none), no such container (or several
-/// and none named), the container not running, a runtime the doctor cannot look into, or the container not found on
-/// this host.
-pub fn pod_container_root(
-    api: &dyn ClusterApi,
-    host: &HostRoot,
-    node: &str,
-    pod: &PodRef,
-) -> Result<PodContainerRoot, String> {
+/// [`Error::PodRequest`] when the API server gave no answer, [`Error::PodNotFound`], [`Error::PodNotOnThisNode`] (on
+/// another node, or none), [`Error::ContainerNotChosen`] (no such container, or several and none named),
+/// [`Error::ContainerNotRunning`], [`Error::InvalidContainerId`] for a runtime the doctor cannot look into, or
+/// [`Error::ContainerNotOnHost`].
+pub fn pod_container_root(api: &dyn ClusterApi, host: &HostRoot, node: &str, pod: &PodRef) -> Result<PodContainerRoot> {
     let PodRef { namespace, name, .. } = pod;
+    let pod_name = || format!("{namespace}/{name}");
     let found = api
         .pod(namespace, name)
-        .map_err(|error| format!("asking the API server for pod {namespace}/{name}: {error}"))?
-        .ok_or_else(|| format!("pod {namespace}/{name} not found"))?;
-    match found.node_name.as_deref() {
-        Some(scheduled) if scheduled == node => {}
-        Some(other) => {
-            return Err(format!("pod {namespace}/{name} runs on node {other}, not on this node ({node})"));
-        }
-        None => return Err(format!("pod {namespace}/{name} is not scheduled to a node yet (phase {})", found.phase)),
+        .map_err(|source| Error::PodRequest { pod: pod_name(), source: Box::new(source) })?
+        .ok_or_else(|| Error::PodNotFound { pod: pod_name() })?;
+    if found.node_name.as_deref() != Some(node) {
+        return Err(Error::PodNotOnThisNode {
+            pod: pod_name(),
+            scheduled: found.node_name,
+            node: node.to_owned(),
+            phase: found.phase,
+        });
     }
-    let names = || found.containers.iter().map(|status| status.name.as_str()).collect::<Vec<_>>().join(", ");
-    let status =
-        match &pod.container {
-            Some(wanted) => found.containers.iter().find(|status| &status.name == wanted).ok_or_else(|| {
-                format!("pod {namespace}/{name} has no container {wanted} (its containers: {})", names())
-            })?,
-            None => match found.containers.as_slice() {
-                [only] => only,
-                [] => return Err(format!("pod {namespace}/{name} reports no container yet (phase {})", found.phase)),
-                _ => {
-                    return Err(format!(
-                    "pod {namespace}/{name} has several containers ({}): name one, --pod {namespace}/{name}/CONTAINER",
-                    names()
-                ))
-                }
-            },
-        };
+    let not_chosen = || Error::ContainerNotChosen {
+        pod: pod_name(),
+        wanted: pod.container.clone(),
+        containers: found.containers.iter().map(|status| status.name.clone()).collect(),
+        phase: found.phase.clone(),
+    };
+    let status = match &pod.container {
+        Some(wanted) => found.containers.iter().find(|status| &status.name == wanted).ok_or_else(not_chosen)?,
+        None => match found.containers.as_slice() {
+            [only] => only,
+            _ => return Err(not_chosen()),
+        },
+    };
     let container = &status.name;
     let id_text = status
         .container_id
         .as_deref()
         .filter(|id| !id.is_empty() && status.running)
-        .ok_or_else(|| format!("container {container} of pod {namespace}/{name} is not running"))?;
+        .ok_or_else(|| Error::ContainerNotRunning { pod: pod_name(), container: container.clone() })?;
     let container_id: ContainerId = id_text.parse()?;
     let root = container_root(host, &container_id)?;
     Ok(PodContainerRoot { container: container.clone(), container_id, root })
@@ -270,7 +269,7 @@ mod tests {
         assert_eq!("cri-o://ff".parse::<ContainerId>().expect("valid").runtime, ContainerRuntime::CriO);
         assert_eq!("docker://ff".parse::<ContainerId>().expect("valid").to_string(), "docker://ff");
         let unknown = "rkt://abc".parse::<ContainerId>().expect_err("unknown runtime");
-        assert!(unknown.contains("runtime \"rkt\" is not one the doctor can look into"), "{unknown}");
+        assert!(unknown.to_string().contains("runtime \"rkt\" is not one the doctor can look into"), "{unknown}");
         for bad in ["containerd://", "containerd://../etc", "containerd://a/b", "abc", "containerd://a b"] {
             assert!(bad.parse::<ContainerId>().is_err(), "{bad:?} accepted");
         }

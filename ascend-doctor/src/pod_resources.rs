@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use ascend_node::PodResourcesClient;
 
+use super::error::{Error, Result};
+
 /// One allocation of NPU devices to a pod's container.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Allocation {
@@ -44,18 +46,19 @@ impl std::fmt::Display for PodRef {
 /// Lists allocations of resources under `prefix/` through the PodResources API at `socket` (a real path).
 ///
 /// # Errors
-/// A message naming the socket: connecting or `List` failed, or no runtime could be started.
-pub fn list_pod_resources(socket: &Path, prefix: &str, timeout: Duration) -> Result<Vec<Allocation>, String> {
+/// [`Error::PodResources`], naming the socket, when connecting or `List` failed; [`Error::AsyncRuntime`] when no
+/// runtime could be started.
+pub fn list_pod_resources(socket: &Path, prefix: &str, timeout: Duration) -> Result<Vec<Allocation>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|error| format!("cannot start an async runtime: {error}"))?;
+        .map_err(|source| Error::AsyncRuntime { purpose: "the PodResources client", source })?;
     let response = runtime
         .block_on(async {
             let mut client = PodResourcesClient::connect(socket, timeout).await?;
             client.list().await
         })
-        .map_err(|error| error.to_string())?;
+        .map_err(Error::PodResources)?;
     let wanted = format!("{prefix}/");
     let mut allocations = Vec::new();
     for pod in response.pod_resources {

@@ -196,13 +196,13 @@ fn runtime_classes(options: &DoctorOptions) -> Result<(String, Vec<RuntimeClassR
     let api = options.cluster().map_err(|reason| {
         check
             .clone()
-            .evidence(format!("API server not asked: {reason}; no --runtime-class-manifest given"))
+            .evidence(format!("{reason}; no --runtime-class-manifest given"))
             .fix(format!("{NO_CLUSTER_FIX}, or pass the RuntimeClass manifest with --runtime-class-manifest"))
     })?;
     let classes = api.runtime_classes().map_err(|error| {
         check
             .clone()
-            .evidence(error)
+            .evidence(error.to_string())
             .with_status(Status::Warn)
             .fix("check the doctor's access to the API server (list on runtimeclasses.node.k8s.io)")
     })?;

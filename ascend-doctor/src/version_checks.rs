@@ -11,14 +11,15 @@ use ascend_smi::installed_software::{CannInstallation, InstalledSoftware, Packag
 use super::check::{CheckResult, Section, Status};
 use super::compatibility::{CompatibilityTable, Placement, Version};
 use super::context::{DoctorOptions, Facts};
+use super::error::{Error, Result};
 use super::kubernetes_checks::node_name;
 use super::package_compatibility::{inner_version_listed, required_driver_versions, Finding, MISMATCH_SYMPTOMS};
 use super::pod_container::{pod_container_root, PodContainerRoot, PodRef};
 
 /// The running container of `--pod` on this node, through the API server and the runtime's state on the host.
-fn running_pod_root(options: &DoctorOptions, pod: &PodRef) -> Result<PodContainerRoot, String> {
-    let api = options.cluster().map_err(|reason| format!("API server not asked: {reason}"))?;
-    let node = node_name(options).ok_or("this node's name is unknown (pass --node)")?;
+fn running_pod_root(options: &DoctorOptions, pod: &PodRef) -> Result<PodContainerRoot> {
+    let api = options.cluster()?;
+    let node = node_name(options).ok_or(Error::UnknownNodeName)?;
     pod_container_root(api, &options.host, &node, pod)
 }
 

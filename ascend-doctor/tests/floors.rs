@@ -12,38 +12,48 @@ use ascend_doctor::check::{CheckResult, Section, Status};
 use ascend_doctor::context::{ClusterApi, ClusterPod, DoctorOptions, DriverConnector, NodeResources};
 use ascend_doctor::host::HostRoot;
 use ascend_doctor::report::{run, DoctorReport};
+use ascend_doctor::Error;
 use ascend_oci::runtime_config::RuntimeClassRef;
 
 struct NoDriver;
 
 impl DriverConnector for NoDriver {
-    fn connect(&self, library: &Path) -> Result<Arc<dyn DeviceManager>, String> {
-        Err(format!("{}: no driver on this test host", library.display()))
+    fn connect(&self, library: &Path) -> ascend_doctor::Result<Arc<dyn DeviceManager>> {
+        // No library is laid out on these hosts; were one found, loading it would fail like this.
+        let source = ascend_dcmi::Error::LibraryNotFound { searched: vec![library.to_path_buf()] };
+        Err(Error::Driver { library: library.to_path_buf(), source })
     }
 }
 
-/// A Node API that answers with a fixed result.
-struct FixedNodeApi(Result<Option<String>, String>);
+/// A Node API that answers with a fixed result: the kubelet's version, or the reason the request failed.
+struct FixedNodeApi(Result<Option<String>, &'static str>);
+
+/// What this test's API says of the requests it does not serve.
+fn not_served(request: &str) -> Error {
+    Error::ApiRequest { request: request.to_owned(), reason: "not served by this test's API".to_owned() }
+}
 
 impl ClusterApi for FixedNodeApi {
-    fn kubelet_version(&self, _node: &str) -> Result<Option<String>, String> {
-        self.0.clone()
+    fn kubelet_version(&self, node: &str) -> ascend_doctor::Result<Option<String>> {
+        self.0
+            .clone()
+            .map_err(|reason| Error::ApiRequest { request: format!("get nodes/{node}"), reason: reason.to_owned() })
     }
 
-    fn served_versions(&self, _group: &str) -> Result<Option<Vec<String>>, String> {
-        Err("not served by this test's API".to_owned())
+    fn served_versions(&self, _group: &str) -> ascend_doctor::Result<Option<Vec<String>>> {
+        Err(not_served("get /apis"))
     }
 
-    fn node_resources(&self, _node: &str) -> Result<NodeResources, String> {
-        Err("not served by this test's API".to_owned())
+    fn node_resources(&self, node: &str) -> ascend_doctor::Result<NodeResources> {
+        Err(not_served(&format!("get nodes/{node}")))
     }
 
-    fn pods(&self, _node: Option<&str>) -> Result<Vec<ClusterPod>, String> {
-        Err("not served by this test's API".to_owned())
+    fn pods(&self, _node: Option<&str>) -> ascend_doctor::Result<Vec<ClusterPod>> {
+        Err(not_served("list pods"))
     }
 
-    fn runtime_classes(&self) -> Result<Vec<RuntimeClassRef>, String> {
-        Err("not served by this test's API".to_owned())
+    fn runtime_classes(&self) -> ascend_doctor::Result<Vec<RuntimeClassRef>> {
+        Err(not_served("list runtimeclasses"))
     }
 }
 
@@ -167,7 +177,7 @@ fn the_node_objects_kubelet_version_comes_first_and_an_old_one_fails() {
 fn without_an_api_answer_the_kubelet_binarys_build_settings_are_read() {
     let host = Host::new();
     host.go_binary("/usr/bin/kubelet", KUBELET_SETTING, "v1.29.3");
-    let report = host.run(Some(FixedNodeApi(Err("get nodes/worker-1: connection refused".to_owned()))));
+    let report = host.run(Some(FixedNodeApi(Err("connection refused"))));
     assert_status(
         &report,
         "kubernetes.kubelet_version",

@@ -84,11 +84,13 @@ impl Fixture {
         KubeClusterApi::with_config(self.server.config(), Duration::from_secs(5))
     }
 
+    /// The container found, or the error's message.
     fn find(&self, pod: &str) -> Result<String, String> {
-        let pod: PodRef = pod.parse()?;
+        let pod: PodRef = pod.parse().map_err(|error: ascend_doctor::Error| error.to_string())?;
         let api = self.api();
         let host = HostRoot::new(self.host_dir.path());
-        let found = pod_container_root(&api as &dyn ClusterApi, &host, NODE, &pod)?;
+        let found =
+            pod_container_root(&api as &dyn ClusterApi, &host, NODE, &pod).map_err(|error| error.to_string())?;
         let marker = std::fs::read_to_string(found.root.path.join("etc/image-name")).expect("the container's file");
         Ok(format!("{} {} {} {}", found.container, found.container_id, found.root.found_by, marker.trim()))
     }

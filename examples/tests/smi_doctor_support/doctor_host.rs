@@ -27,7 +27,7 @@ pub const KERNEL: &str = "6.1.0-test";
 pub struct MockConnector(pub Arc<dyn DeviceManager>);
 
 impl DriverConnector for MockConnector {
-    fn connect(&self, _library: &Path) -> Result<Arc<dyn DeviceManager>, String> {
+    fn connect(&self, _library: &Path) -> ascend_doctor::Result<Arc<dyn DeviceManager>> {
         Ok(Arc::clone(&self.0))
     }
 }
@@ -36,8 +36,9 @@ impl DriverConnector for MockConnector {
 pub struct FailingConnector;
 
 impl DriverConnector for FailingConnector {
-    fn connect(&self, library: &Path) -> Result<Arc<dyn DeviceManager>, String> {
-        Err(format!("dcmi_init failed with code -8005 loading {}: internal error", library.display()))
+    fn connect(&self, library: &Path) -> ascend_doctor::Result<Arc<dyn DeviceManager>> {
+        let source = ascend_dcmi::Error::InitFailed { code: -8005, meaning: ascend_dcmi::code_meaning(-8005) };
+        Err(ascend_doctor::Error::Driver { library: library.to_path_buf(), source })
     }
 }
 
