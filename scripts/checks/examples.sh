@@ -35,6 +35,7 @@ listed=(
     kubelet-socket/examples/socket_lifecycle.rs
     ascend-dra/examples/node_driver.rs
     dcmi-sys/examples/raw_calls.rs
+    ascend-doctor/examples/check_fake_host.rs
     ascend-hccn/examples/network.rs
     ascend-cluster/examples/demo_cluster.rs
 )
@@ -58,6 +59,7 @@ run ascend-cli tiny_daemon
 run ascend-kube label_node
 run kubelet-socket socket_lifecycle
 run ascend-dra node_driver
+run ascend-doctor check_fake_host >/dev/null
 # The raw bindings take the library's path: the simulator's, built beside the other examples.
 cargo build -q -p dcmi-sim --lib
 DCMI_SIM_CONFIG=sample:atlas-800t-a2 run dcmi-sys raw_calls "$target/debug/libdcmi_sim.so"

@@ -1,0 +1,48 @@
+//! The doctor's driver checks from your own tooling (a node-problem agent, a pipeline that gates a node before it
+//! joins a pool): run against a fake Atlas host laid out by dcmi-sim, printed as the binary prints them, and judged
+//! from the typed results.
+//!
+//! ```text
+//! cargo run -p ascend-doctor --example check_fake_host              # a fake Atlas 800T A2
+//! cargo run -p ascend-doctor --example check_fake_host -- /         # this machine
+//! ```
+//!
+//! On the fake host the example fails if a check of the driver section fails (its driver files, device nodes and
+//! the simulated `libdcmi.so` are all in place); on a real host the report is the answer.
+
+use std::path::PathBuf;
+
+use ascend_doctor::check::{Section, Status};
+use ascend_doctor::{cli, report};
+use clap::Parser;
+use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let scratch = tempfile::tempdir()?;
+    let (root, fake) = match std::env::args().nth(1) {
+        Some(root) => (PathBuf::from(root), false),
+        None => {
+            let topology = dcmi_sim::samples::by_name("atlas-800t-a2").ok_or("no sample atlas-800t-a2")?.topology()?;
+            let host = FakeHost::build(&topology, scratch.path(), &FakeHostOptions::default())?;
+            std::env::set_var(dcmi_sim::CONFIG_ENV, &host.topology);
+            (host.root, true)
+        }
+    };
+    let root_text = root.display().to_string();
+    // The options the binary builds from its flags: only the driver section, this root.
+    let options =
+        cli::options(&cli::DoctorCli::parse_from(["ascend-doctor", "--root", &root_text, "--section", "driver"]))?;
+    let found = report::run(&options);
+    print!("{}", report::render_text(&found, &root_text));
+
+    let failed: Vec<&str> = found
+        .checks
+        .iter()
+        .filter(|check| check.section == Section::Driver && check.status == Status::Fail)
+        .map(|check| check.id.as_str())
+        .collect();
+    if fake && !failed.is_empty() {
+        return Err(format!("driver checks failed on the fake host: {}", failed.join(", ")).into());
+    }
+    Ok(())
+}
