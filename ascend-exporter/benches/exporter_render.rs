@@ -6,30 +6,27 @@
 //! first after a sampler round): a reference-count clone of the rendered bytes.
 //!
 //! The `gzip_level` group compresses the OpenMetrics body (what Prometheus asks for) of each size at every gzip level
-//! with the exporter's own encoder, printing the compressed sizes: the measurement behind
-//! [`ascend_exporter::content_coding::GZIP_LEVEL`].
+//! with the exporter's own encoder (flate2's, with the same backend), printing the compressed sizes: the measurement
+//! behind the exporter's gzip level (`GZIP_LEVEL` in ascend-exporter/src/content_coding.rs).
 //!
 //! `cargo bench -p ascend-exporter --bench exporter_render`; figures in docs/npu-exporter.md.
 
 use std::hint::black_box;
+use std::io::Write;
 use std::sync::Arc;
 use std::time::Instant;
 
+use ascend_dcmi::MetricGroup;
 use ascend_dcmi::{
     CardId, Celsius, ChipIdentity, ChipIds, ChipInfo, ChipLocator, ChipProcess, ChipType, DeviceId, DieId,
     EccComponent, EccCounters, FrequencyKind, HbmMemory, HealthReport, LogicId, MegaHertz, NetworkHealth, PcieAddress,
     Percent, PhyId, Power, ProcessList, UtilizationKind, Volts, Watts,
 };
-use ascend_exporter::content_coding::{gzip_at_level, ContentCoding};
-use ascend_exporter::exposition_format::ExpositionFormat;
-use ascend_exporter::metric_group::MetricGroup;
-use ascend_exporter::pod_attribution::{
-    AssignedDevices, ContainerAssignment, ContainerRef, PodAttribution, SharedAttribution,
+use ascend_exporter::{
+    AssignedDevices, ChipSnapshot, ContainerAssignment, ContainerRef, ContentCoding, Exposition, ExpositionFormat,
+    GroupFreshness, NamingMode, PodAttribution, RenderPlan, ScrapeCache, Selection, SharedAttribution, SharedSnapshot,
+    Snapshot, SnapshotCollector, SnapshotSource, DEFAULT_MAX_BODY_AGE,
 };
-use ascend_exporter::render::{Exposition, NamingMode, RenderPlan, SnapshotCollector};
-use ascend_exporter::scrape_cache::{ScrapeCache, DEFAULT_MAX_BODY_AGE};
-use ascend_exporter::selection::Selection;
-use ascend_exporter::snapshot::{ChipSnapshot, GroupFreshness, SharedSnapshot, Snapshot, SnapshotSource};
 use ascend_node::ResourceNaming;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
@@ -179,6 +176,13 @@ fn gzip_level(c: &mut Criterion) {
         }
     }
     group.finish();
+}
+
+/// `plain` compressed with gzip at `level`, as the exporter compresses a body at its level.
+fn gzip_at_level(plain: &[u8], level: u32) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
+    encoder.write_all(plain).expect("gzip into memory");
+    encoder.finish().expect("gzip into memory")
 }
 
 criterion_group!(benches, render, gzip_level);

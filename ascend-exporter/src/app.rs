@@ -26,7 +26,7 @@ use crate::tls::server_config;
 use crate::web_config::WebConfig;
 
 /// This exporter's version, for `ascend_npu_exporter_build_info`.
-pub const EXPORTER_VERSION: &str = env!("CARGO_PKG_VERSION");
+const EXPORTER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// An exporter that has loaded its configuration, started its sampler and bound its listen address, ready to serve.
 ///

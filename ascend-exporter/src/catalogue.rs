@@ -4,6 +4,10 @@
 //! drift apart. Native names follow Prometheus conventions (base units, `_total` counters, `_info` metadata);
 //! [`Naming::Huawei`] entries reproduce the vendor exporter's `npu_chip_info_*` names, units and labels for existing
 //! dashboards.
+//!
+//! Each [`MetricDef`] says how its samples are read ([`Extract`]): a function over a view of one chip, container,
+//! vNPU or the machine that pushes values with their own labels into a [`SampleSink`]; the renderer adds the series
+//! labels of the chosen naming.
 
 use std::sync::LazyLock;
 
@@ -15,8 +19,10 @@ use ascend_dcmi::{
 pub use crate::metric_def::{
     ChipView, ContainerView, Extract, InfoLabels, MachineView, MetricDef, MetricKind, Naming, VnpuView,
 };
-use crate::metric_group::{MetricGroup, SampledGroup};
-use crate::sample::{LabelText, SampleSink};
+pub use crate::metric_group::SampledGroup;
+pub use crate::sample::{LabelText, Sample, SampleSink, MAX_SAMPLE_LABELS};
+
+use crate::metric_group::MetricGroup;
 use crate::snapshot::ChipSnapshot;
 
 /// A metric of the driver's groups with its fields in declaration order; keeps the table below readable.
@@ -93,8 +99,8 @@ macro_rules! ub_counter {
     };
 }
 
-/// Every metric: the driver's (native names first, then the Huawei-compatible ones), then the network's
-/// ([`crate::network::catalogue`]).
+/// Every metric: the driver's (native names first, then the Huawei-compatible ones), then the network's (read
+/// through `hccn_tool`, [`crate::network`]).
 pub static CATALOGUE: LazyLock<Vec<MetricDef>> =
     LazyLock::new(|| DRIVER_METRICS.iter().chain(crate::network::catalogue::NETWORK_METRICS).copied().collect());
 
@@ -802,11 +808,11 @@ fn megabytes(bytes: u64) -> f64 {
 }
 
 /// Device memory in use: HBM where the chip has it, else DDR.
-pub fn device_memory_used(chip: &ChipSnapshot) -> Option<u64> {
+fn device_memory_used(chip: &ChipSnapshot) -> Option<u64> {
     chip.hbm.map(|h| h.used_bytes).or_else(|| chip.ddr.map(|d| d.used_bytes()))
 }
 
 /// Device memory size: HBM where the chip has it, else DDR.
-pub fn device_memory_total(chip: &ChipSnapshot) -> Option<u64> {
+fn device_memory_total(chip: &ChipSnapshot) -> Option<u64> {
     chip.hbm.map(|h| h.total_bytes).or_else(|| chip.ddr.map(|d| d.total_bytes))
 }

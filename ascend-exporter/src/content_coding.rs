@@ -12,11 +12,11 @@ use flate2::Compression;
 use crate::quality_values::weighted_elements;
 
 /// The gzip level of every compressed body, chosen by measurement (docs/npu-exporter.md, "Why level 1": every level
-/// on the exporter's 8-, 64- and 256-chip bodies): level 1 leaves 5 to 10 % of the plain bytes, within the 15 %
-/// target, while level 6 saves 0.6 % more of the plain for three times the CPU and level 9 under 1 % more for ten
-/// times, CPU paid once per sampler round, or per scrape with `--metrics.cache-max-age=0s`. tests/compression.rs
-/// holds it to at most 15 % on an 8-chip node.
-pub const GZIP_LEVEL: u32 = 1;
+/// on the exporter's 8-, 64- and 256-chip bodies, `benches/exporter_render.rs`, group `gzip_level`): level 1 leaves
+/// 5 to 10 % of the plain bytes, within the 15 % target, while level 6 saves 0.6 % more of the plain for three times
+/// the CPU and level 9 under 1 % more for ten times, CPU paid once per sampler round, or per scrape with
+/// `--metrics.cache-max-age=0s`. tests/compression.rs holds it to at most 15 % on an 8-chip node.
+const GZIP_LEVEL: u32 = 1;
 
 /// A response body's content coding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,15 +69,9 @@ impl ContentCoding {
 }
 
 /// `plain` compressed with gzip at [`GZIP_LEVEL`].
-pub fn gzip(plain: &[u8]) -> Vec<u8> {
-    gzip_at_level(plain, GZIP_LEVEL)
-}
-
-/// `plain` compressed with gzip at `level` (0 to 9; higher values are taken as 9), for measuring the levels against
-/// each other (`benches/exporter_render.rs`, group `gzip_level`).
-pub fn gzip_at_level(plain: &[u8], level: u32) -> Vec<u8> {
+pub(crate) fn gzip(plain: &[u8]) -> Vec<u8> {
     // Exposition text shrinks about tenfold: start there so that the buffer grows at most once or twice.
-    let mut encoder = GzEncoder::new(Vec::with_capacity(plain.len() / 8 + 64), Compression::new(level.min(9)));
+    let mut encoder = GzEncoder::new(Vec::with_capacity(plain.len() / 8 + 64), Compression::new(GZIP_LEVEL));
     // Writing into a Vec cannot fail; an error here would be a bug in flate2, not bad input.
     encoder.write_all(plain).expect("gzip into memory");
     encoder.finish().expect("gzip into memory")

@@ -7,6 +7,8 @@ pub enum ConfigFile {
     /// `--metrics.selection-file` (TOML).
     Selection,
     /// `--web.config.file` (the exporter-toolkit YAML).
+    #[cfg(feature = "cli")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
     WebConfig,
 }
 
@@ -14,6 +16,7 @@ impl std::fmt::Display for ConfigFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Self::Selection => "metric-selection file",
+            #[cfg(feature = "cli")]
             Self::WebConfig => "web config file",
         })
     }
@@ -55,6 +58,8 @@ pub enum Error {
         message: String,
     },
     /// A PEM file of the TLS settings could not be read or holds nothing usable.
+    #[cfg(feature = "cli")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
     #[error("cannot load {what} from {path}: {message}")]
     Pem {
         /// Certificate, key or CA bundle.
@@ -65,12 +70,18 @@ pub enum Error {
         message: String,
     },
     /// rustls refused the TLS settings (for example a key that does not match the certificate).
+    #[cfg(feature = "cli")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
     #[error("TLS configuration rejected: {0}")]
     Tls(String),
     /// bcrypt could not prepare basic auth (an out-of-range cost in the hashes).
+    #[cfg(feature = "cli")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
     #[error("preparing basic auth: {0}")]
     BasicAuth(#[from] bcrypt::BcryptError),
     /// An extra response header of the web config is not a valid HTTP header.
+    #[cfg(feature = "cli")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
     #[error("web config header {name:?}: {message}")]
     Header {
         /// The header name as written.
@@ -79,9 +90,13 @@ pub enum Error {
         message: String,
     },
     /// `--device-plugin.resource-prefix` or `--device-plugin.rename` is not a valid naming.
+    #[cfg(feature = "cli")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
     #[error("device naming: {0}")]
     Naming(#[source] ascend_node::Error),
     /// A driver step at start-up failed.
+    #[cfg(feature = "cli")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
     #[error("{step}: {source}")]
     Driver {
         /// What was being done, for example "loading the DCMI library".
@@ -91,9 +106,13 @@ pub enum Error {
         source: ascend_dcmi::Error,
     },
     /// The start-up task that talks to the driver ended without an answer (it panicked).
+    #[cfg(feature = "cli")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
     #[error("the driver start-up task failed: {0}")]
     StartupTask(String),
     /// The listen address could not be bound.
+    #[cfg(feature = "cli")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
     #[error("cannot listen on {address}: {source}")]
     Listen {
         /// The address.
@@ -103,6 +122,8 @@ pub enum Error {
         source: std::io::Error,
     },
     /// Accepting connections failed.
+    #[cfg(feature = "cli")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
     #[error("serving HTTP: {0}")]
     Serve(#[source] std::io::Error),
 }

@@ -1,12 +1,11 @@
 //! Choosing the exposition format from the scraper's `Accept` header.
 
+use ascend_cli::OPENMETRICS_CONTENT_TYPE;
+
 use crate::quality_values::weighted_elements;
 
-/// `Content-Type` of OpenMetrics text 1.0.0.
-pub use ascend_cli::OPENMETRICS_CONTENT_TYPE;
-
 /// `Content-Type` of the classic Prometheus text format 0.0.4.
-pub const CLASSIC_TEXT_CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+const CLASSIC_TEXT_CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
 /// The two text formats a scrape can get.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

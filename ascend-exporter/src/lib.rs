@@ -1,20 +1,21 @@
-//! The Prometheus exporter pipeline for Huawei Ascend NPUs, as a library: what the `npu-exporter` binary runs, for
+//! The Prometheus exporter pipeline for Huawei Ascend NPUs, as a library: what the `npu-exporter` program runs, for
 //! agents that want the same metrics inside their own process.
 //!
-//! The pipeline, one module per stage:
+//! The pipeline, stage by stage:
 //!
-//! | stage | module |
+//! | stage | items |
 //! |---|---|
-//! | a background sampler (from `ascend-dcmi`) that reads every chip on per-group intervals, with deadlines | [`sampler_source`] |
-//! | its state at one moment, which scrapes read without waiting on the driver | [`snapshot`] |
-//! | the metric catalogue: native `ascend_npu_*` names and Huawei's npu-exporter names | [`catalogue`], [`render::NamingMode`] |
-//! | rendering through prometheus-client, OpenMetrics or text 0.0.4 | [`render`], [`exposition_format`] |
-//! | one rendered body per sampler round, plain and (when asked for) gzip, served as shared bytes | [`scrape_cache`], [`content_coding`] |
-//! | which containers hold which chip, from the kubelet's PodResources API | [`pod_attribution`], [`pod_resources_watch`] |
-//! | the exporter-toolkit web config: TLS, basic auth, headers | [`web_config`], [`tls`], [`basic_auth`] |
-//! | the metric-selection file: groups, intervals, skipped reads, served metrics | [`selection`] |
-//! | HTTP serving of `/metrics`, `/healthz` and `/` | [`http_server`] |
-//! | the command-line flags and the wiring of all of the above | [`cli::ExporterArgs`], [`app::run`] |
+//! | a background sampler (from `ascend-dcmi`) that reads every chip on per-group intervals, with deadlines | [`SamplerSource`] over [`ascend_dcmi::Sampler`] |
+//! | its state at one moment, which scrapes read without waiting on the driver | [`Snapshot`], [`ChipSnapshot`], [`SnapshotSource`], [`SharedSnapshot`] |
+//! | the metric catalogue: native `ascend_npu_*` names and Huawei's npu-exporter names | [`catalogue`] ([`catalogue::CATALOGUE`]), [`NamingMode`] |
+//! | the metric-selection file: groups, intervals, skipped reads, served metrics | [`Selection`] |
+//! | rendering through prometheus-client, OpenMetrics or text 0.0.4 | [`RenderPlan`], [`SnapshotCollector`], [`Exposition`], [`ExpositionFormat`] |
+//! | one rendered body per sampler round, plain and (when asked for) gzip, served as shared bytes | [`ScrapeCache`], [`ContentCoding`] |
+//! | which containers hold which chip, from the kubelet's PodResources API | [`PodResourcesWatch`], [`SharedAttribution`], [`PodAttribution`] |
+//! | network readings through the driver's `hccn_tool` | [`network`] |
+//! | the program: its flags, the HTTP server (TLS, basic auth, headers from the exporter-toolkit web config) and the wiring of all of the above | feature `cli`: [`ExporterArgs`], [`run`], [`Exporter`], [`web_config`] |
+//!
+//! Every error is an [`Error`], naming the file, key, address or driver step at fault.
 //!
 //! Device ids in PodResources answers are read back to chips with the device plugin's own naming
 //! ([`ascend_node::ResourceNaming::parse_device_id`]), configured by the same prefix and renames as the plugin
@@ -22,18 +23,18 @@
 //!
 //! # Example
 //!
-//! Rendering a snapshot needs no driver: any [`snapshot::SnapshotSource`] will do. This one is filled by hand.
+//! Rendering a snapshot needs no driver: any [`SnapshotSource`] will do. This one is filled by hand. On a host with
+//! NPUs, [`SamplerSource`] is the source (`examples/serve_metrics.rs` runs it on the simulated driver).
 //!
 //! ```
 //! use std::sync::Arc;
 //! use std::time::Instant;
 //!
 //! use ascend_dcmi::{Celsius, ChipIds, LogicId, PhyId};
-//! use ascend_exporter::exposition_format::ExpositionFormat;
-//! use ascend_exporter::pod_attribution::SharedAttribution;
-//! use ascend_exporter::render::{Exposition, NamingMode, RenderPlan, SnapshotCollector};
-//! use ascend_exporter::selection::Selection;
-//! use ascend_exporter::snapshot::{ChipSnapshot, SharedSnapshot, Snapshot};
+//! use ascend_exporter::{
+//!     ChipSnapshot, Exposition, ExpositionFormat, NamingMode, RenderPlan, Selection, SharedAttribution, SharedSnapshot,
+//!     Snapshot, SnapshotCollector,
+//! };
 //!
 //! let ids = ChipIds { logic: LogicId(0), phy: PhyId(0), locator: None };
 //! let mut chip = ChipSnapshot::new(ids);
@@ -49,45 +50,77 @@
 //! # Ok::<(), std::fmt::Error>(())
 //! ```
 //!
-//! The whole exporter, as the binary runs it (needs `libdcmi.so`, or `dcmi-sim` pointed at by `--dcmi.library`):
+//! The whole exporter, as the program runs it (feature `cli`; needs `libdcmi.so`, or `dcmi-sim` pointed at by
+//! `--dcmi.library`):
 //!
 //! ```no_run
+//! # #[cfg(feature = "cli")]
+//! # async fn example() -> ascend_exporter::Result<()> {
 //! use clap::Parser;
 //!
-//! # async fn example() -> ascend_exporter::Result<()> {
-//! let args = ascend_exporter::cli::ExporterArgs::parse_from(["npu-exporter", "--web.listen-address=127.0.0.1:9400"]);
-//! ascend_exporter::app::run(args, async { let _ = tokio::signal::ctrl_c().await; }).await
+//! let args = ascend_exporter::ExporterArgs::parse_from(["npu-exporter", "--web.listen-address=127.0.0.1:9400"]);
+//! ascend_exporter::run(args, async { let _ = tokio::signal::ctrl_c().await; }).await
 //! # }
 //! ```
+//!
+//! # Features
+//!
+//! - `cli`: the `npu-exporter` program ([`ExporterArgs`], [`run`], [`Exporter`], [`web_config`]) with its HTTP
+//!   server (hyper, rustls, bcrypt). Without it the crate samples, attributes and renders, and leaves serving the
+//!   bytes to the caller's own HTTP stack.
 //!
 //! See `docs/npu-exporter.md` for the metric table, the flags, the deployment and the measured figures.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
-pub mod app;
-pub mod basic_auth;
+#[cfg(feature = "cli")]
+mod app;
+#[cfg(feature = "cli")]
+mod basic_auth;
 pub mod catalogue;
-pub mod cli;
-pub mod content_coding;
-pub mod error;
-pub mod exposition_format;
-pub mod http_server;
+#[cfg(feature = "cli")]
+mod cli;
+mod content_coding;
+mod error;
+mod exposition_format;
+#[cfg(feature = "cli")]
+mod http_server;
 mod metric_def;
-pub mod metric_group;
-pub mod metric_table;
+mod metric_group;
+#[cfg(test)]
+mod metric_table;
 pub mod network;
-pub mod pod_attribution;
-pub mod pod_resources_watch;
+mod pod_attribution;
+mod pod_resources_watch;
 mod quality_values;
-pub mod render;
-pub mod sample;
-pub mod sampler_source;
-pub mod scrape_cache;
-pub mod scrape_negotiation;
-pub mod selection;
-pub mod series_labels;
-pub mod snapshot;
-pub mod tls;
+mod render;
+mod sample;
+mod sampler_source;
+mod scrape_cache;
+#[cfg(feature = "cli")]
+mod scrape_negotiation;
+mod selection;
+mod series_labels;
+mod snapshot;
+#[cfg(feature = "cli")]
+mod tls;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod web_config;
 
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+pub use app::{run, Exporter};
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+pub use cli::{ExporterArgs, DEFAULT_LISTEN_ADDRESS};
+pub use content_coding::ContentCoding;
 pub use error::{ConfigFile, Error, Result};
+pub use exposition_format::ExpositionFormat;
+pub use pod_attribution::{AssignedDevices, ContainerAssignment, ContainerRef, PodAttribution, SharedAttribution};
+pub use pod_resources_watch::PodResourcesWatch;
+pub use render::{Exposition, NamingMode, RenderPlan, SnapshotCollector};
+pub use sampler_source::SamplerSource;
+pub use scrape_cache::{ScrapeCache, DEFAULT_MAX_BODY_AGE};
+pub use selection::{GroupChoice, Selection};
+pub use snapshot::{ChipSnapshot, GroupFreshness, Reading, SharedSnapshot, Snapshot, SnapshotRevision, SnapshotSource};

@@ -1,4 +1,6 @@
-//! The metric table of the docs, generated from the catalogue (a test keeps `docs/npu-exporter.md` in step).
+//! The metric table of the docs, generated from the catalogue: a test of this module fails when
+//! `docs/npu-exporter.md` and the catalogue drift apart, and with `UPDATE_GOLDEN=1` rewrites the table section
+//! (`UPDATE_GOLDEN=1 cargo test -p ascend-exporter --lib metric_table`). Only the tests compile it.
 
 use crate::catalogue::{Extract, MetricKind, Naming, CATALOGUE};
 
@@ -55,7 +57,21 @@ pub fn with_generated_tables(docs: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
+
+    #[test]
+    fn docs_metric_table_matches_the_catalogue() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/npu-exporter.md");
+        let docs = std::fs::read_to_string(&path).expect("docs/npu-exporter.md exists");
+        let generated = with_generated_tables(&docs).expect("docs contain the metric-table markers");
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::write(&path, &generated).expect("rewrite docs");
+            return;
+        }
+        assert!(generated == docs, "docs/npu-exporter.md metric table is out of date: run with UPDATE_GOLDEN=1");
+    }
 
     #[test]
     fn table_lists_every_metric_once() {

@@ -47,7 +47,7 @@ impl Default for PodResourcesWatch {
 }
 
 /// The assignments of a `List` answer: one entry per container, every resource.
-pub fn assignments_from_response(response: ListPodResourcesResponse) -> Vec<ContainerAssignment> {
+fn assignments_from_response(response: ListPodResourcesResponse) -> Vec<ContainerAssignment> {
     let mut assignments = Vec::new();
     for pod in response.pod_resources {
         for container in pod.containers {

@@ -25,8 +25,9 @@ use crate::series_labels::{
 };
 use crate::snapshot::{Snapshot, SnapshotSource};
 
-/// Which naming schemes to serve.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// Which naming schemes to serve (`--metrics.naming`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum NamingMode {
     /// Prometheus-conventional `ascend_npu_*` names only.
     Native,

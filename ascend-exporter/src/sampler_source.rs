@@ -59,7 +59,7 @@ impl SnapshotSource for SamplerSource {
 }
 
 /// One chip's sample in the exporter's model: the last value of everything (however old), and each group's age.
-pub fn chip_snapshot(sample: &ChipSample) -> ChipSnapshot {
+fn chip_snapshot(sample: &ChipSample) -> ChipSnapshot {
     let mut chip = ChipSnapshot::new(*sample.ids());
     for group in MetricGroup::ALL {
         let status = sample.group(group);

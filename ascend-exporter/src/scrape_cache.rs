@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hyper::body::Bytes;
+use bytes::Bytes;
 use parking_lot::Mutex;
 
 use crate::content_coding::{gzip, ContentCoding};

@@ -33,11 +33,6 @@ use crate::catalogue::{MetricDef, CATALOGUE};
 use crate::error::{ConfigFile, Error};
 use crate::metric_group::{group_by_name, MetricGroup, NetworkGroup, SampledGroup, UnknownGroup};
 
-/// Shortest interval a group may be sampled at.
-pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
-/// Longest interval a group may be sampled at.
-pub const MAX_INTERVAL: Duration = Duration::from_secs(24 * 3600);
-
 /// The file's shape.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -105,6 +100,11 @@ impl Default for Selection {
 }
 
 impl Selection {
+    /// Shortest interval a group may be sampled at.
+    pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
+    /// Longest interval a group may be sampled at.
+    pub const MAX_INTERVAL: Duration = Duration::from_secs(24 * 3600);
+
     /// Reads and validates a selection file.
     ///
     /// # Errors
@@ -144,7 +144,7 @@ impl Selection {
                 choice.enabled = enabled;
             }
             if let Some(text) = &setting.interval {
-                choice.interval = duration_between(MIN_INTERVAL, MAX_INTERVAL)(text)
+                choice.interval = duration_between(Self::MIN_INTERVAL, Self::MAX_INTERVAL)(text)
                     .map_err(|error| invalid(format!("[groups.{name}] interval: {error}")))?;
             }
         }

@@ -236,7 +236,7 @@ fn tls_settings(tls: TlsServerConfigFile, base: &Path) -> Result<TlsSettings, St
 pub const BCRYPT_COSTS: std::ops::RangeInclusive<u32> = 4..=17;
 
 /// The cost digits of a bcrypt hash (`$2y$10$...` → 10); 0 where there are none.
-pub fn bcrypt_cost(hash: &str) -> u32 {
+pub(crate) fn bcrypt_cost(hash: &str) -> u32 {
     hash.get(4..6).and_then(|digits| digits.parse().ok()).unwrap_or(0)
 }
 

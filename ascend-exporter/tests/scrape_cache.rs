@@ -7,14 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::{Dcmi, DeviceManager, GroupSet, MetricGroup, Sampler, SamplerConfig};
-use ascend_exporter::content_coding::ContentCoding;
-use ascend_exporter::exposition_format::ExpositionFormat;
-use ascend_exporter::pod_attribution::SharedAttribution;
-use ascend_exporter::render::{Exposition, NamingMode, RenderPlan, SnapshotCollector};
-use ascend_exporter::sampler_source::SamplerSource;
-use ascend_exporter::scrape_cache::ScrapeCache;
-use ascend_exporter::selection::Selection;
-use ascend_exporter::snapshot::SnapshotSource;
+use ascend_exporter::{
+    ContentCoding, Exposition, ExpositionFormat, NamingMode, RenderPlan, SamplerSource, ScrapeCache, Selection,
+    SharedAttribution, SnapshotCollector, SnapshotSource,
+};
 use support::{sim_library, write_topology};
 
 /// Long enough that only a sampler round can make the cache render again during the test.

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use ascend_dcmi::{Metric, MetricGroup, SamplerConfig};
-use ascend_exporter::selection::Selection;
+use ascend_exporter::Selection;
 
 fn fixtures() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures"))

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The library crates' examples (`cargo run -p <crate> --example <name>`), each run as a user would run it: on the
 # simulator, where an example needs a driver. Each must exit 0; the examples check what they show (watch_health fails
-# if the injected fault never arrives, inject_spec if no chip was injected, network on any failed reading). An example
-# file that is not listed here fails the check, so a new one is run from its first commit.
+# if the injected fault never arrives, serve_metrics if a chip's temperature or health series is missing, inject_spec
+# if no chip was injected, network on any failed reading). An example file that is not listed here fails the check,
+# so a new one is run from its first commit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${CARGO_TARGET_DIR:-target}
@@ -24,6 +25,7 @@ run() { # crate example [args...]
 listed=(
     ascend-dcmi/examples/watch_health.rs
     ascend-dcmi/examples/sample_chips.rs
+    ascend-exporter/examples/serve_metrics.rs
     ascend-node/examples/health_snapshot.rs
     ascend-deviceplugin/examples/serve_plugin.rs
     dra-kubelet-plugin/examples/driver_skeleton.rs
@@ -48,6 +50,7 @@ done
 
 run ascend-dcmi watch_health
 run ascend-dcmi sample_chips
+run ascend-exporter serve_metrics
 run ascend-node health_snapshot
 run ascend-deviceplugin serve_plugin
 run dra-kubelet-plugin driver_skeleton

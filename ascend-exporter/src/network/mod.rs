@@ -2,10 +2,28 @@
 //!
 //! [`NetworkSampler`] runs one background task per group (default every 60 s, as Huawei's exporter) that reads each
 //! chip with a network port through [`ascend_hccn::HccnTool`] and keeps the results in a [`NetworkStore`];
-//! [`NetworkSource`] hands them to scrapes with the driver's snapshot, and [`catalogue`] describes the metrics they
-//! give, in both naming schemes.
+//! [`NetworkSource`] hands them to scrapes with the driver's snapshot (each chip's [`ChipNetwork`] in
+//! [`ChipSnapshot::hccn`](crate::ChipSnapshot::hccn)), and the [`catalogue`](crate::catalogue::CATALOGUE) holds
+//! the metrics they give, in both naming schemes.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! use ascend_exporter::network::{NetworkGroup, NetworkSampler, NetworkSource};
+//! use ascend_exporter::SnapshotSource;
+//!
+//! /// `chips` is the driver's source (a `SamplerSource`); call on a tokio runtime.
+//! fn with_network(chips: Arc<dyn SnapshotSource>) -> (NetworkSampler, NetworkSource) {
+//!     let tool = ascend_hccn::HccnTool::builder().deadline(Duration::from_secs(5)).build();
+//!     let groups = NetworkGroup::ALL.map(|group| (group, group.default_interval()));
+//!     let sampler = NetworkSampler::spawn(tool, Arc::clone(&chips), &groups);
+//!     let source = NetworkSource::new(chips, sampler.store());
+//!     (sampler, source)
+//! }
+//! ```
 
-pub mod catalogue;
+pub(crate) mod catalogue;
 mod chip_read;
 mod group;
 mod readings;
@@ -14,10 +32,8 @@ mod source;
 mod store;
 mod target;
 
-pub use chip_read::{read_chip, ChipRead, ChipRound};
 pub use group::NetworkGroup;
 pub use readings::{ChipNetwork, GroupReadings, LinkReadings, OpticalReadings, PortName, PortReadings};
 pub use sampler::NetworkSampler;
 pub use source::NetworkSource;
 pub use store::NetworkStore;
-pub use target::{network_target, NetworkTarget};

@@ -1,14 +1,14 @@
 //! `npu-exporter`: Prometheus exporter for Huawei Ascend NPUs. See `docs/npu-exporter.md`; the pipeline is the
-//! `ascend-exporter` library.
+//! `ascend-exporter` library, the program its `cli` feature.
 #![forbid(unsafe_code)]
 
-use ascend_exporter::cli::ExporterArgs;
+use ascend_exporter::ExporterArgs;
 use clap::Parser;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let args = ExporterArgs::parse();
     args.log.init_logging()?;
-    ascend_exporter::app::run(args, ascend_tools::shutdown::termination()).await?;
+    ascend_exporter::run(args, ascend_tools::shutdown::termination()).await?;
     Ok(())
 }
