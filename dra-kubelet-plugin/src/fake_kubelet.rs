@@ -90,12 +90,17 @@ struct Shared {
 }
 
 impl Shared {
+    /// Changes the state and tells the waiters ([`FakeKubelet::wait_until`]).
     fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
-        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let result = f(&mut state);
-        drop(state);
+        let result = f(&mut self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
         self.changes.send_modify(|generation| *generation += 1);
         result
+    }
+
+    /// Reads the state. A read must not tell the waiters: a waiter's own check would wake it again at once, and it
+    /// would spin without ever reaching its deadline.
+    fn read_state<T>(&self, f: impl FnOnce(&State) -> T) -> T {
+        f(&self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 }
 
@@ -152,12 +157,12 @@ impl FakeKubelet {
 
     /// The registration of `driver`, if any.
     pub fn registered(&self, driver: &str) -> Option<Registered> {
-        self.shared.with_state(|state| state.plugins.get(driver).cloned())
+        self.shared.read_state(|state| state.plugins.get(driver).cloned())
     }
 
     /// Every registration refused so far: the socket and the reason sent to the plugin.
     pub fn refused(&self) -> Vec<(PathBuf, String)> {
-        self.shared.with_state(|state| state.refused.clone())
+        self.shared.read_state(|state| state.refused.clone())
     }
 
     /// Waits until `condition` holds, checking on every change the peer sees.
@@ -176,8 +181,9 @@ impl FakeKubelet {
             if condition(self) {
                 return Ok(());
             }
-            if tokio::time::timeout_at(deadline, changes.changed()).await.is_err() {
-                let plugins: Vec<String> = self.shared.with_state(|state| state.plugins.keys().cloned().collect());
+            let woken = tokio::time::timeout_at(deadline, changes.changed()).await;
+            if woken.is_err() || tokio::time::Instant::now() >= deadline {
+                let plugins: Vec<String> = self.shared.read_state(|state| state.plugins.keys().cloned().collect());
                 return Err(Error::grpc(
                     format!("waiting for {what}"),
                     &self.shared.registry_dir,
@@ -332,7 +338,10 @@ async fn scan(shared: &Arc<Shared>) {
     });
     for socket in new {
         if let Err(error) = register(shared, &socket).await {
-            tracing::warn!(socket = %socket.display(), %error, "fake kubelet: registration failed");
+            // The kubelet's plugin manager keeps a socket it could not register in its desired state and tries again
+            // on its next reconcile (k8s.io/kubernetes pkg/kubelet/pluginmanager/reconciler): so does the peer.
+            tracing::warn!(socket = %socket.display(), %error, "fake kubelet: registration failed; retrying");
+            shared.with_state(|state| state.seen.remove(&socket));
         }
     }
 }
