@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ascend_dcmi::{Dcmi, DeviceManager, FaultPolicy};
+use ascend_dcmi::{DeviceManager, FaultPolicy};
 use ascend_node::DriverArgs;
 use clap::{Args, Parser, Subcommand};
 
@@ -170,20 +170,13 @@ enum OpenError {
 }
 
 fn open_manager(cli: &SmiCli, policy: FaultPolicy) -> Result<Arc<dyn DeviceManager>, OpenError> {
-    let mut builder = Dcmi::builder().fault_policy(policy).call_deadline(cli.timeout);
-    if let Some(root) = &cli.host_root {
-        builder = builder.host_root(root);
-    }
+    let root = cli.host_root.clone().unwrap_or_else(|| PathBuf::from("/"));
+    let mut builder = cli.driver.options(root).builder().fault_policy(policy).call_deadline(cli.timeout);
     if let Some(topology) = &cli.sim {
         let setup = sim::prepare(topology).map_err(|error| OpenError::Usage(error.to_string()))?;
         // The simulator is the build's own artefact, owned by whoever ran cargo: the root-ownership rule for the
         // vendor's library does not apply to it.
         builder = builder.library_path(setup.library).verify_library_ownership(false);
-    } else {
-        if let Some(library) = &cli.driver.dcmi_library {
-            builder = builder.library_path(library);
-        }
-        builder = builder.verify_library_ownership(!cli.driver.skip_library_ownership_check);
     }
     let dcmi = builder.init().map_err(|error| OpenError::Driver(error.to_string()))?;
     Ok(Arc::new(dcmi))
