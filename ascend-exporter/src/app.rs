@@ -11,6 +11,7 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use crate::basic_auth::BasicAuth;
+use crate::body_files::BodyFiles;
 use crate::cli::ExporterArgs;
 use crate::error::{Error, Result};
 use crate::http_server::{serve, serving_threads, ServerState};
@@ -118,6 +119,8 @@ impl Exporter {
             max_snapshot_age: args.max_snapshot_age,
             auth,
             extra_headers,
+            // TLS sends encrypted copies: no body is sent from a file.
+            body_files: tls.is_none().then(|| Arc::new(BodyFiles::new())),
         });
         let address = args.listen_address;
         let listener = TcpListener::bind(address).await.map_err(|source| Error::Listen { address, source })?;

@@ -25,8 +25,10 @@ use tokio::sync::{mpsc, watch};
 use tokio_rustls::TlsAcceptor;
 
 use crate::basic_auth::BasicAuth;
+use crate::body_files::BodyFiles;
 use crate::scrape_cache::ScrapeCache;
 use crate::scrape_negotiation::Negotiated;
+use crate::sendfile_stream::SendfileStream;
 use crate::snapshot::SnapshotSource;
 
 /// What the handlers share.
@@ -41,6 +43,8 @@ pub struct ServerState {
     pub auth: Option<Arc<BasicAuth>>,
     /// Headers added to every response.
     pub extra_headers: Vec<(HeaderName, HeaderValue)>,
+    /// Cached bodies that plain TCP connections send with `sendfile(2)` (`sendfile_stream.rs`); `None` with TLS.
+    pub body_files: Option<Arc<BodyFiles>>,
 }
 
 /// Every response: a body held whole in memory (a cached scrape body is shared, not copied).
@@ -108,6 +112,9 @@ fn metrics(state: &ServerState, headers: &HeaderMap) -> HttpResponse {
         Negotiated::from_headers(headers.get(header::ACCEPT), headers.get(header::ACCEPT_ENCODING));
     match state.scrape_cache.body(format, coding) {
         Ok(body) => {
+            if let Some(files) = &state.body_files {
+                files.offer(&body);
+            }
             let mut response = Response::new(Full::new(body));
             let headers = response.headers_mut();
             headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(format.content_type()));
@@ -290,13 +297,19 @@ async fn accept_loop(listener: TcpListener, connections: Connections, stop: impl
             tracing::debug!(%peer, %error, "cannot set TCP_NODELAY");
         }
         let Connections { state, tls, builder, header_read_timeout } = connections.clone();
+        let body_files = state.body_files.clone();
         let service = hyper::service::service_fn(move |request| {
             let state = Arc::clone(&state);
             async move { Ok::<_, Infallible>(respond(state, request).await) }
         });
         tokio::spawn(async move {
             let result = match tls {
-                None => builder.serve_connection(TokioIo::new(stream), service).await,
+                None => match body_files {
+                    Some(files) => {
+                        builder.serve_connection(TokioIo::new(SendfileStream::new(stream, files)), service).await
+                    }
+                    None => builder.serve_connection(TokioIo::new(stream), service).await,
+                },
                 Some(acceptor) => match tokio::time::timeout(header_read_timeout, acceptor.accept(stream)).await {
                     Ok(Ok(tls_stream)) => builder.serve_connection(TokioIo::new(tls_stream), service).await,
                     Ok(Err(error)) => {
@@ -332,13 +345,17 @@ mod tests {
     const PASSWORD: &str = "scrape-secret";
 
     fn state(auth: bool) -> Arc<ServerState> {
+        state_with_cache_age(auth, Duration::ZERO)
+    }
+
+    fn state_with_cache_age(auth: bool, cache_max_age: Duration) -> Arc<ServerState> {
         let shared = Arc::new(SharedSnapshot::new());
         shared.publish(Snapshot { published_at: Instant::now(), driver_version: None, cards: None, chips: Vec::new() });
         let source: Arc<dyn SnapshotSource> = shared;
         let attribution = Arc::new(SharedAttribution::new());
         let plan = RenderPlan::new(NamingMode::Both, &Selection::default());
         let collector = SnapshotCollector::new(Arc::clone(&source), Arc::clone(&attribution), plan, "0.1.0");
-        let cache = ScrapeCache::new(Exposition::new(collector), Arc::clone(&source), attribution, Duration::ZERO);
+        let cache = ScrapeCache::new(Exposition::new(collector), Arc::clone(&source), attribution, cache_max_age);
         let auth = auth.then(|| {
             let hash = bcrypt::hash(PASSWORD, 4).expect("bcrypt");
             let users = BTreeMap::from([("prometheus".to_owned(), hash)]);
@@ -351,6 +368,7 @@ mod tests {
             max_snapshot_age: Duration::from_secs(60),
             auth,
             extra_headers,
+            body_files: Some(Arc::new(BodyFiles::new())),
         })
     }
 
@@ -425,6 +443,76 @@ mod tests {
         let right = "Basic cHJvbWV0aGV1czpzY3JhcGUtc2VjcmV0"; // prometheus:scrape-secret
         assert_eq!(call(&state, Method::GET, "/metrics", &[("authorization", right)]).await.status(), 200);
         assert_eq!(call(&state, Method::GET, "/healthz", &[]).await.status(), StatusCode::OK);
+    }
+
+    /// One response read off a keep-alive connection: (headers, body) by its Content-Length.
+    async fn read_response(stream: &mut tokio::net::TcpStream, buffered: &mut Vec<u8>) -> (String, Vec<u8>) {
+        use tokio::io::AsyncReadExt;
+        loop {
+            if let Some(end) = buffered.windows(4).position(|window| window == b"\r\n\r\n") {
+                let head = String::from_utf8(buffered[..end].to_vec()).expect("ASCII headers");
+                let length: usize = head
+                    .lines()
+                    .find_map(|line| line.to_ascii_lowercase().strip_prefix("content-length: ").map(str::to_owned))
+                    .and_then(|value| value.trim().parse().ok())
+                    .expect("a Content-Length");
+                if buffered.len() >= end + 4 + length {
+                    let body = buffered[end + 4..end + 4 + length].to_vec();
+                    buffered.drain(..end + 4 + length);
+                    return (head, body);
+                }
+            }
+            let mut chunk = [0u8; 65536];
+            let n = stream.read(&mut chunk).await.expect("read");
+            assert!(n > 0, "the server closed the connection mid-response");
+            buffered.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_body_served_again_goes_out_of_its_file_with_the_same_bytes() {
+        // Rendered once and reused for an hour: the file is for bodies served more than once.
+        let (from_files, body) = served_three_times(state_with_cache_age(false, Duration::from_secs(3600))).await;
+        // The second offer registers the body; the pipelined first answer may still be waiting to be written then.
+        let answers_from_file = from_files / body.len() as u64;
+        assert!((1..=3).contains(&answers_from_file), "{from_files} bytes from files, body {} bytes", body.len());
+        assert_eq!(from_files % body.len() as u64, 0, "whole bodies");
+        // Rendered anew for every scrape: no body is served twice, so none gets a file.
+        assert_eq!(served_three_times(state(false)).await.0, 0);
+    }
+
+    /// Three gzip scrapes of `/metrics` on one connection, two of them pipelined: the bytes sent from files, and
+    /// the body, the same in all three.
+    async fn served_three_times(state: Arc<ServerState>) -> (u64, Vec<u8>) {
+        use tokio::io::AsyncWriteExt;
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address");
+        let threads = NonZeroUsize::MIN;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server =
+            tokio::spawn(serve(listener, Arc::clone(&state), None, false, Duration::from_secs(5), threads, async {
+                let _ = stopped.await;
+            }));
+        let mut stream = tokio::net::TcpStream::connect(address).await.expect("connect");
+        let request = b"GET /metrics HTTP/1.1\r\nhost: x\r\naccept-encoding: gzip\r\n\r\n";
+        // Two requests pipelined in one write, then a third: every answer whole and in order.
+        stream.write_all(&[&request[..], &request[..]].concat()).await.expect("write");
+        let mut buffered = Vec::new();
+        let mut bodies = Vec::new();
+        for _ in 0..2 {
+            bodies.push(read_response(&mut stream, &mut buffered).await);
+        }
+        stream.write_all(request).await.expect("write");
+        bodies.push(read_response(&mut stream, &mut buffered).await);
+        let files = state.body_files.as_ref().expect("plain TCP has body files");
+        for (head, body) in &bodies {
+            assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+            assert!(head.to_ascii_lowercase().contains("content-encoding: gzip"), "{head}");
+            assert_eq!(body, &bodies[0].1);
+        }
+        let _ = stop.send(());
+        server.await.expect("server task").expect("served");
+        (files.sent_bytes(), bodies.swap_remove(0).1)
     }
 
     #[tokio::test]

@@ -77,6 +77,8 @@
 mod app;
 #[cfg(feature = "cli")]
 mod basic_auth;
+#[cfg(feature = "cli")]
+mod body_files;
 pub mod catalogue;
 #[cfg(feature = "cli")]
 mod cli;
@@ -100,6 +102,8 @@ mod scrape_cache;
 #[cfg(feature = "cli")]
 mod scrape_negotiation;
 mod selection;
+#[cfg(feature = "cli")]
+mod sendfile_stream;
 mod series_labels;
 mod snapshot;
 #[cfg(feature = "cli")]
