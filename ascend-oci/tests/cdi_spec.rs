@@ -8,7 +8,7 @@ use ascend_oci::cdi::{generate_spec, list_device_names, read_spec, write_spec, G
 use ascend_oci::host::HostChips;
 use ascend_oci::inject::InjectionConfig;
 use ascend_oci::secure_path::HostRoot;
-use common::fake_host::FakeHost;
+use common::fake_host;
 use common::golden::assert_golden;
 
 fn options() -> GenerateOptions {
@@ -23,8 +23,8 @@ fn options() -> GenerateOptions {
 
 #[test]
 fn spec_for_all_chips_matches_golden() {
-    let host = FakeHost::new(&[0, 1, 3]);
-    let root = HostRoot::open(host.root()).expect("root");
+    let (_dir, host) = fake_host(&[0, 1, 3]);
+    let root = HostRoot::open(&host.root).expect("root");
     let chips = HostChips::scan(&root, None).expect("scan");
     let spec = generate_spec(&root, &chips, &options()).expect("generate");
     // Numeric names and host paths need 0.5.0, the newest version podman 4.3 accepts.
@@ -36,7 +36,7 @@ fn spec_for_all_chips_matches_golden() {
     let path = write_spec(dir.path(), &spec).expect("write");
     assert_eq!(path.file_name().and_then(|n| n.to_str()), Some("huawei.com-npu.json"));
     let text = std::fs::read_to_string(&path).expect("read");
-    let root_text = host.root().to_string_lossy().into_owned();
+    let root_text = host.root.to_string_lossy().into_owned();
     assert_golden("cdi/huawei.com-npu.json", &text.replace(&root_text, "<host-root>"));
     assert_eq!(read_spec(&path).expect("read back"), spec);
     let leftovers: Vec<PathBuf> = std::fs::read_dir(dir.path())
@@ -52,12 +52,13 @@ fn spec_for_all_chips_matches_golden() {
 
 #[test]
 fn nodrv_spec_has_nodes_only_and_unknown_fields_are_refused() {
-    let host = FakeHost::new(&[0]);
-    let root = HostRoot::open(host.root()).expect("root");
+    let (_dir, host) = fake_host(&[0]);
+    let root = HostRoot::open(&host.root).expect("root");
     let chips = HostChips::scan(&root, None).expect("scan");
     let spec = generate_spec(&root, &chips, &GenerateOptions { no_driver: true, ..options() }).expect("generate");
     assert!(spec.container_edits.mounts.is_empty());
-    assert_eq!(spec.container_edits.device_nodes.len(), 3);
+    let shared: Vec<&str> = spec.container_edits.device_nodes.iter().map(|node| node.path.as_str()).collect();
+    assert_eq!(shared, ["/dev/dvpp_cmdlist", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]);
 
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("bad.json");
@@ -69,8 +70,8 @@ fn nodrv_spec_has_nodes_only_and_unknown_fields_are_refused() {
 
 #[test]
 fn host_without_chips_is_an_error() {
-    let host = FakeHost::new(&[]);
-    let root = HostRoot::open(host.root()).expect("root");
+    let (_dir, host) = fake_host(&[]);
+    let root = HostRoot::open(&host.root).expect("root");
     let chips = HostChips::scan(&root, None).expect("scan");
     let err = generate_spec(&root, &chips, &options()).expect_err("no chips");
     assert!(err.to_string().contains("no davinci"), "{err}");

@@ -17,10 +17,7 @@ use ascend_oci::chip_cache::{CachedDiscovery, ChipCache};
 use ascend_oci::chip_discovery::ChipSource;
 use ascend_oci::secure_path::HostRoot;
 use ascend_oci::Error;
-use dcmi_sim::fake_host::{DeviceNodeKind, FakeHost, FakeHostOptions};
-use rustix::fs::{FileType, Mode, CWD};
-
-const CHIP_MAJOR: u32 = 240;
+use dcmi_sim::fake_host::{make_character_device, DeviceNodeKind, FakeHost, FakeHostOptions, DAVINCI_MAJOR};
 
 fn discover(cache: &ChipCache, root: &HostRoot) -> CachedDiscovery {
     cache.discover(root, None).expect("discovery")
@@ -41,17 +38,6 @@ fn assert_from_cache(found: &CachedDiscovery, cache: &ChipCache, step: &str) {
 
 fn mode_of(path: &Path) -> u32 {
     std::fs::metadata(path).expect("stat").permissions().mode() & 0o777
-}
-
-fn mknod_chip(path: &Path, phy_id: u32) {
-    rustix::fs::mknodat(
-        CWD,
-        path,
-        FileType::CharacterDevice,
-        Mode::from_raw_mode(0o666),
-        rustix::fs::makedev(CHIP_MAJOR, phy_id),
-    )
-    .expect("mknod");
 }
 
 #[test]
@@ -86,7 +72,7 @@ fn dcmi_answer_is_remembered_until_the_host_changes() {
     // broken the /dev scan answers, with its warning, and is not remembered ...
     let node = host.path("dev/davinci3");
     std::fs::remove_file(&node).expect("remove node");
-    mknod_chip(&node, 3);
+    assert!(make_character_device(&node, DAVINCI_MAJOR, 3), "mknod {}", node.display());
     let scanned = discover(&cache, &root);
     assert!(scanned.found.source.fallback_warning().is_some(), "{}", scanned.found.summary());
     assert_eq!(scanned.note, None);

@@ -9,11 +9,12 @@ use std::path::Path;
 use ascend_oci::mount_list::{resolve_mounts, MountList};
 use ascend_oci::secure_path::HostRoot;
 use ascend_oci::Error;
-use common::fake_host::FakeHost;
+use common::fake_host;
 use common::golden::read_fixture;
+use dcmi_sim::fake_host::FakeHost;
 
 fn resolve(host: &FakeHost, list_text: &str, allow_link: bool) -> Result<Vec<String>, Error> {
-    let root = HostRoot::open(host.root())?;
+    let root = HostRoot::open(&host.root)?;
     let list = MountList::parse("test", list_text)?;
     Ok(resolve_mounts(&root, &[list], allow_link)?
         .into_iter()
@@ -23,7 +24,7 @@ fn resolve(host: &FakeHost, list_text: &str, allow_link: bool) -> Result<Vec<Str
 
 #[test]
 fn vendor_base_list_resolves_on_a_clean_host() {
-    let host = FakeHost::new(&[0]);
+    let (_dir, host) = fake_host(&[0]);
     let mounts = resolve(&host, &read_fixture("mount-lists/base.list"), false).expect("clean host");
     assert_eq!(
         mounts,
@@ -47,31 +48,30 @@ fn lists_with_dotdot_relative_paths_or_inner_wildcards_do_not_parse() {
 
 #[test]
 fn wildcards_expand_within_their_directory_and_missing_entries_are_skipped() {
-    let host = FakeHost::new(&[0]);
-    host.write("/usr/lib64/libummu.so.1", "x");
-    host.write("/usr/lib64/liburma.so", "x");
-    host.mkdir("/usr/lib64/urma");
+    let (_dir, host) = fake_host(&[0]);
+    host.write_file("/usr/lib64/libummu.so.1", "x").expect("write");
+    host.write_file("/usr/lib64/liburma.so", "x").expect("write");
+    host.create_dir("/usr/lib64/urma").expect("mkdir");
     let mounts = resolve(&host, &read_fixture("mount-lists/ub_driver.list"), false).expect("ub list");
     assert_eq!(mounts, ["/usr/lib64/libummu.so.1", "/usr/lib64/liburma.so", "/usr/lib64/urma"]);
 }
 
 #[test]
 fn symlink_out_of_the_host_root_is_refused() {
-    let host = FakeHost::new(&[0]);
-    host.mkdir("/usr/local/Ascend/driver");
-    symlink("/etc", host.path("/usr/local/Ascend/driver/tools")).expect("symlink");
-    let err = resolve(&host, "/usr/local/Ascend/driver/tools\n", false).expect_err("symlink");
+    let (_dir, host) = fake_host(&[0]);
+    symlink("/proc", host.path("/usr/local/Ascend/driver/escape")).expect("symlink");
+    let err = resolve(&host, "/usr/local/Ascend/driver/escape\n", false).expect_err("symlink");
     assert!(matches!(err, Error::UnsafePath { .. }), "{err}");
-    assert!(err.to_string().contains("driver/tools"), "{err}");
-    // With links allowed, the absolute target is taken inside the host root, where /etc does
-    // not exist: the entry is skipped rather than mounting the real /etc.
-    let mounts = resolve(&host, "/usr/local/Ascend/driver/tools\n", true).expect("confined");
+    assert!(err.to_string().contains("driver/escape"), "{err}");
+    // With links allowed, the absolute target is taken inside the host root, where /proc does
+    // not exist: the entry is skipped rather than mounting the real /proc.
+    let mounts = resolve(&host, "/usr/local/Ascend/driver/escape\n", true).expect("confined");
     assert!(mounts.is_empty(), "{mounts:?}");
 }
 
 #[test]
 fn symlinked_parent_directory_is_refused() {
-    let host = FakeHost::new(&[0]);
+    let (_dir, host) = fake_host(&[0]);
     std::fs::rename(host.path("/usr/local/dcmi"), host.path("/usr/local/dcmi-real")).expect("rename");
     symlink("dcmi-real", host.path("/usr/local/dcmi")).expect("symlink");
     let err = resolve(&host, "/usr/local/dcmi/dcmi_interface_api.h\n", false).expect_err("parent symlink");
@@ -82,7 +82,7 @@ fn symlinked_parent_directory_is_refused() {
 
 #[test]
 fn world_writable_directory_is_refused_with_owner_and_mode() {
-    let host = FakeHost::new(&[0]);
+    let (_dir, host) = fake_host(&[0]);
     std::fs::set_permissions(host.path("/usr/local"), std::fs::Permissions::from_mode(0o777)).expect("chmod");
     let err = resolve(&host, "/usr/local/bin/npu-smi\n", false).expect_err("world-writable parent");
     let message = err.to_string();
@@ -92,7 +92,7 @@ fn world_writable_directory_is_refused_with_owner_and_mode() {
 
 #[test]
 fn group_writable_file_inside_a_mounted_directory_is_refused() {
-    let host = FakeHost::new(&[0]);
+    let (_dir, host) = fake_host(&[0]);
     let file = host.path("/usr/local/Ascend/driver/lib64/common/libc_sec.so");
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o664)).expect("chmod");
     let err = resolve(&host, "/usr/local/Ascend/driver/lib64\n", false).expect_err("group-writable child");
@@ -101,7 +101,7 @@ fn group_writable_file_inside_a_mounted_directory_is_refused() {
 
 #[test]
 fn writable_subdirectory_and_foreign_symlink_inside_a_mounted_directory_are_refused() {
-    let host = FakeHost::new(&[0]);
+    let (_dir, host) = fake_host(&[0]);
     let subdirectory = host.path("/usr/local/Ascend/driver/lib64/driver");
     std::fs::set_permissions(&subdirectory, std::fs::Permissions::from_mode(0o777)).expect("chmod");
     let err = resolve(&host, "/usr/local/Ascend/driver/lib64\n", false).expect_err("world-writable subdirectory");
@@ -124,7 +124,7 @@ fn writable_subdirectory_and_foreign_symlink_inside_a_mounted_directory_are_refu
 
 #[test]
 fn file_not_owned_by_root_is_refused() {
-    let host = FakeHost::new(&[0]);
+    let (_dir, host) = fake_host(&[0]);
     let file = host.path("/usr/local/bin/npu-smi");
     rustix::fs::chown(&file, Some(rustix::fs::Uid::from_raw(1000)), None).expect("chown");
     let err = resolve(&host, "/usr/local/bin/npu-smi\n", false).expect_err("owned by 1000");
@@ -134,9 +134,9 @@ fn file_not_owned_by_root_is_refused() {
 
 #[test]
 fn list_names_cannot_leave_the_list_directory() {
-    let host = FakeHost::new(&[0]);
-    host.write("/etc/ascend-docker-runtime.d/extra.list", "/usr/local/dcmi\n");
-    let root = HostRoot::open(host.root()).expect("root");
+    let (_dir, host) = fake_host(&[0]);
+    host.write_file("/etc/ascend-docker-runtime.d/extra.list", "/usr/local/dcmi\n").expect("write");
+    let root = HostRoot::open(&host.root).expect("root");
     let dir = Path::new("/etc/ascend-docker-runtime.d");
     let list = MountList::load(&root, dir, "extra").expect("load extra");
     assert_eq!(list.entries.len(), 1);

@@ -12,8 +12,9 @@ use ascend_oci::request::DeviceRequest;
 use ascend_oci::runtime_shim::{prepare_bundle, PrepareOptions};
 use ascend_oci::secure_path::HostRoot;
 use ascend_oci::Error;
-use common::fake_host::{FakeHost, CHIP_MAJOR};
+use common::fake_host;
 use common::golden::{assert_golden, fixture_path, read_fixture};
+use dcmi_sim::fake_host::{make_character_device, FakeHost, DAVINCI_MAJOR};
 
 fn bundle_with_env(env: &[&str]) -> tempfile::TempDir {
     let bundle = tempfile::tempdir().expect("bundle dir");
@@ -27,7 +28,7 @@ fn bundle_with_env(env: &[&str]) -> tempfile::TempDir {
 
 fn options(host: &FakeHost) -> PrepareOptions {
     PrepareOptions {
-        host_root: host.root().to_path_buf(),
+        host_root: host.root.clone(),
         injection: InjectionConfig::default(),
         chip_type: None,
         cdi_kind: "huawei.com/npu".to_owned(),
@@ -37,12 +38,12 @@ fn options(host: &FakeHost) -> PrepareOptions {
 }
 
 fn normalised(host: &FakeHost, text: &str) -> String {
-    text.replace(&host.root().to_string_lossy().into_owned(), "<host-root>")
+    text.replace(&host.root.to_string_lossy().into_owned(), "<host-root>")
 }
 
 #[test]
 fn runc_spec_injection_matches_golden_and_is_idempotent() {
-    let host = FakeHost::new(&[0, 1, 2, 3]);
+    let (_dir, host) = fake_host(&[0, 1, 2, 3]);
     let bundle = bundle_with_env(&["ASCEND_VISIBLE_DEVICES=3,Ascend910-1"]);
     let outcome = prepare_bundle(bundle.path(), &options(&host)).expect("prepare");
     assert_eq!(outcome.chips, [1, 3]);
@@ -58,7 +59,7 @@ fn runc_spec_injection_matches_golden_and_is_idempotent() {
 
 #[test]
 fn request_for_an_absent_chip_names_it() {
-    let host = FakeHost::new(&[0, 1]);
+    let (_dir, host) = fake_host(&[0, 1]);
     let bundle = bundle_with_env(&["ASCEND_VISIBLE_DEVICES=0,7"]);
     let before = std::fs::read_to_string(bundle.path().join("config.json")).expect("read");
     let err = prepare_bundle(bundle.path(), &options(&host)).expect_err("chip 7 is absent");
@@ -71,7 +72,7 @@ fn request_for_an_absent_chip_names_it() {
 
 #[test]
 fn no_request_leaves_the_file_byte_for_byte() {
-    let host = FakeHost::new(&[0]);
+    let (_dir, host) = fake_host(&[0]);
     let bundle = bundle_with_env(&["ASCEND_VISIBLE_DEVICES=void"]);
     let before = std::fs::read_to_string(bundle.path().join("config.json")).expect("read");
     let outcome = prepare_bundle(bundle.path(), &options(&host)).expect("prepare");
@@ -81,9 +82,9 @@ fn no_request_leaves_the_file_byte_for_byte() {
 
 #[test]
 fn all_nodrv_and_virtual() {
-    let host = FakeHost::new(&[0, 2]);
-    host.mknod("/dev/vdavinci100", CHIP_MAJOR, 100);
-    let root = HostRoot::open(host.root()).expect("root");
+    let (_dir, host) = fake_host(&[0, 2]);
+    assert!(make_character_device(&host.path("/dev/vdavinci100"), DAVINCI_MAJOR, 100), "mknod vdavinci100");
+    let root = HostRoot::open(&host.root).expect("root");
     let chips = HostChips::scan(&root, None).expect("scan");
     assert_eq!(chips.phy_ids().into_iter().collect::<Vec<_>>(), [0, 2]);
 
@@ -100,16 +101,16 @@ fn all_nodrv_and_virtual() {
     let node = &plan.device_nodes[0];
     assert_eq!(node.container_path, Path::new("/dev/davinci100"));
     assert_eq!(node.host_path, host.path("/dev/vdavinci100"));
-    assert_eq!((node.major, node.minor), (CHIP_MAJOR, 100));
+    assert_eq!((node.major, node.minor), (DAVINCI_MAJOR, 100));
 }
 
 #[test]
 fn hook_delivery_adds_one_create_runtime_hook() {
-    let host = FakeHost::new(&[0]);
+    let (_dir, host) = fake_host(&[0]);
     let bundle = bundle_with_env(&["ASCEND_VISIBLE_DEVICES=0"]);
     let config = bundle.path().join("config.json");
     let mut spec = load_spec(&config).expect("load");
-    let root = HostRoot::open(host.root()).expect("root");
+    let root = HostRoot::open(&host.root).expect("root");
     let chips = HostChips::scan(&root, None).expect("scan");
     let request = request_from_spec(&spec, "huawei.com/npu").expect("request");
     let plan = InjectionPlan::build(&root, &chips, &request, &InjectionConfig::default()).expect("plan");

@@ -11,7 +11,7 @@
 //! | `dev/uburma/uburma<phy>`, `dev/ummu/ummu<phy>` | Ascend950 only: one unified-bus (URMA) and one UB MMU node per chip ([`UB_NODE_DIRECTORIES`]) |
 //! | `usr/local/Ascend/driver/version.info`, `usr/local/Ascend/firmware/version.info` | the driver (version of the topology) and firmware, as [`FakeSoftware`] writes them |
 //! | `usr/local/Ascend/driver/lib64/driver/libdcmi.so` | the simulator library (also linked from `lib64/` and `/usr/local/dcmi`) |
-//! | `usr/local/Ascend/driver/lib64/common/`, `.../include/`, `usr/local/bin/npu-smi` | the other driver files mount lists name |
+//! | `usr/local/Ascend/driver/lib64/common/`, `.../include/`, `usr/local/dcmi/dcmi_interface_api.h`, `usr/local/bin/npu-smi`, `var/queue_schedule/` | the other driver files the vendor's `base.list` names |
 //! | `usr/local/Ascend/driver/tools/hccn_tool` | the simulated `hccn_tool` ([`crate::hccn_tool`]), when it was built ([`FakeHostOptions::hccn_tool`]) |
 //! | `usr/local/Ascend/ascend-toolkit/<version>/...`, `.../latest` | the CANN toolkit versions and their `version.info` files ([`FakeSoftware`]) |
 //! | `etc/dcmi-sim/topology.toml` | the topology, to point `DCMI_SIM_CONFIG` at, with each chip's firmware version ([`FakeHostOptions::installed_topology`]) |
@@ -97,6 +97,9 @@ pub struct FakeHostOptions {
     /// The simulated `hccn_tool` to install; `None` finds the built one with [`crate::hccn_tool::built_tool`] and
     /// installs none when there is none (cargo builds no binary of a dependency).
     pub hccn_tool: Option<PathBuf>,
+    /// The chips (by physical id) that get a `/dev/davinci<phy>` node, as on a host whose other chips lost theirs
+    /// (every id must be a chip of the topology); `None` gives every chip its node.
+    pub chip_nodes: Option<Vec<u32>>,
 }
 
 impl FakeHostOptions {
@@ -119,11 +122,7 @@ impl FakeHostOptions {
     pub fn installed_topology(&self, topology: &Topology) -> Result<Topology, Error> {
         let mut installed = topology.clone();
         for (phy_id, _) in &self.chip_firmware {
-            if topology.chip_by_phy_id(*phy_id).is_none() {
-                let mut known: Vec<u32> = topology.chips().map(|found| found.chip.phy_id).collect();
-                known.sort_unstable();
-                return Err(Error::NoSuchChip { phy_id: *phy_id, known });
-            }
+            known_chip(topology, *phy_id)?;
         }
         for chip in installed.cards.iter_mut().flat_map(|card| card.chips.iter_mut()) {
             let chosen = self.chip_firmware.iter().rev().find(|(phy_id, _)| *phy_id == chip.phy_id);
@@ -135,6 +134,35 @@ impl FakeHostOptions {
         }
         Ok(installed)
     }
+
+    /// The physical ids that get a `/dev/davinci<phy>` node on a host of `topology`, ascending.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchChip`] for a physical id of [`Self::chip_nodes`] that no chip has.
+    fn node_phy_ids(&self, topology: &Topology) -> Result<Vec<u32>, Error> {
+        let mut phy_ids: Vec<u32> = match &self.chip_nodes {
+            Some(chosen) => {
+                for phy_id in chosen {
+                    known_chip(topology, *phy_id)?;
+                }
+                chosen.clone()
+            }
+            None => topology.chips().map(|found| found.chip.phy_id).collect(),
+        };
+        phy_ids.sort_unstable();
+        phy_ids.dedup();
+        Ok(phy_ids)
+    }
+}
+
+/// Checks that `topology` has a chip with physical id `phy_id`.
+fn known_chip(topology: &Topology, phy_id: u32) -> Result<(), Error> {
+    if topology.chip_by_phy_id(phy_id).is_some() {
+        return Ok(());
+    }
+    let mut known: Vec<u32> = topology.chips().map(|found| found.chip.phy_id).collect();
+    known.sort_unstable();
+    Err(Error::NoSuchChip { phy_id, known })
 }
 
 /// A fake host that was laid out.
@@ -169,8 +197,7 @@ impl FakeHost {
         writer.dir("")?;
 
         let use_char_devices = !options.plain_device_nodes && rustix::process::geteuid().is_root();
-        let mut phy_ids: Vec<u32> = topology.chips().map(|found| found.chip.phy_id).collect();
-        phy_ids.sort_unstable();
+        let phy_ids = options.node_phy_ids(topology)?;
         let mut device_nodes =
             if use_char_devices { DeviceNodeKind::CharacterDevices } else { DeviceNodeKind::PlainFiles };
         for phy in &phy_ids {
@@ -221,6 +248,23 @@ impl FakeHost {
     /// The path of a file under the root, for example `host.path("dev/davinci0")`.
     pub fn path(&self, relative: &str) -> PathBuf {
         self.root.join(relative.trim_start_matches('/'))
+    }
+
+    /// Writes a file of the host (mode 0644), with its missing directories (0755), as the builder writes the host's
+    /// own files: for a test that needs one more, for example a mount list.
+    ///
+    /// # Errors
+    /// [`Error::Write`] naming the path that could not be written.
+    pub fn write_file(&self, relative: &str, contents: &str) -> Result<PathBuf, Error> {
+        Writer { root: self.root.clone() }.file(relative, contents, 0o644)
+    }
+
+    /// Creates a directory of the host with its missing parents, each 0755 as the builder makes them.
+    ///
+    /// # Errors
+    /// [`Error::Write`] naming the path that could not be made.
+    pub fn create_dir(&self, relative: &str) -> Result<PathBuf, Error> {
+        Writer { root: self.root.clone() }.dir(relative)
     }
 
     /// Writes `overlay` beside the host's library, where its library and its `hccn_tool` read it without a variable.
@@ -324,6 +368,7 @@ impl Writer {
         self.dir(&format!("{DRIVER_DIR}/lib64/common"))?;
         self.file(&format!("{DRIVER_DIR}/lib64/common/libc_sec.so"), "placeholder library of the fake host\n", 0o644)?;
         self.file(&format!("{DRIVER_DIR}/include/dcmi_interface_api.h"), "/* see dcmi-sys/include */\n", 0o644)?;
+        self.file("usr/local/dcmi/dcmi_interface_api.h", "/* see dcmi-sys/include */\n", 0o644)?;
         self.file(
             "usr/local/bin/npu-smi",
             "#!/bin/sh\necho \"npu-smi of a dcmi-sim fake host; use ascend-smi\"\n",
@@ -500,6 +545,37 @@ mod tests {
         let unknown = FakeHostOptions { chip_firmware: vec![(9, "7.0.0".to_owned())], ..options };
         let error = FakeHost::build(&two_chip_topology(), root.path(), &unknown).expect_err("no chip 9");
         assert!(error.to_string().contains("no chip with physical id 9 (physical ids: [4, 5])"), "{error}");
+    }
+
+    #[test]
+    fn only_the_chosen_chips_get_nodes_and_tests_can_add_files() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let library = root.path().join("lib.so");
+        fs::write(&library, b"x").expect("write");
+        let options =
+            FakeHostOptions { library: Some(library), chip_nodes: Some(vec![5]), ..FakeHostOptions::default() };
+        let host = FakeHost::build(&two_chip_topology(), &root.path().join("host"), &options).expect("built");
+        assert_eq!(host.phy_ids, [5]);
+        assert!(host.path("dev/davinci5").exists());
+        assert!(!host.path("dev/davinci4").exists(), "chip 4 was not chosen");
+        assert!(host.path("dev/davinci_manager").exists(), "the shared nodes stay");
+
+        let none = FakeHostOptions { chip_nodes: Some(Vec::new()), ..options.clone() };
+        let bare = FakeHost::build(&two_chip_topology(), &root.path().join("bare"), &none).expect("built");
+        assert!(bare.phy_ids.is_empty());
+        assert!(!bare.path("dev/davinci5").exists());
+
+        let unknown = FakeHostOptions { chip_nodes: Some(vec![4, 9]), ..options };
+        let error = FakeHost::build(&two_chip_topology(), root.path(), &unknown).expect_err("no chip 9");
+        assert!(error.to_string().contains("no chip with physical id 9"), "{error}");
+
+        let list = host.write_file("/etc/ascend-docker-runtime.d/extra.list", "/usr/local/dcmi\n").expect("write");
+        assert_eq!(fs::read_to_string(&list).expect("read"), "/usr/local/dcmi\n");
+        let directory = host.create_dir("usr/lib64/urma").expect("mkdir");
+        for made in [list.as_path(), list.parent().expect("parent"), directory.as_path(), &host.path("usr/lib64")] {
+            let mode = fs::metadata(made).expect("stat").permissions().mode() & 0o777;
+            assert_eq!(mode, if made.is_dir() { 0o755 } else { 0o644 }, "{}", made.display());
+        }
     }
 
     #[test]

@@ -110,7 +110,14 @@ fn run(cli: Cli) -> Result<(), String> {
                 required_ascendhal: cann_requires_ascendhal,
                 cann_inner_line,
             };
-            let options = FakeHostOptions { library, plain_device_nodes, software, chip_firmware, hccn_tool: None };
+            let options = FakeHostOptions {
+                library,
+                plain_device_nodes,
+                software,
+                chip_firmware,
+                hccn_tool: None,
+                chip_nodes: None,
+            };
             let host = FakeHost::build(&topology, &root, &options).map_err(|error| error.to_string())?;
             let nodes = match host.device_nodes {
                 DeviceNodeKind::CharacterDevices => "character devices",
