@@ -1,14 +1,16 @@
 //! Keeps the pod attribution current by calling the kubelet's `PodResourcesLister.List`.
 //!
 //! The kubelet recreates its socket when it restarts, so the exporter mounts the directory
-//! (`/var/lib/kubelet/pod-resources`), not the socket, and reconnects by path with exponential backoff whenever a
-//! call fails. Without a kubelet the exporter keeps working: pod labels stay empty and
-//! `ascend_npu_pod_resources_up` is 0.
+//! (`/var/lib/kubelet/pod-resources`), not the socket, and reconnects by path whenever a call fails, after a wait
+//! that grows exponentially with jitter (backon's, as `ascend_kube::backoff` uses it for API writes). Without a
+//! kubelet the exporter keeps working: pod labels stay empty and `ascend_npu_pod_resources_up` is 0.
 
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+
+use backon::{BackoffBuilder, ExponentialBackoff, ExponentialBuilder};
 
 use ascend_node::pod_resources::api::ListPodResourcesResponse;
 use ascend_node::pod_resources::DEFAULT_SOCKET;
@@ -25,9 +27,11 @@ pub struct PodResourcesWatch {
     pub refresh: Duration,
     /// Deadline of connecting and of one call.
     pub call_timeout: Duration,
-    /// First reconnect delay; doubled after each failure up to `max_backoff`.
+    /// First reconnect delay, before jitter; doubled after each failed connection, and the delay again once a
+    /// connection delivered an answer. Each delay is spread at random over `[d, 2d)`, so that the exporters of a
+    /// fleet whose kubelets restarted together do not reconnect in step.
     pub min_backoff: Duration,
-    /// Longest reconnect delay.
+    /// Longest reconnect delay, jitter included.
     pub max_backoff: Duration,
     /// How the device plugin names resources and device ids (its `--resource-prefix` and `--rename`).
     pub naming: ResourceNaming,
@@ -68,7 +72,7 @@ impl PodResourcesWatch {
     /// Lists pod resources until `shutdown` completes, publishing each answer into `shared`; reconnects with backoff.
     pub async fn run(self, shared: Arc<SharedAttribution>, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
-        let mut backoff = self.min_backoff;
+        let mut delays = ReconnectDelays::new(self.min_backoff, self.max_backoff);
         let mut reported_unreachable = false;
         loop {
             let ended = tokio::select! {
@@ -77,8 +81,6 @@ impl PodResourcesWatch {
             };
             shared.mark_unreachable();
             if ended.published {
-                // The kubelet answered on this connection: it restarted or hiccupped, so retry soon.
-                backoff = self.min_backoff;
                 reported_unreachable = false;
             }
             if reported_unreachable {
@@ -88,10 +90,9 @@ impl PodResourcesWatch {
                 reported_unreachable = true;
             }
             tokio::select! {
-                () = tokio::time::sleep(backoff) => {}
+                () = tokio::time::sleep(delays.after(&ended)) => {}
                 () = &mut shutdown => return,
             }
-            backoff = (backoff * 2).min(self.max_backoff);
         }
     }
 
@@ -122,12 +123,73 @@ struct SessionEnd {
     error: String,
 }
 
+/// The waits between connections to the kubelet.
+struct ReconnectDelays {
+    min: Duration,
+    max: Duration,
+    delays: ExponentialBackoff,
+}
+
+impl ReconnectDelays {
+    fn new(min: Duration, max: Duration) -> Self {
+        ReconnectDelays { min, max, delays: Self::delays(min, max) }
+    }
+
+    fn delays(min: Duration, max: Duration) -> ExponentialBackoff {
+        // backon's jitter adds up to the current delay again, so the cap before jitter is half the longest delay.
+        let first = min.min(max / 2);
+        ExponentialBuilder::new()
+            .with_min_delay(first)
+            .with_max_delay((max / 2).max(first))
+            .with_factor(2.0)
+            .with_jitter()
+            .without_max_times()
+            .build()
+    }
+
+    /// The wait before connecting again after `ended`: a connection that delivered an answer means the kubelet
+    /// restarted or hiccupped, so the waits start over; otherwise the next, longer one.
+    fn after(&mut self, ended: &SessionEnd) -> Duration {
+        if ended.published {
+            self.delays = Self::delays(self.min, self.max);
+        }
+        self.delays.next().unwrap_or(self.max).min(self.max)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use ascend_dcmi::PhyId;
     use ascend_node::pod_resources::api::{ContainerDevices, ContainerResources, PodResources};
 
     use super::*;
+
+    fn ended(published: bool) -> SessionEnd {
+        SessionEnd { published, error: "connection refused".to_owned() }
+    }
+
+    #[test]
+    fn reconnect_delays_grow_with_jitter_and_start_over_after_an_answer() {
+        let (min, max) = (Duration::from_millis(100), Duration::from_secs(2));
+        let mut delays = ReconnectDelays::new(min, max);
+        let failures: Vec<Duration> = (0..8).map(|_| delays.after(&ended(false))).collect();
+        for (attempt, delay) in failures.iter().enumerate().take(4) {
+            let base = min * (1 << attempt);
+            assert!(*delay >= base && *delay < base * 2, "attempt {attempt}: {delay:?} not in [{base:?}, 2x)");
+        }
+        assert!(failures.windows(2).take(3).all(|pair| pair[1] > pair[0]), "delays must grow: {failures:?}");
+        assert!(failures.iter().all(|delay| *delay <= max), "{failures:?}");
+        assert!(failures[7] >= max / 2, "at the cap: {failures:?}");
+
+        let after_answer = delays.after(&ended(true));
+        assert!(after_answer >= min && after_answer < min * 2, "an answer starts over: {after_answer:?}");
+        let next = delays.after(&ended(false));
+        assert!(next >= min * 2 && next < min * 4, "and the waits grow again: {next:?}");
+
+        let jittered: std::collections::BTreeSet<Duration> =
+            (0..50).map(|_| ReconnectDelays::new(min, max).after(&ended(false))).collect();
+        assert!(jittered.len() > 40, "a fleet reconnects at different times: {jittered:?}");
+    }
 
     #[test]
     fn every_container_of_every_pod_becomes_an_assignment() {
