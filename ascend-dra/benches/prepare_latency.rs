@@ -46,11 +46,7 @@ fn start(runtime: &tokio::runtime::Runtime) -> Bench {
         .init()
         .expect("the simulator loads");
     let manager: Arc<dyn DeviceManager> = Arc::new(dcmi);
-    let mut config = DriverConfig::new(NODE);
-    config.plugin.registry_dir = dir.path().join("plugins_registry");
-    config.plugin.plugins_dir = dir.path().join("plugins");
-    config.cdi_dir = dir.path().join("cdi");
-    config.host_root = host.root.clone();
+    let mut config = DriverConfig::in_work_dir(NODE, dir.path(), &host.root);
     config.monitor.poll_interval = POLL;
     runtime.block_on(async {
         let server = FakeApiServer::start().await.expect("fake API server");

@@ -34,11 +34,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dcmi = Dcmi::builder().host_root(&host.root).verify_library_ownership(false).init()?;
     let manager: Arc<dyn DeviceManager> = Arc::new(dcmi);
 
-    let mut config = DriverConfig::new(NODE);
-    config.plugin.registry_dir = dir.path().join("plugins_registry");
-    config.plugin.plugins_dir = dir.path().join("plugins");
-    config.cdi_dir = dir.path().join("cdi");
-    config.host_root = host.root.clone();
+    let config = DriverConfig::in_work_dir(NODE, dir.path(), &host.root);
     let server = FakeApiServer::start().await?;
     server.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));
     let kubelet = FakeKubelet::start(&config.plugin.registry_dir);

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -63,6 +63,20 @@ impl DriverConfig {
                 ..MonitorConfig::default()
             },
         }
+    }
+
+    /// The defaults for `node_name`, with what the driver shares with the kubelet under `work_dir` (the registration
+    /// and plugin directories `plugins_registry/` and `plugins/`, hence the checkpoint, and the claims' CDI specs in
+    /// `cdi/`) and the host's device nodes and driver files read under `host_root`: a driver that runs beside an
+    /// in-process kubelet and a fake host (`dcmi_sim::fake_host`), as the crate's example and benchmark do, without
+    /// touching this machine's `/var/lib/kubelet` or `/var/run/cdi`.
+    pub fn in_work_dir(node_name: impl Into<String>, work_dir: &Path, host_root: &Path) -> Self {
+        let mut config = DriverConfig::new(node_name);
+        config.plugin.registry_dir = work_dir.join("plugins_registry");
+        config.plugin.plugins_dir = work_dir.join("plugins");
+        config.cdi_dir = work_dir.join("cdi");
+        config.host_root = host_root.to_path_buf();
+        config
     }
 
     fn checkpoint_path(&self) -> PathBuf {
@@ -194,4 +208,25 @@ fn stream_entries(pool: &str, chips: &[NpuChip], graded: &BTreeMap<u32, ChipHeal
             DeviceHealth { pool: pool.to_owned(), device: chip.device_name(), status, message, timeout: None }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_work_dir_config_keeps_everything_it_writes_under_the_work_dir() {
+        let config = DriverConfig::in_work_dir("worker-1", Path::new("/tmp/work"), Path::new("/tmp/host"));
+        assert_eq!(config.node_name, "worker-1");
+        assert_eq!(config.host_root, Path::new("/tmp/host"));
+        assert_eq!(config.cdi_dir, Path::new("/tmp/work/cdi"));
+        assert_eq!(config.plugin.registry_dir, Path::new("/tmp/work/plugins_registry"));
+        assert!(
+            config.plugin.dra_socket().starts_with("/tmp/work/plugins"),
+            "{}",
+            config.plugin.dra_socket().display()
+        );
+        assert!(config.checkpoint_path().starts_with("/tmp/work/plugins"), "{}", config.checkpoint_path().display());
+        assert_eq!(config.plugin.driver_name, DEFAULT_DRIVER_NAME);
+    }
 }
