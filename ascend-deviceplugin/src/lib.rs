@@ -26,7 +26,7 @@
 pub mod allocate;
 pub mod api;
 pub mod assigner;
-#[cfg(feature = "daemon")]
+#[cfg(feature = "cli")]
 pub mod daemon;
 mod error;
 #[cfg(feature = "fake-kubelet")]

@@ -12,10 +12,11 @@
 
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use ascend_doctor::check::{Section, Status};
-use ascend_doctor::{cli, report};
-use clap::Parser;
+use ascend_doctor::context::DoctorOptions;
+use ascend_doctor::report;
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -30,9 +31,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     let root_text = root.display().to_string();
-    // The options the binary builds from its flags: only the driver section, this root.
-    let options =
-        cli::options(&cli::DoctorCli::parse_from(["ascend-doctor", "--root", &root_text, "--section", "driver"]))?;
+    // What `ascend-doctor --root ROOT --section driver` runs.
+    let mut options = DoctorOptions::for_root(&root, Duration::from_secs(10))?;
+    options.sections = vec![Section::Driver];
     let found = report::run(&options);
     print!("{}", report::render_text(&found, &root_text));
 

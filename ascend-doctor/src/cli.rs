@@ -1,4 +1,4 @@
-//! The `ascend-doctor` command line; `src/bin/ascend-doctor.rs` only calls [`main_with_args`].
+//! The `ascend-doctor` command line (feature `cli`); the bundled binary's main only calls [`main_with_args`].
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -9,11 +9,8 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 
 use super::check::Section;
-use super::compatibility::{CompatibilityTable, HOST_TABLE_PATH};
-use super::context::{DcmiConnector, DoctorOptions};
-use super::error::{Error, Result};
-use super::host::HostRoot;
-use super::kubernetes_checks::default_pod_resources_socket;
+use super::context::DoctorOptions;
+use super::error::Result;
 use super::pod_container::PodRef;
 use super::report::{render_json, render_text, run};
 
@@ -83,66 +80,22 @@ impl From<SectionArg> for Section {
     }
 }
 
-fn kernel_release() -> String {
-    // The running kernel, which a container shares with its host.
-    std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map_or_else(|_| "unknown".to_owned(), |text| text.trim().to_owned())
-}
-
-fn compatibility(cli: &DoctorCli, host: &HostRoot) -> Result<Option<CompatibilityTable>> {
-    let on_host = host.path(HOST_TABLE_PATH);
-    let path = match &cli.compatibility {
-        Some(path) => path.clone(),
-        None if on_host.is_file() => on_host,
-        None => return Ok(None),
-    };
-    Ok(Some(CompatibilityTable::from_file(&path)?))
-}
-
 /// Builds the options of a parsed command line.
 ///
 /// # Errors
-/// [`Error::Root`] for a root that is not a directory, [`Error::CompatibilityTable`] for a compatibility table that
+/// [`crate::Error::Root`] for a root that is not a directory, [`crate::Error::CompatibilityTable`] for a compatibility
+/// table that
 /// does not load.
 pub fn options(cli: &DoctorCli) -> Result<DoctorOptions> {
-    let root = std::fs::canonicalize(&cli.root).map_err(|source| Error::Root { path: cli.root.clone(), source })?;
-    if !root.is_dir() {
-        return Err(Error::Root { path: root, source: io::ErrorKind::NotADirectory.into() });
+    let mut options = DoctorOptions::for_root_with_table(&cli.root, cli.timeout, cli.compatibility.as_deref())?;
+    if !cli.sections.is_empty() {
+        options.sections = cli.sections.iter().map(|s| Section::from(*s)).collect();
     }
-    let host = HostRoot::new(&root);
-    let timeout = cli.timeout;
-    let sections = if cli.sections.is_empty() {
-        Section::ALL.to_vec()
-    } else {
-        cli.sections.iter().map(|s| Section::from(*s)).collect()
-    };
-    Ok(DoctorOptions {
-        compatibility: compatibility(cli, &host)?,
-        kernel_release: kernel_release(),
-        image_root: cli.image_root.clone(),
-        pod: cli.pod.clone(),
-        runtime_class_manifest: cli.runtime_class_manifest.clone(),
-        node_name: cli.node.clone(),
-        connector: Box::new(DcmiConnector {
-            host_root: root.clone(),
-            call_deadline: timeout.min(Duration::from_secs(5)),
-        }),
-        chip_deadline: timeout,
-        sections,
-        pod_resources_socket: default_pod_resources_socket(),
-        cluster_api: cluster_api(timeout),
-        host,
-    })
-}
-
-#[cfg(feature = "kube")]
-fn cluster_api(timeout: Duration) -> Option<Box<dyn super::cluster_api::ClusterApi>> {
-    Some(Box::new(super::node_api::KubeClusterApi::new(timeout)))
-}
-
-#[cfg(not(feature = "kube"))]
-fn cluster_api(_timeout: Duration) -> Option<Box<dyn super::cluster_api::ClusterApi>> {
-    None
+    options.image_root.clone_from(&cli.image_root);
+    options.pod.clone_from(&cli.pod);
+    options.runtime_class_manifest.clone_from(&cli.runtime_class_manifest);
+    options.node_name.clone_from(&cli.node);
+    Ok(options)
 }
 
 /// Parses `args` (program name first), runs the checks, prints the report; the process exit status.

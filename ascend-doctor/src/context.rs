@@ -8,9 +8,10 @@ use ascend_dcmi::{Dcmi, DeviceManager};
 
 use super::check::Section;
 pub use super::cluster_api::{ClusterApi, ClusterPod, NodeResources};
-use super::compatibility::CompatibilityTable;
+use super::compatibility::{CompatibilityTable, HOST_TABLE_PATH};
 use super::error::{Error, Result};
 use super::host::HostRoot;
+use super::kubernetes_checks::default_pod_resources_socket;
 use super::pod_container::PodRef;
 use ascend_smi::installed_software::InstalledSoftware;
 
@@ -94,6 +95,45 @@ impl std::fmt::Debug for DoctorOptions {
 }
 
 impl DoctorOptions {
+    /// What the binary runs without flags but `--root` and `--timeout`: every section on the host whose `/` is at
+    /// `root`, through the real driver, with the site's compatibility table of the host when it has one
+    /// ([`crate::compatibility::HOST_TABLE_PATH`]), the kubelet's default PodResources socket, and the API server when
+    /// the crate's `kube` feature is on and a cluster is configured. Chips, and each API server request, may take
+    /// `timeout`. Set fields afterwards to taste.
+    ///
+    /// # Errors
+    /// [`Error::Root`] for a root that is not a directory, [`Error::CompatibilityTable`] for a host table that does
+    /// not load.
+    pub fn for_root(root: &Path, timeout: Duration) -> Result<DoctorOptions> {
+        Self::for_root_with_table(root, timeout, None)
+    }
+
+    /// As [`Self::for_root`], with the compatibility table of the file `table` instead of the host's, when given.
+    pub(crate) fn for_root_with_table(root: &Path, timeout: Duration, table: Option<&Path>) -> Result<DoctorOptions> {
+        let root = std::fs::canonicalize(root).map_err(|source| Error::Root { path: root.to_path_buf(), source })?;
+        if !root.is_dir() {
+            return Err(Error::Root { path: root, source: std::io::ErrorKind::NotADirectory.into() });
+        }
+        let host = HostRoot::new(&root);
+        Ok(DoctorOptions {
+            compatibility: compatibility_table(&host, table)?,
+            kernel_release: kernel_release(),
+            image_root: None,
+            pod: None,
+            runtime_class_manifest: None,
+            node_name: None,
+            connector: Box::new(DcmiConnector {
+                host_root: root.clone(),
+                call_deadline: timeout.min(Duration::from_secs(5)),
+            }),
+            chip_deadline: timeout,
+            sections: Section::ALL.to_vec(),
+            pod_resources_socket: default_pod_resources_socket(),
+            cluster_api: cluster_api(timeout),
+            host,
+        })
+    }
+
     /// The API server to ask, or why there is none: the doctor was built without its `kube` feature, or no cluster
     /// is configured.
     ///
@@ -110,6 +150,33 @@ impl DoctorOptions {
             None => Ok(api.as_ref()),
         }
     }
+}
+
+/// The running kernel's release, which a container shares with its host.
+fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map_or_else(|_| "unknown".to_owned(), |text| text.trim().to_owned())
+}
+
+/// The compatibility table of the file `explicit`, else the host's when it has one.
+fn compatibility_table(host: &HostRoot, explicit: Option<&Path>) -> Result<Option<CompatibilityTable>> {
+    let on_host = host.path(HOST_TABLE_PATH);
+    let path = match explicit {
+        Some(path) => path.to_path_buf(),
+        None if on_host.is_file() => on_host,
+        None => return Ok(None),
+    };
+    Ok(Some(CompatibilityTable::from_file(&path)?))
+}
+
+#[cfg(feature = "kube")]
+fn cluster_api(timeout: Duration) -> Option<Box<dyn ClusterApi>> {
+    Some(Box::new(super::node_api::KubeClusterApi::new(timeout)))
+}
+
+#[cfg(not(feature = "kube"))]
+fn cluster_api(_timeout: Duration) -> Option<Box<dyn ClusterApi>> {
+    None
 }
 
 /// A container runtime registered with an engine.
@@ -160,5 +227,35 @@ impl Facts {
     /// The packages installed below the host root, read on first use.
     pub fn software(&mut self, host: &HostRoot) -> &InstalledSoftware {
         self.software.get_or_insert_with(|| InstalledSoftware::read(host.root()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_for_a_root_run_every_section_with_the_hosts_own_table() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let options = DoctorOptions::for_root(dir.path(), Duration::from_secs(10)).expect("a directory is a root");
+        assert_eq!(options.sections, Section::ALL);
+        assert_eq!(options.host.root(), std::fs::canonicalize(dir.path()).expect("canonical"));
+        assert!(options.compatibility.is_none(), "no table on the host, none built in");
+        assert!(options.pod.is_none() && options.image_root.is_none() && options.node_name.is_none());
+
+        let file = dir.path().join("file");
+        std::fs::write(&file, "x").expect("write");
+        let error = DoctorOptions::for_root(&file, Duration::from_secs(10)).expect_err("a file is no root");
+        assert!(matches!(error, Error::Root { .. }), "{error}");
+
+        let table = options.host.path(HOST_TABLE_PATH);
+        std::fs::create_dir_all(table.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&table, "not = [a table").expect("write");
+        let error = DoctorOptions::for_root(dir.path(), Duration::from_secs(10)).expect_err("the host's table is read");
+        assert!(error.to_string().contains("compatibility.toml"), "{error}");
+        let elsewhere = dir.path().join("site.toml");
+        let error = DoctorOptions::for_root_with_table(dir.path(), Duration::from_secs(10), Some(&elsewhere))
+            .expect_err("the given table is read instead");
+        assert!(error.to_string().contains("site.toml"), "{error}");
     }
 }

@@ -9,7 +9,7 @@
 //! is a function of the [`context::DoctorOptions`] and the [`context::Facts`] earlier checks found, and returns a
 //! [`check::CheckResult`] with OK / WARN / FAIL / SKIP, the evidence and the fix. All files are read through
 //! [`host::HostRoot`], so the same checks run on `/`, on `/host` in a container, and on fake hosts in tests.
-//! [`cli`] is the whole command line of the binary. Library functions that can fail return [`Error`], which names
+//! The module `cli` (feature `cli`) is the whole command line of the binary. Library functions that can fail return [`Error`], which names
 //! the file, socket, request, pod or library concerned; checks turn such errors into evidence.
 //!
 //! The version floors of the project's compatibility matrix (`docs/compatibility.md`) are checks too: the kubelet's
@@ -30,13 +30,19 @@
 //!   the reason and the kubelet's version comes from the host's files. A binary that enables it selects
 //!   k8s-openapi's Kubernetes version, as `ascend-kube` documents.
 //!
+//! - `cli`: the module `cli`, the whole command line of the bundled binary (clap).
+//!
 //! ```no_run
-//! use ascend_doctor::{cli, report};
-//! use clap::Parser;
+//! use std::path::Path;
+//! use std::time::Duration;
+//! use ascend_doctor::check::Section;
+//! use ascend_doctor::context::DoctorOptions;
+//! use ascend_doctor::report;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! // The options the binary would build from its flags; set fields to taste.
-//! let options = cli::options(&cli::DoctorCli::parse_from(["ascend-doctor", "--section", "driver"]))?;
+//! // What `ascend-doctor --section driver` runs; set fields to taste.
+//! let mut options = DoctorOptions::for_root(Path::new("/"), Duration::from_secs(10))?;
+//! options.sections = vec![Section::Driver];
 //! let found = report::run(&options);
 //! println!("{}", report::render_json(&found)?);
 //! # Ok(())
@@ -48,6 +54,8 @@
 pub mod cdi_engine_checks;
 pub mod check;
 pub mod chip_firmware;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
 mod cluster_api;
 pub mod compatibility;

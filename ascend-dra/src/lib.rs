@@ -14,14 +14,14 @@
 //!   and health-stream entries ([`health`]).
 //!
 //! [`run`] is all of it. The `ascend-dra-driver` program (flags, `/healthz`, `/metrics`) is the module `daemon`
-//! (feature `daemon`); the bundled binary is a thin main over it. All Kubernetes API access goes through kube-rs
+//! (feature `cli`); the bundled binary is a thin main over it. All Kubernetes API access goes through kube-rs
 //! in `ascend-kube`.
 #![forbid(unsafe_code)]
 
 pub mod cdi_claim;
 pub mod checkpoint;
 pub mod claim_plan;
-#[cfg(feature = "daemon")]
+#[cfg(feature = "cli")]
 pub mod daemon;
 pub mod driver;
 mod driver_loop;

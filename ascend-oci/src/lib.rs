@@ -43,7 +43,7 @@ pub mod bundle_config;
 pub mod cdi;
 pub mod chip_cache;
 pub mod chip_discovery;
-#[cfg(feature = "ctk")]
+#[cfg(feature = "cli")]
 pub mod ctk;
 #[cfg(feature = "dcmi")]
 mod dcmi_chips;

@@ -1,4 +1,5 @@
-//! The `ascend-smi` command line and its dispatch; `src/bin/ascend-smi.rs` only calls [`main_with_args`].
+//! The `ascend-smi` command line and its dispatch (feature `cli`); the bundled binary's main only calls
+//! [`main_with_args`].
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};

@@ -9,7 +9,8 @@
 //! [`health_view`] render it as text, `serde_json` as the JSON documented in `docs/ascend-smi-json.md`;
 //! [`watch`] redraws it in place; [`events`] follows fault events; [`exit_code`] turns a report into the exit status;
 //! [`installed_software`] reads the driver, firmware and CANN packages' `version.info` files ([`version_info`]) for
-//! the report's `software`; [`cli`] is the whole command line. [`sim`] runs on the simulated `libdcmi.so` (feature `sim`, off by default).
+//! the report's `software`; the module `cli` (feature `cli`) is the whole command line. [`sim`] runs on the simulated
+//! `libdcmi.so` (feature `sim`, off by default).
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -24,7 +25,10 @@
 //! # }
 //! ```
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
 pub mod collect;
 pub mod details;

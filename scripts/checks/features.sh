@@ -2,7 +2,7 @@
 # Every publishable crate builds with each of its features alone and with none (run by scripts/test.sh). Inside the
 # workspace cargo unifies features: a crate whose feature forgets a dependency's feature it needs still builds when
 # some other member enables it, and breaks for the crates.io user who enables that one feature (found this way:
-# ascend-deviceplugin's `daemon` needed `ascend-cli/signal`). cargo-hack's --each-feature builds each crate alone.
+# ascend-deviceplugin's `cli` (then `daemon`) needed `ascend-cli/signal`). cargo-hack's --each-feature builds each crate alone.
 # Installs cargo-hack (pinned, --locked) into the cargo home when missing. About 4 minutes here with a warm target.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -1,4 +1,4 @@
-//! The `ascend-device-plugin` program (feature `daemon`): flags, driver loading with retries, the plugin, and its
+//! The `ascend-device-plugin` program (feature `cli`): flags, driver loading with retries, the plugin, and its
 //! own `/healthz` and `/metrics` endpoint. The bundled binary is `Args::parse()`, logging, and [`run`].
 //!
 //! These modules are the program's top level, so they report with `anyhow`: what they return goes to a human on

@@ -1,4 +1,4 @@
-//! The `ascend-dra-driver` program (feature `daemon`): flags, loading the driver library and connecting to the API
+//! The `ascend-dra-driver` program (feature `cli`): flags, loading the driver library and connecting to the API
 //! server (each failing with a message that says which is missing), `/healthz` and `/metrics`, and [`crate::run`].
 //! The bundled binary is `Args::parse()`, logging, and [`run`].
 //!

@@ -1,4 +1,4 @@
-//! `ascend-ctk` (feature `ctk`): the command-line face of this crate; the bundled binary's main is [`main`].
+//! `ascend-ctk` (feature `cli`): the command-line face of this crate; the bundled binary's main is [`main`].
 //!
 //! Its modules are the program's top level, so they report with `anyhow`: what they return goes to a human on
 //! stderr as a chain of contexts, and no caller matches on it; the library they call keeps the typed
