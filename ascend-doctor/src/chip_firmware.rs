@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use ascend_smi::installed_software::DRIVER_VERSION_INFO;
+use ascend_smi::DRIVER_VERSION_INFO;
 
 use super::check::{CheckResult, Section, Status};
 use super::context::{DoctorOptions, Facts};

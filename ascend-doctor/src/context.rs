@@ -13,7 +13,7 @@ use super::error::{Error, Result};
 use super::host::HostRoot;
 use super::kubernetes_checks::default_pod_resources_socket;
 use super::pod_container::PodRef;
-use ascend_smi::installed_software::InstalledSoftware;
+use ascend_smi::InstalledSoftware;
 
 /// Loads `libdcmi.so` and calls `dcmi_init`: the only way the doctor talks to the driver, so tests can replace it.
 pub trait DriverConnector: Send + Sync {

@@ -6,7 +6,7 @@
 //! A site's compatibility table (`--compatibility FILE`, [`compatibility`](super::compatibility)) adds its rows'
 //! verdicts; without one, every verdict comes from the installed files.
 
-use ascend_smi::installed_software::{CannInstallation, InstalledSoftware, PackageFile, ASCEND_HOME, CANN_HOMES};
+use ascend_smi::{CannInstallation, InstalledSoftware, PackageFile, ASCEND_HOME, CANN_HOMES};
 
 use super::check::{CheckResult, Section, Status};
 use super::compatibility::{CompatibilityTable, Placement, Version};
@@ -41,7 +41,7 @@ pub fn usable_driver(software: &InstalledSoftware) -> Option<&PackageFile> {
 pub fn driver(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     let check = CheckResult::new("versions.driver", Section::Versions, "Driver version readable", Status::Ok);
     let software = facts.software(&options.host);
-    let path = ascend_smi::installed_software::DRIVER_VERSION_INFO;
+    let path = ascend_smi::DRIVER_VERSION_INFO;
     let Some(driver) = &software.driver else {
         return check
             .evidence(format!("{path}: not found"))

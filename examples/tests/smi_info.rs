@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ascend_dcmi::{CallContext, Error, MockDeviceManager};
-use ascend_smi::collect::{parse_visible_devices, CollectError, CollectOptions, Collector, ProcessNames};
-use ascend_smi::exit_code::SmiExit;
 use ascend_smi::schema::{ChipStatus, HostReport, SCHEMA_VERSION};
+use ascend_smi::SmiExit;
 use ascend_smi::{details, health_view, table};
+use ascend_smi::{parse_visible_devices, CollectError, CollectOptions, Collector, ProcessNames};
 use smi_doctor_support::mock_host::{faulty_310p, healthy_910b, manager, MockChip};
 use smi_doctor_support::snapshot::assert_snapshot;
 

@@ -6,8 +6,8 @@ use ascend_doctor::package_compatibility::{
     chip_firmware_against_driver, firmware_against_driver, inner_version_listed, required_driver_versions,
 };
 use ascend_doctor::pod_container::{ContainerId, PodContainers, PodRef};
-use ascend_smi::installed_software::{CannComponent, CannInstallation, PackageFile};
 use ascend_smi::version_info::{bracketed_items, VersionInfo, MAX_LINES};
+use ascend_smi::{CannComponent, CannInstallation, PackageFile};
 
 /// A `version.info`. Entries come in line order with unique keys and no blanks or quotes at the ends of a value;
 /// each damaged line is reported once, never as an entry too; printed back as `key=value` lines, the entries parse to
