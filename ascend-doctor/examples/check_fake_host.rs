@@ -14,9 +14,9 @@ use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use ascend_doctor::check::{Section, Status};
-use ascend_doctor::context::DoctorOptions;
-use ascend_doctor::report;
+use ascend_doctor::DoctorOptions;
+use ascend_doctor::{Section, Status};
+
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -34,8 +34,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // What `ascend-doctor --root ROOT --section driver` runs.
     let mut options = DoctorOptions::for_root(&root, Duration::from_secs(10))?;
     options.sections = vec![Section::Driver];
-    let found = report::run(&options);
-    print!("{}", report::render_text(&found, &root_text));
+    let found = ascend_doctor::run(&options);
+    print!("{}", ascend_doctor::render_text(&found, &root_text));
 
     let failed: Vec<&str> = found
         .checks

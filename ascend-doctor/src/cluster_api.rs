@@ -1,6 +1,5 @@
 //! What the checks read from the API server: the [`ClusterApi`] the doctor asks (kube-rs's in `node_api`, feature
-//! `kube`; a test's own), and the answers it gives. Public as `context::{ClusterApi, ClusterPod, NodeResources}` and
-//! `pod_container::{PodContainers, ContainerStatus}`.
+//! `kube`; a test's own), and the answers it gives; all public at the crate root.
 
 use std::collections::BTreeMap;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use ascend_dcmi::{Dcmi, DeviceManager};
 
 use super::check::Section;
-pub use super::cluster_api::{ClusterApi, ClusterPod, NodeResources};
+use super::cluster_api::ClusterApi;
 use super::compatibility::{CompatibilityTable, HOST_TABLE_PATH};
 use super::error::{Error, Result};
 use super::host::HostRoot;
@@ -60,7 +60,7 @@ pub struct DoctorOptions {
     /// A container image's unpacked root file system, whose CANN is checked against the host's driver too.
     pub image_root: Option<PathBuf>,
     /// A pod (and container) on this node whose running container's CANN is checked against the host's driver
-    /// ([`crate::pod_container`]); used when `image_root` is `None`.
+    /// (found by [`crate::pod_container_root`]); used when `image_root` is `None`.
     pub pod: Option<PodRef>,
     /// A file with RuntimeClass manifests (YAML or `kubectl get -o json` output) to check instead of asking the API
     /// server.

@@ -28,7 +28,7 @@ pub enum Error {
         path: PathBuf,
         /// Its size in bytes.
         size: u64,
-        /// The largest size scanned ([`crate::installed_version::MAX_BINARY_BYTES`]).
+        /// The largest size scanned (512 MiB).
         limit: u64,
     },
     /// A path leads through more symlinks than the doctor follows (a loop, most likely).
@@ -61,7 +61,7 @@ pub enum Error {
     /// file and the row and field.
     #[error(transparent)]
     CompatibilityTable(#[from] TableError),
-    /// The driver library could not be loaded or initialised ([`crate::context::DriverConnector`]).
+    /// The driver library could not be loaded or initialised ([`crate::DriverConnector`]).
     #[error("{library}: {source}", library = .library.display())]
     Driver {
         /// The library, a real path.
@@ -108,7 +108,7 @@ pub enum Error {
     #[cfg_attr(docsrs, doc(cfg(feature = "kube")))]
     #[error(transparent)]
     Kube(#[from] ascend_kube::Error),
-    /// A request of another [`ClusterApi`](crate::context::ClusterApi) implementation failed (a tool's own client,
+    /// A request of another [`ClusterApi`](crate::ClusterApi) implementation failed (a tool's own client,
     /// a test's), or the implementation does not serve the request.
     #[error("{request}: {reason}")]
     ApiRequest {

@@ -17,7 +17,6 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use super::cluster_api::ClusterApi;
-pub use super::cluster_api::{ContainerStatus, PodContainers};
 use super::error::{Error, Result};
 use super::host::HostRoot;
 

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::DeviceManager;
-use ascend_doctor::check::{CheckResult, Section, Status};
-use ascend_doctor::context::{ClusterApi, ClusterPod, DoctorOptions, DriverConnector, NodeResources};
-use ascend_doctor::host::HostRoot;
-use ascend_doctor::report::{run, DoctorReport};
 use ascend_doctor::Error;
+use ascend_doctor::HostRoot;
+use ascend_doctor::{run, DoctorReport};
+use ascend_doctor::{CheckResult, Section, Status};
+use ascend_doctor::{ClusterApi, ClusterPod, DoctorOptions, DriverConnector, NodeResources};
 use ascend_oci::runtime_config::RuntimeClassRef;
 
 struct NoDriver;
@@ -403,8 +403,8 @@ fn the_cdi_devices_gate_is_on_by_default_from_1_29_and_a_miss_without_cdi_is_evi
 #[cfg(feature = "kube")]
 #[test]
 fn the_api_servers_dra_version_comes_from_its_discovery() {
-    use ascend_doctor::dra_api::DRA_DRIVER_SOCKET;
-    use ascend_doctor::node_api::KubeClusterApi;
+    use ascend_doctor::KubeClusterApi;
+    use ascend_doctor::DRA_DRIVER_SOCKET;
     use fake_apiserver::{FakeApiServer, Kind};
 
     // The fake serves from a runtime of its own; the doctor's client runs its own, as in the binary.

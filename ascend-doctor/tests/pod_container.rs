@@ -5,10 +5,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use ascend_doctor::context::ClusterApi;
-use ascend_doctor::host::HostRoot;
-use ascend_doctor::node_api::KubeClusterApi;
-use ascend_doctor::pod_container::{container_root, pod_container_root, ContainerId, PodRef};
+use ascend_doctor::ClusterApi;
+use ascend_doctor::HostRoot;
+use ascend_doctor::KubeClusterApi;
+use ascend_doctor::{container_root, pod_container_root, ContainerId, PodRef};
 use fake_apiserver::FakeApiServer;
 use serde_json::json;
 

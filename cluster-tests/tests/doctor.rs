@@ -8,8 +8,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use ascend_cluster_tests::{wait_until, Cluster, Timer};
-use ascend_doctor::check::Status;
-use ascend_doctor::report::DoctorReport;
+use ascend_doctor::DoctorReport;
+use ascend_doctor::Status;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::node::v1::RuntimeClass;
 use kube::api::{Api, DeleteParams, PostParams};

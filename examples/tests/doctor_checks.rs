@@ -5,13 +5,13 @@ mod smi_doctor_support;
 
 use std::os::unix::fs::PermissionsExt;
 
-use ascend_doctor::check::Status;
-use ascend_doctor::report::{render_json, render_text, run, DoctorReport};
+use ascend_doctor::Status;
+use ascend_doctor::{render_json, render_text, run, DoctorReport};
 use smi_doctor_support::doctor_host::{DoctorHost, FailingConnector};
 use smi_doctor_support::mock_host::{faulty_310p, healthy_910b};
 use smi_doctor_support::snapshot::assert_snapshot;
 
-fn status_of<'a>(report: &'a DoctorReport, id: &str) -> &'a ascend_doctor::check::CheckResult {
+fn status_of<'a>(report: &'a DoctorReport, id: &str) -> &'a ascend_doctor::CheckResult {
     report
         .check(id)
         .unwrap_or_else(|| panic!("no check {id} in {:?}", report.checks.iter().map(|c| &c.id).collect::<Vec<_>>()))

@@ -7,8 +7,8 @@ mod smi_doctor_support;
 
 use std::path::Path;
 
-use ascend_doctor::check::{CheckResult, Status};
-use ascend_doctor::report::{run, DoctorReport};
+use ascend_doctor::{run, DoctorReport};
+use ascend_doctor::{CheckResult, Status};
 use dcmi_sim::fake_software::{FakeSoftware, SoftwareEntry};
 use smi_doctor_support::doctor_host::DoctorHost;
 

@@ -2,8 +2,8 @@
 
 mod smi_doctor_support;
 
-use ascend_doctor::check::Status;
-use ascend_doctor::report::run;
+use ascend_doctor::run;
+use ascend_doctor::Status;
 use ascend_node::pod_resources::api::pod_resources_lister_server::{PodResourcesLister, PodResourcesListerServer};
 use ascend_node::pod_resources::api::{
     AllocatableResourcesRequest, AllocatableResourcesResponse, ContainerDevices, ContainerResources,

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::DeviceManager;
-use ascend_doctor::check::Section;
-use ascend_doctor::context::{ClusterApi, DoctorOptions, DriverConnector};
-use ascend_doctor::host::HostRoot;
-use ascend_doctor::kubernetes_checks::default_pod_resources_socket;
-use ascend_doctor::node_api::KubeClusterApi;
+use ascend_doctor::default_pod_resources_socket;
+use ascend_doctor::HostRoot;
+use ascend_doctor::KubeClusterApi;
+use ascend_doctor::Section;
+use ascend_doctor::{ClusterApi, DoctorOptions, DriverConnector};
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
 use dcmi_sim::fake_software::FakeSoftware;
 use fake_apiserver::FakeApiServer;

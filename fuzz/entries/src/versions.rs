@@ -1,11 +1,11 @@
 //! The version files of the installed packages (driver, firmware, CANN), which the doctor and `ascend-smi` read from
 //! the host and from container images: the tolerant parser, and the doctor's verdicts over whatever it returns.
 
-use ascend_doctor::check::Status;
 use ascend_doctor::package_compatibility::{
     chip_firmware_against_driver, firmware_against_driver, inner_version_listed, required_driver_versions,
 };
-use ascend_doctor::pod_container::{ContainerId, PodContainers, PodRef};
+use ascend_doctor::Status;
+use ascend_doctor::{ContainerId, PodContainers, PodRef};
 use ascend_smi::version_info::{bracketed_items, VersionInfo, MAX_LINES};
 use ascend_smi::{CannComponent, CannInstallation, PackageFile};
 
