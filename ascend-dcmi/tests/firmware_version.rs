@@ -28,7 +28,7 @@ fn each_chip_reports_the_firmware_its_topology_gives_it() {
     assert_eq!(dcmi.chip(LogicId(left_behind)).expect("chip").firmware_version().expect("firmware"), "7.1.0.5.220");
     assert_eq!(
         dcmi.chip(LogicId(0)).expect("chip").firmware_version().expect("firmware"),
-        dcmi_sim::fake_software::DEFAULT_FIRMWARE_VERSION
+        dcmi_sim::fake_host::DEFAULT_FIRMWARE_VERSION
     );
 }
 

@@ -45,7 +45,7 @@ fn expected_ids(topology: &Topology) -> Vec<ChipIds> {
 #[test]
 fn enumeration_and_id_conversions_match_every_sample() {
     // The V2 (Ascend950) samples have their own tests.
-    for sample in dcmi_sim::SAMPLES.iter().filter(|sample| sample.api == dcmi_sim::chip_type::Api::V1) {
+    for sample in dcmi_sim::SAMPLES.iter().filter(|sample| sample.api == dcmi_sim::Api::V1) {
         let (dcmi, _sim) = support::start(sample.name);
         let expected = expected_ids(&topology(sample.name));
         assert_eq!(dcmi.chips().expect("enumeration"), expected, "{}", sample.name);
@@ -91,7 +91,7 @@ fn id_conversions_are_cached() {
 #[test]
 fn identity_reports_the_topology_and_classifies_like_the_vendor() {
     // The V2 (Ascend950) samples have their own tests.
-    for sample in dcmi_sim::SAMPLES.iter().filter(|sample| sample.api == dcmi_sim::chip_type::Api::V1) {
+    for sample in dcmi_sim::SAMPLES.iter().filter(|sample| sample.api == dcmi_sim::Api::V1) {
         let (dcmi, _sim) = support::start(sample.name);
         let topology = topology(sample.name);
         for found in topology.chips() {

@@ -16,8 +16,7 @@ use std::time::{Duration, Instant};
 
 use dcmi_sim::fake_host::{beside_library, FakeHost, FakeHostOptions};
 use dcmi_sim::hccn_tool::{Link, NetworkOverlay};
-use dcmi_sim::library_home::{CONFIG_FILE_NAME, OVERLAY_FILE_NAME};
-use dcmi_sim::Overlay;
+use dcmi_sim::{Overlay, CONFIG_FILE_NAME, OVERLAY_FILE_NAME};
 use support::kubelet::{pod, FakeKubelet};
 use support::prometheus::{api, query, start_prometheus, INTERVAL};
 use support::{get, promtool_check_metrics, Exporter};

@@ -1,8 +1,8 @@
 //! `--sim [TOPOLOGY]`: run against the simulated `libdcmi.so` instead of the host's driver.
 //!
-//! The simulator library is the one cargo built next to this binary (found by `dcmi_sim::locate`), and the topology
-//! is a file or one of the simulator's sample names. `DCMI_SIM_CONFIG` is set for this process before `dcmi_init`,
-//! which is when the simulator reads it.
+//! The simulator library is the one cargo built next to this binary (found by `dcmi_sim::library_path`), and the
+//! topology is a file or one of the simulator's sample names. `DCMI_SIM_CONFIG` is set for this process before
+//! `dcmi_init`, which is when the simulator reads it.
 
 #[cfg(feature = "sim")]
 use std::path::Path;
@@ -62,7 +62,7 @@ pub fn config_value(topology: &str) -> Result<String, SimError> {
 #[cfg(feature = "sim")]
 pub fn prepare(topology: &str) -> Result<SimSetup, SimError> {
     let config = config_value(topology)?;
-    let library = dcmi_sim::locate::library_path().map_err(|error| SimError::Library(error.to_string()))?;
+    let library = dcmi_sim::library_path().map_err(|error| SimError::Library(error.to_string()))?;
     std::env::set_var(dcmi_sim::CONFIG_ENV, &config);
     Ok(SimSetup { library, config })
 }

@@ -270,9 +270,9 @@ impl Cluster {
     }
 
     /// The simulator's overlay on the node (faults, health): every daemon's libdcmi.so watches this one file beside
-    /// it (dcmi_sim::library_home), through the driver directory the manifests mount.
+    /// it (dcmi_sim::OVERLAY_FILE_NAME), through the driver directory the manifests mount.
     pub fn set_overlay(&self, chips: Vec<dcmi_sim::ChipOverlay>) {
-        let path = Path::new("/").join(dcmi_sim::fake_host::beside_library(dcmi_sim::library_home::OVERLAY_FILE_NAME));
+        let path = Path::new("/").join(dcmi_sim::fake_host::beside_library(dcmi_sim::OVERLAY_FILE_NAME));
         let overlay = dcmi_sim::Overlay { chips, injections: Vec::new() };
         dcmi_sim::write_overlay(&path, &overlay).unwrap_or_else(|error| panic!("{error}"));
     }

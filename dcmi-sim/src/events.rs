@@ -90,11 +90,6 @@ impl EventHub {
         self.subscriptions.lock().push(Subscription { logic_id, filter, sink });
     }
 
-    /// Number of subscriptions.
-    pub fn subscription_count(&self) -> usize {
-        self.subscriptions.lock().len()
-    }
-
     /// Queues an event (numbered here) for delivery.
     pub fn publish(&self, logic_id: u32, code: u32, severity: u8, assertion: u8) {
         let serial = self.serial.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;

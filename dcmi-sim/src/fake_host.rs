@@ -15,7 +15,7 @@
 //! | `usr/local/Ascend/driver/tools/hccn_tool` | the simulated `hccn_tool` ([`crate::hccn_tool`]), when it was built ([`FakeHostOptions::hccn_tool`]) |
 //! | `usr/local/Ascend/ascend-toolkit/<version>/...`, `.../latest` | the CANN toolkit versions and their `version.info` files ([`FakeSoftware`]) |
 //! | `etc/dcmi-sim/topology.toml` | the topology, to point `DCMI_SIM_CONFIG` at, with each chip's firmware version ([`FakeHostOptions::installed_topology`]) |
-//! | `usr/local/Ascend/driver/lib64/driver/dcmi-sim.toml` | the same topology beside the library, read when `DCMI_SIM_CONFIG` is unset ([`crate::library_home`]) |
+//! | `usr/local/Ascend/driver/lib64/driver/dcmi-sim.toml` | the same topology beside the library, read when `DCMI_SIM_CONFIG` is unset ([`crate::CONFIG_FILE_NAME`]) |
 //! | `sys/devices/system/node/node<N>/cpulist` | NUMA nodes and their CPUs, from the chips' affinity |
 //! | `sys/bus/pci/devices/<bdf>/{vendor,device,numa_node}` | the chips' PCIe functions |
 //! | `sys/module/drv_davinci_intf_host`, `sys/module/drv_devmng_host` | "driver loaded" |
@@ -31,8 +31,13 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::fake_software::{FakeSoftware, SoftwareEntry};
+pub use crate::fake_software::{
+    FakeSoftware, SoftwareEntry, DEFAULT_CANN_INNER_LINE, DEFAULT_CANN_VERSION, DEFAULT_FIRMWARE_VERSION,
+    DEFAULT_REQUIRED_ASCENDHAL, DRIVER_COMPATIBLE_LINES, DRIVER_FIRMWARE_RANGE, DRIVER_INNER_VERSION,
+    DRIVER_INTERFACES, TOOLKIT_HOME,
+};
 use crate::topology::Topology;
+pub use crate::vnpu_device_node::{host_root as loaded_host_root, node_path as vnpu_node_path};
 
 /// Major number of the fake `/dev/davinci<N>` nodes (in Linux's range for local use).
 pub const DAVINCI_MAJOR: u32 = 240;
@@ -62,8 +67,9 @@ pub const HCCN_TOOL_PATH: &str = "usr/local/Ascend/driver/tools/hccn_tool";
 /// Where the topology is copied, relative to the root.
 pub const TOPOLOGY_PATH: &str = "etc/dcmi-sim/topology.toml";
 
-/// A file in the directory of the installed library, relative to the root: the topology is copied there too, and
-/// there a test writes the overlay a daemon without `DCMI_SIM_OVERLAY` watches ([`crate::library_home`]).
+/// A file in the directory of the installed library, relative to the root: the topology is copied there too
+/// ([`crate::CONFIG_FILE_NAME`]), and there a test writes the overlay a daemon without `DCMI_SIM_OVERLAY` watches
+/// ([`crate::OVERLAY_FILE_NAME`]).
 pub fn beside_library(file_name: &str) -> String {
     let directory = LIBRARY_PATH.rsplit_once('/').map_or("", |(directory, _)| directory);
     format!("{directory}/{file_name}")
@@ -84,7 +90,7 @@ pub enum DeviceNodeKind {
 /// Choices for [`FakeHost::build`].
 #[derive(Debug, Clone, Default)]
 pub struct FakeHostOptions {
-    /// The simulator library to install; `None` finds the built one with [`crate::locate::library_path`].
+    /// The simulator library to install; `None` finds the built one with [`crate::library_path`].
     pub library: Option<PathBuf>,
     /// Force plain files for device nodes even as root.
     pub plain_device_nodes: bool,

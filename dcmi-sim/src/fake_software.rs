@@ -1,18 +1,5 @@
-//! The version files of a fake host's driver, firmware and CANN packages, as Huawei's packages write them, so that
-//! the tools that read them (the doctor, `ascend-smi info`) meet the real layout and field sets.
-//!
-//! By default the set fits together: the firmware is inside the driver's `compatible_version_fw`, every CANN's
-//! `required_driver_*_version` is at most the driver's interface version, and each CANN's inner version line is in the
-//! driver's `compatible_version`. [`FakeSoftware`]'s fields make each kind of mismatch:
-//!
-//! | file (below the root) | written from |
-//! |---|---|
-//! | `usr/local/Ascend/driver/version.info` | the topology's `driver_version`, [`DRIVER_INTERFACES`], [`DRIVER_INNER_VERSION`], [`DRIVER_COMPATIBLE_LINES`], [`DRIVER_FIRMWARE_RANGE`] |
-//! | `usr/local/Ascend/firmware/version.info` | [`FakeSoftware::firmware_version`]; its `compatible_version_drv` holds the driver's release family when the driver accepts the firmware, else only the next family |
-//! | `usr/local/Ascend/ascend-toolkit/<version>/<arch>-linux/ascend_toolkit_install.info` | each CANN version: `version`, `innerversion`, `compatible_version` |
-//! | `usr/local/Ascend/ascend-toolkit/<version>/{runtime,opp}/version.info` | the components and their `required_driver_*_version` |
-//! | `usr/local/Ascend/ascend-toolkit/<version>/version.cfg` | the toolkit's release (`version=`) |
-//! | `usr/local/Ascend/ascend-toolkit/latest` | a link to [`FakeSoftware::cann_version`] |
+//! The version files of a fake host's driver, firmware and CANN packages ([`FakeSoftware`], public in
+//! [`crate::fake_host`]).
 
 /// The driver's interface versions (`<interface>_version=`), as a 24.1 driver declares them.
 pub const DRIVER_INTERFACES: [(&str, &str); 7] = [
@@ -49,7 +36,21 @@ pub const DEFAULT_REQUIRED_ASCENDHAL: &str = "4.0.0";
 /// Where the CANN toolkit's versions live, relative to the root.
 pub const TOOLKIT_HOME: &str = "usr/local/Ascend/ascend-toolkit";
 
-/// The driver, firmware and CANN packages of a fake host.
+/// The driver, firmware and CANN packages of a fake host: their version files, as Huawei's packages write them, so
+/// that the tools that read them (the doctor, `ascend-smi info`) meet the real layout and field sets.
+///
+/// By default the set fits together: the firmware is inside the driver's `compatible_version_fw`, every CANN's
+/// `required_driver_*_version` is at most the driver's interface version, and each CANN's inner version line is in the
+/// driver's `compatible_version`. Its fields make each kind of mismatch:
+///
+/// | file (below the root) | written from |
+/// |---|---|
+/// | `usr/local/Ascend/driver/version.info` | the topology's `driver_version`, [`DRIVER_INTERFACES`], [`DRIVER_INNER_VERSION`], [`DRIVER_COMPATIBLE_LINES`], [`DRIVER_FIRMWARE_RANGE`] |
+/// | `usr/local/Ascend/firmware/version.info` | [`FakeSoftware::firmware_version`]; its `compatible_version_drv` holds the driver's release family when the driver accepts the firmware, else only the next family |
+/// | `usr/local/Ascend/ascend-toolkit/<version>/<arch>-linux/ascend_toolkit_install.info` | each CANN version: `version`, `innerversion`, `compatible_version` |
+/// | `usr/local/Ascend/ascend-toolkit/<version>/{runtime,opp}/version.info` | the components and their `required_driver_*_version` |
+/// | `usr/local/Ascend/ascend-toolkit/<version>/version.cfg` | the toolkit's release (`version=`) |
+/// | `usr/local/Ascend/ascend-toolkit/latest` | a link to [`FakeSoftware::cann_version`] |
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FakeSoftware {
     /// The CANN toolkit version `latest` points to; `None` writes no CANN at all.

@@ -79,16 +79,11 @@ pub mod quantity {
 
 impl Signal {
     /// The value at `tick` (ticks are `sample_period_ms` long, counted from the Unix epoch).
-    pub fn sample(&self, seed: u64, key: SignalKey, tick: u64, sample_period_ms: u64) -> i64 {
+    pub(crate) fn sample(&self, seed: u64, key: SignalKey, tick: u64, sample_period_ms: u64) -> i64 {
         match *self {
             Signal::Constant(value) => value,
             Signal::Wave(wave) => wave.sample(seed, key, tick, sample_period_ms),
         }
-    }
-
-    /// The same signal with every value clamped into `[lo, hi]` (used for percentages).
-    pub fn sample_clamped(&self, seed: u64, key: SignalKey, tick: u64, period_ms: u64, lo: i64, hi: i64) -> i64 {
-        self.sample(seed, key, tick, period_ms).clamp(lo, hi)
     }
 }
 

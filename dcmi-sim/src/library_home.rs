@@ -1,15 +1,16 @@
-//! The topology beside the library: a host laid out by [`crate::fake_host`] needs no environment variable.
-//!
-//! On a real Atlas server the daemons find `libdcmi.so` in the driver directory and know nothing of a simulator; our
-//! manifests mount that directory and set no simulator variable. So that the same manifests run unchanged on a fake
-//! host, `dcmi_init` without `DCMI_SIM_CONFIG` reads [`CONFIG_FILE_NAME`] from the directory of the `libdcmi.so` it
-//! was loaded as (links resolved), and without `DCMI_SIM_OVERLAY` watches [`OVERLAY_FILE_NAME`] there.
+//! The topology beside the library: a host laid out by [`crate::fake_host`] needs no environment variable
+//! ([`CONFIG_FILE_NAME`] says how).
 
 use std::ffi::{c_void, CStr, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// The topology file read beside the library when `DCMI_SIM_CONFIG` is unset.
+///
+/// On a real Atlas server the daemons find `libdcmi.so` in the driver directory and know nothing of a simulator; our
+/// manifests mount that directory and set no simulator variable. So that the same manifests run unchanged on a fake
+/// host ([`crate::fake_host`]), `dcmi_init` without `DCMI_SIM_CONFIG` reads this file from the directory of the
+/// `libdcmi.so` it was loaded as (links resolved), and without `DCMI_SIM_OVERLAY` watches [`OVERLAY_FILE_NAME`] there.
 pub const CONFIG_FILE_NAME: &str = "dcmi-sim.toml";
 
 /// The overlay file watched beside the library when `DCMI_SIM_OVERLAY` is unset (it may not exist yet).

@@ -1,13 +1,4 @@
-//! Finding the built `libdcmi_sim.so` for tests and tools.
-//!
-//! Where cargo puts the cdylib (checked with cargo 1.95): built as a requested package
-//! (`cargo build -p dcmi-sim`, `cargo test -p dcmi-sim`) it is in `target/<profile>/deps/` and
-//! uplifted to `target/<profile>/libdcmi_sim.so`; built only as a (dev-)dependency of another package
-//! it is in `target/<profile>/deps/libdcmi_sim.so` alone (no hash in the name, no uplifted copy).
-//! Test binaries run from `target/<profile>/deps/`, examples from `target/<profile>/examples/`, bins
-//! from `target/<profile>/`, so the search walks from the current executable's directory up to the
-//! target directory, looking at each directory and its `deps/`, and takes the most recently built
-//! copy (an uplifted copy can be older than the one in `deps/`).
+//! Finding the built `libdcmi_sim.so` for tests and tools: [`library_path`] says where cargo puts it.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +8,13 @@ pub use crate::library_file::{LIBRARY_ENV, LIBRARY_FILE};
 /// The path of the built `libdcmi_sim.so`: `$DCMI_SIM_LIBRARY` if set (it must exist), else the
 /// current executable's directory, its `deps/` directory, and parent directories up to the cargo
 /// target directory.
+///
+/// Where cargo puts the cdylib (checked with cargo 1.95): built as a requested package (`cargo build -p dcmi-sim`,
+/// `cargo test -p dcmi-sim`) it is in `target/<profile>/deps/` and uplifted to `target/<profile>/libdcmi_sim.so`;
+/// built only as a (dev-)dependency of another package it is in `target/<profile>/deps/libdcmi_sim.so` alone (no hash
+/// in the name, no uplifted copy). Test binaries run from `target/<profile>/deps/`, examples from
+/// `target/<profile>/examples/`, bins from `target/<profile>/`, so the search ([`library_near`]) takes the most
+/// recently built copy (an uplifted copy can be older than the one in `deps/`).
 ///
 /// # Errors
 /// [`Error`] listing the places searched.

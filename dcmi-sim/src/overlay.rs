@@ -1,10 +1,4 @@
-//! Control of a running simulator: the overlay TOML file named by `DCMI_SIM_OVERLAY`.
-//!
-//! The file is re-read when its modification time, size or inode changes, checked at most every
-//! [`OVERLAY_POLL`]. Each read applies the listed chip fields as assignments (fields that are absent
-//! leave the state alone) and replaces the overlay's injection rules. Write it atomically (write a
-//! temporary file, then rename; [`write_overlay`] does this) and wait [`OVERLAY_SETTLE`] before
-//! expecting the change: then a test changes a running consumer's state deterministically.
+//! Control of a running simulator: the overlay TOML file named by `DCMI_SIM_OVERLAY` ([`Overlay`] says how it is read).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -29,7 +23,13 @@ pub const OVERLAY_POLL: Duration = Duration::from_millis(20);
 /// How long after an atomic write the change is guaranteed to be visible to calls.
 pub const OVERLAY_SETTLE: Duration = Duration::from_millis(80);
 
-/// The overlay file.
+/// The overlay file: control of a running simulator, named by [`OVERLAY_ENV`].
+///
+/// The file is re-read when its modification time, size or inode changes, checked at most every 20 ms
+/// (`OVERLAY_POLL`). Each read applies the listed chip fields as assignments (fields that are absent leave the state
+/// alone) and replaces the overlay's injection rules. Write it atomically (write a temporary file, then rename;
+/// [`write_overlay`] does this) and wait [`OVERLAY_SETTLE`] before expecting the change: then a test changes a running
+/// consumer's state deterministically.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Overlay {

@@ -17,7 +17,7 @@ use crate::ecc::Ecc;
 use crate::error::Error;
 use crate::events::{EventHub, ASSERTION_CLEARED, ASSERTION_RAISED};
 use crate::function::Function;
-use crate::generator::{self, Signal, SignalKey};
+use crate::generator::{self, Signal};
 use crate::injection::Injector;
 use crate::overlay::{Overlay, OverlayWatcher, OVERLAY_POLL};
 use crate::state_change::StateChange;
@@ -37,8 +37,6 @@ pub mod code {
     pub const INVALID_DEVICE_ID: i32 = -8007;
     /// Not ready yet (chip dropped or resetting).
     pub const NOT_READY: i32 = -8012;
-    /// Resources occupied.
-    pub const RESOURCE_OCCUPIED: i32 = -8020;
     /// Not supported.
     pub const NOT_SUPPORTED: i32 = -8255;
 }
@@ -330,12 +328,6 @@ impl Sim {
     /// The current telemetry tick.
     pub fn tick(&self) -> u64 {
         generator::tick_at(generator::unix_now_ms(), self.topology.simulation.sample_period_ms)
-    }
-
-    /// Samples `signal` for chip `logic_id` (or card-level owner) at the current tick.
-    pub fn sample(&self, signal: &Signal, owner: u32, quantity: u32) -> i64 {
-        let simulation = &self.topology.simulation;
-        signal.sample(simulation.seed, SignalKey { owner, quantity }, self.tick(), simulation.sample_period_ms)
     }
 
     /// Card ids in enumeration order.

@@ -1,14 +1,13 @@
-//! Telemetry values as the library reports them, computed from the topology for a given tick.
-//!
-//! The exported functions and the tests use these same functions, so a test can compute what a call
-//! returned at a known time: take the ticks before and after the call ([`Sampler::at_unix_ms`]) and
-//! compare.
+//! Telemetry values as the library reports them, computed from the topology for a given tick ([`Sampler`]).
 
 use crate::generator::{quantity, tick_at, Signal, SignalKey};
 use crate::support;
 use crate::topology::{Card, Chip, Topology};
 
-/// Samples one topology's signals at one tick.
+/// Samples one topology's signals at one tick: telemetry values as the library reports them.
+///
+/// The exported functions use these same functions, so a test can compute what a call returned at a known time: take
+/// the ticks before and after the call ([`Sampler::at_unix_ms`]) and compare.
 #[derive(Debug, Clone, Copy)]
 pub struct Sampler {
     seed: u64,
@@ -62,7 +61,7 @@ impl Sampler {
     }
 
     /// The value of `signal` for (owner, quantity) at this tick.
-    pub fn value(&self, signal: &Signal, owner: u32, quantity: u32) -> i64 {
+    pub(crate) fn value(&self, signal: &Signal, owner: u32, quantity: u32) -> i64 {
         signal.sample(self.seed, SignalKey { owner, quantity }, self.tick, self.sample_period_ms)
     }
 

@@ -192,7 +192,7 @@ pub struct Chip {
     #[serde(default = "default_netmask")]
     pub roce_netmask: String,
     /// The firmware version the chip runs (`dcmi_get_version`, at most 63 bytes); unset:
-    /// [`crate::fake_software::DEFAULT_FIRMWARE_VERSION`], the firmware a default fake host installs. A fake host
+    /// [`crate::fake_host::DEFAULT_FIRMWARE_VERSION`], the firmware a default fake host installs. A fake host
     /// sets it from its firmware package unless the topology does, so one chip set here is a chip a partial
     /// firmware upgrade left behind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -640,7 +640,7 @@ pub struct Spod {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PresetVnpu {
-    /// Template name, e.g. "vir02" (one of the chip family's templates, [`crate::vnpu`]).
+    /// Template name, e.g. "vir02" (one of the chip family's templates, [`crate::vnpu_templates`]).
     pub template: String,
     /// vNPU id (100..1123; default: the lowest free one).
     #[serde(default)]

@@ -10,8 +10,8 @@ mod common;
 use std::os::raw::{c_char, c_int, c_uint};
 
 use common::{assert_sampled, now_ms, start, text, Session};
-use dcmi_sim::chip_type::Api;
 use dcmi_sim::support::{freq_type, supports, util_type};
+use dcmi_sim::Api;
 use dcmi_sim::{ChipType, Function, SAMPLES};
 use dcmi_sys::*;
 
@@ -421,7 +421,7 @@ fn check_chip_management(session: &Session, card: &dcmi_sim::Card, chip: &dcmi_s
 
     // vNPU: one of the family's templates fits an idle chip; destroy gives the resources back.
     let mut request = dcmi_create_vdev_res_stru { vdev_id: 0xFFFF_FFFF, vfg_id: 0xFFFF_FFFF, ..Default::default() };
-    let template = dcmi_sim::vnpu::templates(family).first().map_or("vir01", |template| template.name);
+    let template = dcmi_sim::vnpu_templates(family).first().map_or("vir01", |template| template.name);
     for (slot, byte) in request.template_name.iter_mut().zip(template.bytes()) {
         *slot = byte as c_char;
     }

@@ -53,7 +53,7 @@ fn error_codes(session: &Session, card: c_int) -> Vec<c_uint> {
     codes[..count as usize].to_vec()
 }
 
-fn write_overlay(session: &Session, chips: Vec<ChipOverlay>, injections: Vec<dcmi_sim::injection::InjectionRule>) {
+fn write_overlay(session: &Session, chips: Vec<ChipOverlay>, injections: Vec<dcmi_sim::InjectionRule>) {
     let overlay = Overlay { chips, injections };
     dcmi_sim::write_overlay(&session.overlay, &overlay).expect("write overlay");
     std::thread::sleep(OVERLAY_SETTLE);

@@ -142,7 +142,7 @@ fn a_fake_host_has_the_tool_which_reads_the_topology_beside_the_library() {
     assert_eq!(String::from_utf8_lossy(&output.stdout), "link status: UP\n");
 
     // The overlay beside the library takes the link down.
-    let overlay_path = host.path(&dcmi_sim::fake_host::beside_library(dcmi_sim::library_home::OVERLAY_FILE_NAME));
+    let overlay_path = host.path(&dcmi_sim::fake_host::beside_library(dcmi_sim::OVERLAY_FILE_NAME));
     let logic_id = topology.chip_by_phy_id(phy).expect("chip").chip.logic_id;
     let network =
         dcmi_sim::hccn_tool::NetworkOverlay { link: Some(dcmi_sim::hccn_tool::Link::Down), ..Default::default() };

@@ -7,8 +7,7 @@ use std::os::raw::c_uint;
 use std::time::{Duration, Instant};
 
 use common::start;
-use dcmi_sim::injection::{InjectionRule, Latency};
-use dcmi_sim::{Overlay, OVERLAY_SETTLE};
+use dcmi_sim::{InjectionRule, Latency, Overlay, OVERLAY_SETTLE};
 
 const FIXTURE: &str = include_str!("fixtures/two-910b.toml");
 

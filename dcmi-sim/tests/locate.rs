@@ -21,11 +21,11 @@ fn finds_the_built_library_and_honours_the_override() {
     std::fs::write(empty.path().join("CACHEDIR.TAG"), "").expect("tag");
     let nested = empty.path().join("debug/deps");
     std::fs::create_dir_all(&nested).expect("dirs");
-    let error = dcmi_sim::locate::library_near(&nested).expect_err("nothing built there");
+    let error = dcmi_sim::library_near(&nested).expect_err("nothing built there");
     let message = error.to_string();
     assert!(message.contains("cargo build -p dcmi-sim") && message.contains("debug/deps/libdcmi_sim.so"), "{message}");
 
     // The search walks up from deps/ to the profile directory.
     std::fs::copy(&found, empty.path().join("debug/libdcmi_sim.so")).expect("copy");
-    assert_eq!(dcmi_sim::locate::library_near(&nested).ok(), Some(empty.path().join("debug/libdcmi_sim.so")));
+    assert_eq!(dcmi_sim::library_near(&nested).ok(), Some(empty.path().join("debug/libdcmi_sim.so")));
 }

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use common::{start, text};
-use dcmi_sim::chip_type::Api;
+use dcmi_sim::Api;
 use dcmi_sim::{samples, Function};
 use dcmi_sys::*;
 

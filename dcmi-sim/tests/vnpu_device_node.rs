@@ -37,7 +37,7 @@ fn a_vnpu_has_its_host_device_node_while_it_exists() {
     // Card 2, device 0: the first chip of the sample (its cards are 2, 3, 6 and 7).
     let (status, vdev_id) = create(&lib, 2, "vir02");
     assert_eq!(status, 0, "dcmi_create_vdevice");
-    let node = dcmi_sim::vnpu_device_node::node_path(&host.root, vdev_id);
+    let node = dcmi_sim::fake_host::vnpu_node_path(&host.root, vdev_id);
     let metadata = std::fs::symlink_metadata(&node).unwrap_or_else(|error| panic!("{}: {error}", node.display()));
     if rustix::process::geteuid().is_root() {
         assert!(metadata.file_type().is_char_device(), "{} is a character device as root", node.display());
@@ -50,5 +50,5 @@ fn a_vnpu_has_its_host_device_node_while_it_exists() {
 
 #[test]
 fn loaded_from_its_build_directory_the_simulator_has_no_host() {
-    assert_eq!(dcmi_sim::vnpu_device_node::host_root(), None);
+    assert_eq!(dcmi_sim::fake_host::loaded_host_root(), None);
 }

@@ -102,7 +102,7 @@ impl Node {
             .unwrap_or_else(|e| panic!("{e}"));
     }
 
-    fn overlay(&self, chips: Vec<dcmi_sim::ChipOverlay>, injections: Vec<dcmi_sim::injection::InjectionRule>) {
+    fn overlay(&self, chips: Vec<dcmi_sim::ChipOverlay>, injections: Vec<dcmi_sim::InjectionRule>) {
         overlay(&self.overlay, chips, injections);
     }
 }

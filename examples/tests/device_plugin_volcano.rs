@@ -21,7 +21,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ascend_deviceplugin::api::v1beta1::{AllocateRequest, ContainerAllocateRequest, ContainerAllocateResponse};
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
-use dcmi_sim::timeline::TimelineAction;
+use dcmi_sim::TimelineAction;
 use device_plugin_support::{
     at, free_port, health_list_of, is, overlay_fault, scripted_sim_host, sim_args, spawn_plugin, wait_health_of, WAIT,
 };

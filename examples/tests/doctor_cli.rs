@@ -298,9 +298,9 @@ fn chips_a_partial_firmware_upgrade_left_behind_are_named_with_both_versions() {
 
 #[test]
 fn the_driver_section_of_a_host_whose_firmware_the_driver_refuses_says_what_to_install() {
-    let software = dcmi_sim::fake_software::FakeSoftware {
+    let software = dcmi_sim::fake_host::FakeSoftware {
         firmware_version: Some("7.8.0.1.100".to_owned()),
-        ..dcmi_sim::fake_software::FakeSoftware::default()
+        ..dcmi_sim::fake_host::FakeSoftware::default()
     };
     let host = DoctorHost::with_software("atlas-800t-a2", software);
     host.write(&format!("lib/modules/{}/build/Makefile", kernel_release()), "# headers\n");

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use ascend_doctor::{run, DoctorReport};
 use ascend_doctor::{CheckResult, Status};
-use dcmi_sim::fake_software::{FakeSoftware, SoftwareEntry};
+use dcmi_sim::fake_host::{FakeSoftware, SoftwareEntry};
 use smi_doctor_support::doctor_host::DoctorHost;
 
 const DRIVER_FILE: &str = "/usr/local/Ascend/driver/version.info";

@@ -204,11 +204,11 @@ fn info_json_names_the_installed_driver_firmware_and_cann_with_their_files() {
     let dir = tempfile::tempdir().expect("temp dir");
     let topology = write(&frozen_sample("atlas-800t-a2"), dir.path(), "a2");
     let parsed = dcmi_sim::topology::Topology::load(&topology).expect("topology");
-    let software = dcmi_sim::fake_software::FakeSoftware {
+    let software = dcmi_sim::fake_host::FakeSoftware {
         other_cann_versions: vec!["7.0.0".to_owned()],
-        ..dcmi_sim::fake_software::FakeSoftware::default()
+        ..dcmi_sim::fake_host::FakeSoftware::default()
     };
-    let library = dcmi_sim::locate::library_path().expect("libdcmi_sim.so is built");
+    let library = dcmi_sim::library_path().expect("libdcmi_sim.so is built");
     let options = dcmi_sim::fake_host::FakeHostOptions { library: Some(library), software, ..Default::default() };
     let host = dcmi_sim::fake_host::FakeHost::build(&parsed, &dir.path().join("host"), &options).expect("fake host");
 

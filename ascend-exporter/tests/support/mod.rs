@@ -50,7 +50,7 @@ pub fn expected_temperature(logic: usize) -> usize {
 
 /// The built simulator library.
 pub fn sim_library() -> PathBuf {
-    dcmi_sim::locate::library_path().expect("libdcmi_sim.so is built with the workspace (cargo build -p dcmi-sim)")
+    dcmi_sim::library_path().expect("libdcmi_sim.so is built with the workspace (cargo build -p dcmi-sim)")
 }
 
 /// The environment variable that carries the exporter's arguments (separated by `\x1f`) into a child process.

@@ -30,7 +30,7 @@ pub fn mixed_fixture() -> PathBuf {
 
 /// Loads a private simulator copy with a topology: a file path, or the name of a dcmi-sim sample.
 pub fn start(topology: &str) -> Simulator {
-    let built = dcmi_sim::locate::library_path().unwrap_or_else(|error| {
+    let built = dcmi_sim::library_path().unwrap_or_else(|error| {
         panic!("the simulator is built with the tests (dcmi-sim is a dev-dependency): {error}")
     });
     let dir = tempfile::tempdir().expect("temporary directory");

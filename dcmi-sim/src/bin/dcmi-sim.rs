@@ -12,8 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use dcmi_sim::fake_host::{DeviceNodeKind, FakeHost, FakeHostOptions};
-use dcmi_sim::fake_software::{self, FakeSoftware};
+use dcmi_sim::fake_host::{self, DeviceNodeKind, FakeHost, FakeHostOptions, FakeSoftware};
 
 #[derive(Parser)]
 #[command(name = "dcmi-sim", version, about = "Tools around the simulated libdcmi.so")]
@@ -36,23 +35,23 @@ enum Command {
         #[arg(long)]
         library: Option<PathBuf>,
         /// The CANN toolkit version `latest` points to.
-        #[arg(long, default_value = fake_software::DEFAULT_CANN_VERSION)]
+        #[arg(long, default_value = fake_host::DEFAULT_CANN_VERSION)]
         cann_version: String,
         /// Another CANN toolkit version installed beside it, fitting the driver (repeatable).
         #[arg(long, value_name = "VERSION")]
         other_cann_version: Vec<String>,
         /// The firmware version (the driver accepts 7.0.0 to 7.7.99).
-        #[arg(long, default_value = fake_software::DEFAULT_FIRMWARE_VERSION)]
+        #[arg(long, default_value = fake_host::DEFAULT_FIRMWARE_VERSION)]
         firmware_version: String,
         /// A chip (by physical id) that runs another firmware than the installed package's, as after a partial
         /// upgrade: PHY=VERSION (repeatable).
         #[arg(long, value_name = "PHY=VERSION", value_parser = chip_firmware)]
         chip_firmware: Vec<(u32, String)>,
         /// The required_driver_ascendhal_version of the latest CANN's runtime (the driver has 7.35.23).
-        #[arg(long, value_name = "VERSION", default_value = fake_software::DEFAULT_REQUIRED_ASCENDHAL)]
+        #[arg(long, value_name = "VERSION", default_value = fake_host::DEFAULT_REQUIRED_ASCENDHAL)]
         cann_requires_ascendhal: String,
         /// The inner version line of the latest CANN (the driver lists V100R001C15, C17, C18, C19).
-        #[arg(long, value_name = "LINE", default_value = fake_software::DEFAULT_CANN_INNER_LINE)]
+        #[arg(long, value_name = "LINE", default_value = fake_host::DEFAULT_CANN_INNER_LINE)]
         cann_inner_line: String,
         /// Write plain files instead of character devices even when running as root.
         #[arg(long)]

@@ -3,17 +3,18 @@
 //!
 //! It accepts the command lines the exporter runs (training cards: `-i <phy_id> -link|-speed|-link_stat|-stat|
 //! -optical|-bandwidth -g`; Ascend950: `-g -dev_info -i <logic_id>`, `-g -link|-speed|-stat|-optical|-bandwidth -i
-//! <logic_id> -u <udie> -p <port> [-time <ms>]`) and prints what the real tool prints ([`output`]), answering from
-//! the same topology the simulated library reads ([`source`]): each chip's `[card.chip.network]` ([`Network`],
-//! defaults from the chip family), counters that advance with wall time ([`PortState`]), and the overlay's
+//! <logic_id> -u <udie> -p <port> [-time <ms>]`) and prints what the real tool prints, answering from the same
+//! topology the simulated library reads (`DCMI_SIM_CONFIG` and `DCMI_SIM_OVERLAY`, or else the files beside the
+//! library of the fake host the tool is installed in): each chip's `[card.chip.network]` ([`Network`], defaults from
+//! the chip family), counters that advance with wall time ([`PortState`]), and the overlay's
 //! `[chip.network]` faults ([`NetworkOverlay`]): link down, a flapping link, falling receive power, a slow or hung
 //! tool. A chip without network (310 family) gets the error exit a device without the feature gets.
 
 mod args;
-pub mod output;
+mod output;
 mod port_settings;
 mod port_state;
-pub mod source;
+mod source;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

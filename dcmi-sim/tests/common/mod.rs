@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use dcmi_sim::telemetry::Sampler;
+use dcmi_sim::Sampler;
 use dcmi_sim::Topology;
 use dcmi_sys::DcmiLib;
 
@@ -90,7 +90,7 @@ pub fn start(toml: &str) -> Session {
     std::env::set_var(dcmi_sim::CONFIG_ENV, &config);
     std::env::set_var(dcmi_sim::OVERLAY_ENV, &overlay);
     let lib = lib();
-    if topology.api() == dcmi_sim::chip_type::Api::V2 {
+    if topology.api() == dcmi_sim::Api::V2 {
         assert_eq!(call!(lib, dcmiv2_init()), 0, "dcmiv2_init on {}", config.display());
     } else {
         assert_eq!(call!(lib, dcmi_init()), 0, "dcmi_init on {}", config.display());
@@ -100,7 +100,7 @@ pub fn start(toml: &str) -> Session {
 
 /// Unix time in ms now.
 pub fn now_ms() -> u64 {
-    dcmi_sim::generator::unix_now_ms()
+    dcmi_sim::unix_now_ms()
 }
 
 /// Asserts that `value` equals what `expected` gives at some tick between `before_ms` and

@@ -9,10 +9,8 @@ use std::time::{Duration, Instant};
 
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
-use dcmi_sim::injection::InjectionRule;
-use dcmi_sim::timeline::{TimelineAction, TimelineEntry};
 use dcmi_sim::topology::FaultSpec;
-use dcmi_sim::{write_overlay, ChipOverlay, Overlay, Topology};
+use dcmi_sim::{write_overlay, ChipOverlay, InjectionRule, Overlay, TimelineAction, TimelineEntry, Topology};
 
 pub use crate::daemon_support::{Daemon, WAIT};
 

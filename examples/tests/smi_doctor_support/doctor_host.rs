@@ -13,8 +13,7 @@ use ascend_doctor::HostRoot;
 use ascend_doctor::KubeClusterApi;
 use ascend_doctor::Section;
 use ascend_doctor::{ClusterApi, DoctorOptions, DriverConnector};
-use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
-use dcmi_sim::fake_software::FakeSoftware;
+use dcmi_sim::fake_host::{FakeHost, FakeHostOptions, FakeSoftware};
 use fake_apiserver::FakeApiServer;
 use serde_json::json;
 
@@ -125,7 +124,7 @@ impl DoctorHost {
         let dir = tempfile::tempdir().expect("temp dir");
         let root = std::fs::canonicalize(dir.path()).expect("canonical").join("host");
         let topology = dcmi_sim::samples::by_name(sample).expect("sample").topology().expect("valid sample");
-        let library = dcmi_sim::locate::library_path().expect("libdcmi_sim.so is built");
+        let library = dcmi_sim::library_path().expect("libdcmi_sim.so is built");
         let options = FakeHostOptions { library: Some(library), ..options };
         let fake = FakeHost::build(&topology, &root, &options).expect("fake host");
         let runtime = tokio::runtime::Builder::new_multi_thread()

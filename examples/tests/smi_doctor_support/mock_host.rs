@@ -188,6 +188,6 @@ pub fn manager(chips: Vec<MockChip>) -> Arc<dyn DeviceManager> {
     mock.expect_voltage().returning(|_| Ok(Volts(0.85)));
     mock.expect_frequency().returning(|_, _| Ok(MegaHertz(1_800)));
     // Every mocked chip runs the firmware a default fake host installs.
-    mock.expect_firmware_version().returning(|_| Ok(dcmi_sim::fake_software::DEFAULT_FIRMWARE_VERSION.to_owned()));
+    mock.expect_firmware_version().returning(|_| Ok(dcmi_sim::fake_host::DEFAULT_FIRMWARE_VERSION.to_owned()));
     Arc::new(mock)
 }

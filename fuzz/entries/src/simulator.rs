@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use dcmi_sim::overlay::Overlay;
 use dcmi_sim::topology::Topology;
+use dcmi_sim::Overlay;
 
 use crate::text;
 
