@@ -42,6 +42,29 @@ pub fn load_spec(path: &Path) -> Result<Spec> {
     Ok(load_bundle_config(path)?.spec)
 }
 
+/// The part of `config.json` the hook needs when it is given its mounts: `root.path`.
+#[derive(serde::Deserialize)]
+struct RootOnly {
+    root: Option<RootPath>,
+}
+
+#[derive(serde::Deserialize)]
+struct RootPath {
+    path: PathBuf,
+}
+
+/// Reads only `root.path` of `config.json` (at most 16 MiB, like [`load_bundle_config`]); every other field is
+/// skipped without being built. `None` when the spec has no `root`.
+///
+/// # Errors
+/// [`Error::Io`], [`Error::TooLarge`] or [`Error::Json`] naming the file (also for a `root` without its `path`).
+pub fn load_root_path(path: &Path) -> Result<Option<PathBuf>> {
+    let bytes = crate::bounded_read::read_limited_file(path, MAX_SPEC_BYTES, "config.json")?;
+    let spec: RootOnly = serde_json::from_slice(&bytes)
+        .map_err(|source| Error::Json { what: format!("parse {}", path.display()), source })?;
+    Ok(spec.root.map(|root| root.path))
+}
+
 /// Writes `config.json` atomically (temporary file in the same directory, then rename),
 /// keeping the original's permissions. No `fsync`: a bundle is the engine's transient state
 /// (under `/run`, made again for every container), and the rename alone already keeps runc from

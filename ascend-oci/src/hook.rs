@@ -8,6 +8,16 @@
 //! symlinks, destinations beneath the rootfs with `RESOLVE_IN_ROOT` so an image's symlinks cannot
 //! point a mount outside it. The hook takes its settings from its arguments only; the inherited
 //! environment (including `LD_PRELOAD`, which the container image could have chosen) is ignored.
+//!
+//! The runtime has resolved the mounts already when it writes the hook into the spec, and hands them over as
+//! `--mount` arguments ([`crate::inject::MountDelivery::ByHookWithMounts`]): the hook then reads only `root.path` of
+//! the spec and checks each of those paths as it would check what a mount list names (no symlink unless the request
+//! allowed them, never out of the host root, root-owned and not writable by group or others down the whole tree),
+//! without reading the request, the mount lists or the driver's directories for wildcards again. A path that fails
+//! a check fails the container's creation as before. Whoever can write `config.json` chooses the arguments, but
+//! could as well add bind mounts of their choice to the spec, which runc would perform: the arguments carry no
+//! more trust than the spec itself. A hook entry without `--mount` (written by an older runtime, or by hand) reads
+//! the request and the lists as it always did.
 
 use std::io::Read;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -18,16 +28,23 @@ use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
 use rustix::mount::{MountFlags, MoveMountFlags, OpenTreeFlags};
 
 use crate::bounded_read::read_limited;
-use crate::bundle_config::load_spec;
+use crate::bundle_config::{load_root_path, load_spec};
 use crate::error::{Error, Result};
 use crate::inject::{request_from_spec, DEFAULT_CDI_KIND};
-use crate::mount_list::{resolve_sources, MountList, DEFAULT_MOUNT_LIST_DIR};
+use crate::mount_list::{resolve_given_sources, resolve_sources, MountList, DEFAULT_MOUNT_LIST_DIR};
 use crate::request::RuntimeOptions;
 use crate::secure_path::{checked_relative, HostRoot, TrustedSource};
 use crate::start_error::StartError;
 
 /// The largest container state accepted on stdin.
 pub const MAX_STATE_BYTES: u64 = 1024 * 1024;
+
+/// The hook argument naming one mount the runtime resolved (`--mount=<path in the container>`), written by
+/// [`crate::inject::MountDelivery::ByHookWithMounts`].
+pub const MOUNT_ARGUMENT: &str = "--mount";
+
+/// The hook argument (no value) saying that the request allows symlinks in the mount sources.
+pub const ALLOW_LINK_ARGUMENT: &str = "--allow-link";
 
 /// Settings of the hook, all from its command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,25 +56,41 @@ pub struct HookConfig {
     pub mount_list_dir: PathBuf,
     /// The CDI kind whose names in annotations also count as requests.
     pub cdi_kind: String,
+    /// The mounts the runtime resolved and checked when it wrote this hook into the spec (paths in the container,
+    /// each checked again before it is mounted); `None` for a hook entry without them, which reads the request and
+    /// the mount lists itself.
+    pub mounts: Option<Vec<PathBuf>>,
+    /// Whether symlinks in those mounts are followed (confined to the host root), as the request allowed.
+    pub allow_link: bool,
 }
 
 impl HookConfig {
-    /// The settings from the hook's arguments after `hook` (as [`crate::runtime_exec::hook_entry`] writes them):
-    /// `--host-root`, `--mount-list-dir` and `--cdi-kind`, each as `--flag value` or `--flag=value`, each missing one
-    /// at its default. Read by hand because runc starts the hook on every container start (see
-    /// [`crate::runtime_exec`]).
+    /// The settings from the hook's arguments after `hook` (as [`crate::runtime_exec::hook_entry`] and
+    /// [`crate::inject::MountDelivery::ByHookWithMounts`] write them): `--host-root`, `--mount-list-dir`,
+    /// `--cdi-kind` and any number of `--mount`, each as `--flag value` or `--flag=value`, each missing one at its
+    /// default; and `--allow-link` without a value. Read by hand because runc starts the hook on every container
+    /// start (see [`crate::runtime_exec`]).
     ///
     /// # Errors
-    /// [`Error::RuntimeArgs`] for any other argument, a flag without its value and a value that is not UTF-8.
+    /// [`Error::RuntimeArgs`] for any other argument, a flag without its value, a value that is not UTF-8 and
+    /// `--allow-link` without any `--mount`.
     pub fn from_args(args: &[std::ffi::OsString]) -> Result<Self> {
         let mut config = HookConfig::default();
         let mut remaining = args.iter();
         while let Some(arg) = remaining.next() {
             let arg = arg.to_str().ok_or_else(|| Error::RuntimeArgs(format!("hook argument {arg:?} is not UTF-8")))?;
+            if arg == ALLOW_LINK_ARGUMENT {
+                config.allow_link = true;
+                continue;
+            }
             let (flag, inline) = match arg.split_once('=') {
                 Some((flag, value)) => (flag, Some(value.to_owned())),
                 None => (arg, None),
             };
+            // An unknown flag is named as such, before its value is looked for.
+            if !["--host-root", "--mount-list-dir", "--cdi-kind", MOUNT_ARGUMENT].contains(&flag) {
+                return Err(Error::RuntimeArgs(format!("unknown hook argument {flag:?}")));
+            }
             let value = match inline {
                 Some(value) => value,
                 None => remaining
@@ -70,8 +103,14 @@ impl HookConfig {
                 "--host-root" => config.host_root = PathBuf::from(value),
                 "--mount-list-dir" => config.mount_list_dir = PathBuf::from(value),
                 "--cdi-kind" => config.cdi_kind = value,
-                _ => return Err(Error::RuntimeArgs(format!("unknown hook argument {flag:?}"))),
+                // MOUNT_ARGUMENT, the one flag left.
+                _ => config.mounts.get_or_insert_with(Vec::new).push(PathBuf::from(value)),
             }
+        }
+        if config.allow_link && config.mounts.is_none() {
+            // The request's own ASCEND_ALLOW_LINK decides when the hook reads the request: a flag that would be
+            // ignored is refused rather than silently dropped.
+            return Err(Error::RuntimeArgs(format!("hook argument {ALLOW_LINK_ARGUMENT} needs {MOUNT_ARGUMENT}")));
         }
         Ok(config)
     }
@@ -83,6 +122,8 @@ impl Default for HookConfig {
             host_root: PathBuf::from("/"),
             mount_list_dir: PathBuf::from(DEFAULT_MOUNT_LIST_DIR),
             cdi_kind: DEFAULT_CDI_KIND.to_owned(),
+            mounts: None,
+            allow_link: false,
         }
     }
 }
@@ -139,24 +180,35 @@ pub fn run_hook(state: &State, config: &HookConfig) -> Result<HookOutcome> {
     if !bundle.is_absolute() {
         return Err(Error::unsafe_path(bundle, "bundle path in the state is not absolute"));
     }
-    let spec = load_spec(&bundle.join("config.json"))?;
-    let request = request_from_spec(&spec, &config.cdi_kind)?;
-    if request.devices.is_nothing() || request.options.contains(RuntimeOptions::NODRV) {
-        return Ok(HookOutcome::default());
-    }
-    let rootfs = spec.root().as_ref().map(|root| root.path().clone()).ok_or_else(|| Error::InvalidConfig {
-        path: bundle.join("config.json"),
-        reason: "root.path is missing".to_owned(),
-    })?;
+    let config_path = bundle.join("config.json");
+    let (rootfs, wanted) = match &config.mounts {
+        Some(paths) => (load_root_path(&config_path)?, Wanted::Given(paths)),
+        None => {
+            let spec = load_spec(&config_path)?;
+            let request = request_from_spec(&spec, &config.cdi_kind)?;
+            if request.devices.is_nothing() || request.options.contains(RuntimeOptions::NODRV) {
+                return Ok(HookOutcome::default());
+            }
+            let rootfs = spec.root().as_ref().map(|root| root.path().clone());
+            (rootfs, Wanted::Lists { names: request.mount_lists, allow_link: request.allow_link })
+        }
+    };
+    let rootfs = rootfs
+        .ok_or_else(|| Error::InvalidConfig { path: config_path.clone(), reason: "root.path is missing".to_owned() })?;
     let rootfs = if rootfs.is_absolute() { rootfs } else { bundle.join(rootfs) };
 
     enter_mount_namespace(pid)?;
     let root = HostRoot::open(&config.host_root)?;
-    let mut lists = Vec::new();
-    for name in &request.mount_lists {
-        lists.push(MountList::load(&root, &config.mount_list_dir, name)?);
-    }
-    let sources = resolve_sources(&root, &lists, request.allow_link)?;
+    let sources = match wanted {
+        Wanted::Given(paths) => resolve_given_sources(&root, paths, config.allow_link)?,
+        Wanted::Lists { names, allow_link } => {
+            let mut lists = Vec::new();
+            for name in &names {
+                lists.push(MountList::load(&root, &config.mount_list_dir, name)?);
+            }
+            resolve_sources(&root, &lists, allow_link)?
+        }
+    };
     let mut rootfs = RootfsDirs::open(rootfs)?;
     let mut outcome = HookOutcome::default();
     for source in &sources {
@@ -164,6 +216,14 @@ pub fn run_hook(state: &State, config: &HookConfig) -> Result<HookOutcome> {
         outcome.mounted.push(source.container_path.clone());
     }
     Ok(outcome)
+}
+
+/// What the hook mounts: the paths the runtime handed over, or what the request's mount lists name.
+enum Wanted<'a> {
+    /// `--mount` arguments.
+    Given(&'a [PathBuf]),
+    /// The request's lists (`ASCEND_RUNTIME_MOUNTS`) and its `ASCEND_ALLOW_LINK`.
+    Lists { names: Vec<String>, allow_link: bool },
 }
 
 /// Moves this (single-threaded) process into the mount namespace of `pid`.
@@ -364,6 +424,20 @@ mod tests {
         for refused in ["--help", "--host-root", "--prestart /x"] {
             assert!(matches!(HookConfig::from_args(&args(refused)), Err(Error::RuntimeArgs(_))), "{refused}");
         }
+        Ok(())
+    }
+
+    #[test]
+    fn mounts_handed_over_by_the_runtime_are_read_in_order_and_allow_link_needs_them() -> Result<()> {
+        let args = |text: &str| text.split_whitespace().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert_eq!(HookConfig::from_args(&args("--host-root /h"))?.mounts, None, "no --mount: the lists are read");
+        let config = HookConfig::from_args(&args("--mount=/usr/b --host-root /h --mount /usr/a --allow-link"))?;
+        assert_eq!(config.mounts, Some(vec![PathBuf::from("/usr/b"), PathBuf::from("/usr/a")]));
+        assert!(config.allow_link);
+        assert!(!HookConfig::from_args(&args("--mount=/usr/a"))?.allow_link);
+        let alone = HookConfig::from_args(&args("--host-root /h --allow-link")).map(|_| ()).unwrap_err().to_string();
+        assert!(alone.contains("--allow-link needs --mount"), "{alone}");
+        assert!(matches!(HookConfig::from_args(&args("--mount")), Err(Error::RuntimeArgs(_))));
         Ok(())
     }
 

@@ -7,6 +7,7 @@ use oci_spec::runtime::{Hook, LinuxDevice, LinuxDeviceCgroup, LinuxDeviceType, M
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::hook::{ALLOW_LINK_ARGUMENT, MOUNT_ARGUMENT};
 use crate::host::{chip_device_node, shared_device_nodes, DeviceNode, HostChips};
 use crate::mount_list::{resolve_mounts, MountEntry, MountList, DEFAULT_MOUNT_LIST_DIR};
 use crate::request::{DeviceRequest, RuntimeOptions};
@@ -46,6 +47,9 @@ pub struct InjectionPlan {
     pub mounts: Vec<MountEntry>,
     /// Environment to set: `(name, value)`; `LD_LIBRARY_PATH` is merged, not replaced.
     pub env: Vec<(String, String)>,
+    /// Whether the request let symlinks in the mount sources be followed (`ASCEND_ALLOW_LINK`, confined to the host
+    /// root): a hook given `mounts` ([`MountDelivery::ByHookWithMounts`]) checks them the same way.
+    pub allow_link: bool,
 }
 
 impl InjectionPlan {
@@ -83,7 +87,7 @@ impl InjectionPlan {
                 env.push(("LD_LIBRARY_PATH".to_owned(), library_dirs.join(":")));
             }
         }
-        Ok(InjectionPlan { chips, device_nodes, mounts, env })
+        Ok(InjectionPlan { chips, device_nodes, mounts, env, allow_link: request.allow_link })
     }
 
     /// Whether there is nothing to inject.
@@ -128,6 +132,11 @@ pub enum MountDelivery {
     InSpec,
     /// By this hook at `createRuntime`, inside the container's mount namespace.
     ByHook(Hook),
+    /// By this hook, with the plan's mounts, already resolved and checked, appended to its arguments: `--mount=<path
+    /// in the container>` each, and `--allow-link` when the request allows symlinks. A hook that reads them
+    /// ([`crate::hook::HookConfig::from_args`]) checks and mounts exactly those paths, without reading the request
+    /// or the mount lists again; a plan without mounts adds no hook, having nothing for it to do.
+    ByHookWithMounts(Hook),
     /// Not at all (the caller delivers them).
     None,
 }
@@ -191,17 +200,35 @@ pub fn apply_plan_to_json(config: &mut Value, plan: &InjectionPlan, delivery: &M
                 upsert(mounts, "destination", to_json("mount", &bind_mount(entry))?);
             }
         }
-        MountDelivery::ByHook(hook) => {
-            let hooks = array_field(object_field(root, "hooks")?, "createRuntime")?;
-            let wanted = to_json("hook", hook)?;
-            let same = |h: &Value| h.get("path") == wanted.get("path") && h.get("args") == wanted.get("args");
-            if !hooks.iter().any(same) {
-                hooks.push(wanted);
-            }
-        }
+        MountDelivery::ByHook(hook) => add_hook(root, hook)?,
+        MountDelivery::ByHookWithMounts(_) if plan.mounts.is_empty() => {}
+        MountDelivery::ByHookWithMounts(hook) => add_hook(root, &with_mount_arguments(hook, plan))?,
         MountDelivery::None => {}
     }
     Ok(*config != before)
+}
+
+/// Adds `hook` to the `createRuntime` hooks unless one with its path and arguments is there.
+fn add_hook(root: &mut Map<String, Value>, hook: &Hook) -> Result<()> {
+    let hooks = array_field(object_field(root, "hooks")?, "createRuntime")?;
+    let wanted = to_json("hook", hook)?;
+    let same = |h: &Value| h.get("path") == wanted.get("path") && h.get("args") == wanted.get("args");
+    if !hooks.iter().any(same) {
+        hooks.push(wanted);
+    }
+    Ok(())
+}
+
+/// `hook` with the plan's mounts appended to its arguments (see [`MountDelivery::ByHookWithMounts`]).
+fn with_mount_arguments(hook: &Hook, plan: &InjectionPlan) -> Hook {
+    let mut args = hook.args().clone().unwrap_or_else(|| vec![hook.path().to_string_lossy().into_owned()]);
+    args.extend(plan.mounts.iter().map(|mount| format!("{MOUNT_ARGUMENT}={}", mount.container_path.display())));
+    if plan.allow_link {
+        args.push(ALLOW_LINK_ARGUMENT.to_owned());
+    }
+    let mut hook = hook.clone();
+    hook.set_args(Some(args));
+    hook
 }
 
 fn to_json<T: serde::Serialize>(what: &str, item: &T) -> Result<Value> {
@@ -333,6 +360,7 @@ mod tests {
                 ("ASCEND_RT_VISIBLE_DEVICES".to_owned(), "0".to_owned()),
                 ("LD_LIBRARY_PATH".to_owned(), "/a:/b".to_owned()),
             ],
+            allow_link: false,
         }
     }
 
@@ -373,6 +401,36 @@ mod tests {
         assert_eq!(keys, ["ociVersion", "zeta", "process", "alpha", "linux", "mounts"]);
         assert_eq!(config["process"]["futureField"], Value::Bool(true));
         assert!(!apply_plan_to_json(&mut config, &plan(), &MountDelivery::InSpec)?);
+        Ok(())
+    }
+
+    #[test]
+    fn the_hook_gets_the_plans_mounts_once_and_no_hook_without_mounts() -> Result<()> {
+        let mut hook = Hook::default();
+        hook.set_path(PathBuf::from("/usr/local/bin/ascend-ctk-hook"));
+        hook.set_args(Some(vec!["ascend-ctk-hook".to_owned(), "--host-root".to_owned(), "/".to_owned()]));
+        let delivery = MountDelivery::ByHookWithMounts(hook);
+        let mut config = serde_json::json!({"process": {"env": []}});
+        assert!(apply_plan_to_json(&mut config, &plan(), &delivery)?);
+        assert!(!apply_plan_to_json(&mut config, &plan(), &delivery)?, "a second application adds nothing");
+        let hooks = config["hooks"]["createRuntime"].as_array().cloned().unwrap_or_default();
+        assert_eq!(hooks.len(), 1, "{config}");
+        assert_eq!(
+            hooks[0]["args"],
+            serde_json::json!(["ascend-ctk-hook", "--host-root", "/", "--mount=/usr/local/dcmi"])
+        );
+        assert!(config.get("mounts").is_none(), "the hook mounts them, not runc: {config}");
+
+        let linked = InjectionPlan { allow_link: true, ..plan() };
+        let mut config = serde_json::json!({"process": {"env": []}});
+        apply_plan_to_json(&mut config, &linked, &delivery)?;
+        let args = config["hooks"]["createRuntime"][0]["args"].as_array().cloned().unwrap_or_default();
+        assert_eq!(args.last(), Some(&Value::String("--allow-link".to_owned())), "{config}");
+
+        let no_mounts = InjectionPlan { mounts: Vec::new(), ..plan() };
+        let mut config = serde_json::json!({"process": {"env": []}});
+        assert!(apply_plan_to_json(&mut config, &no_mounts, &delivery)?, "the devices are still added");
+        assert!(config.get("hooks").is_none(), "a hook with nothing to mount: {config}");
         Ok(())
     }
 

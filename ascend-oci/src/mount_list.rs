@@ -162,23 +162,53 @@ pub struct MountEntry {
 /// The first source failing [`resolve_trusted`] aborts with its error: a container must not
 /// start with a half-checked driver.
 pub fn resolve_sources(root: &HostRoot, lists: &[MountList], allow_link: bool) -> Result<Vec<TrustedSource>> {
-    let mut sources: Vec<TrustedSource> = Vec::new();
-    let mut checked = CheckedDirs::default();
+    let mut sources = CheckedSources::default();
     for list in lists {
         for entry in &list.entries {
             for path in expand(root, entry)? {
-                if sources.iter().any(|s| s.container_path == path) {
-                    continue;
-                }
-                match resolve_trusted_through(root, &path, allow_link, &mut checked) {
-                    Ok(source) => sources.push(source),
-                    Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(other) => return Err(other),
-                }
+                sources.add(root, &path, allow_link)?;
             }
         }
     }
-    Ok(sources)
+    Ok(sources.sources)
+}
+
+/// Checks each of `paths` (absolute paths as the container sees them, taken literally: no wildcard is expanded) as
+/// [`resolve_sources`] checks what the lists name, keeping each open: what the hook does with the mounts the
+/// runtime resolved when it wrote the hook into the spec. A path that does not exist is skipped and a path given
+/// twice is mounted once, as with the lists.
+///
+/// # Errors
+/// As [`resolve_sources`]: a relative path or one with `..` gives [`Error::UnsafePath`], and the first source
+/// failing [`resolve_trusted`] aborts with its error.
+pub fn resolve_given_sources(root: &HostRoot, paths: &[PathBuf], allow_link: bool) -> Result<Vec<TrustedSource>> {
+    let mut sources = CheckedSources::default();
+    for path in paths {
+        sources.add(root, path, allow_link)?;
+    }
+    Ok(sources.sources)
+}
+
+/// The sources of one resolution pass, and the directories it has checked on the way.
+#[derive(Default)]
+struct CheckedSources {
+    sources: Vec<TrustedSource>,
+    dirs: CheckedDirs,
+}
+
+impl CheckedSources {
+    /// Checks `path` and keeps it, unless it is already kept or does not exist.
+    fn add(&mut self, root: &HostRoot, path: &Path, allow_link: bool) -> Result<()> {
+        if self.sources.iter().any(|s| s.container_path == path) {
+            return Ok(());
+        }
+        match resolve_trusted_through(root, path, allow_link, &mut self.dirs) {
+            Ok(source) => self.sources.push(source),
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
+            Err(other) => return Err(other),
+        }
+        Ok(())
+    }
 }
 
 /// [`resolve_sources`] without the descriptors.

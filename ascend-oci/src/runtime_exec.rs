@@ -220,9 +220,11 @@ fn prepare_then_find_runc(settings: &RuntimeSettings, runc_args: &[String]) -> R
 fn prepare(settings: &RuntimeSettings, bundle: &Path) -> Result<(), StartError> {
     let delivery = match settings.delivery {
         DeliveryChoice::Spec => MountDelivery::InSpec,
-        DeliveryChoice::Hook => {
-            MountDelivery::ByHook(hook_entry(&settings.host_root, &settings.mount_list_dir, &settings.cdi_kind)?)
-        }
+        DeliveryChoice::Hook => MountDelivery::ByHookWithMounts(hook_entry(
+            &settings.host_root,
+            &settings.mount_list_dir,
+            &settings.cdi_kind,
+        )?),
     };
     let options = PrepareOptions {
         host_root: settings.host_root.clone(),

@@ -4,9 +4,9 @@
 mod common;
 
 use std::os::unix::fs::{symlink, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use ascend_oci::mount_list::{resolve_mounts, MountList};
+use ascend_oci::mount_list::{resolve_given_sources, resolve_mounts, MountList};
 use ascend_oci::secure_path::HostRoot;
 use ascend_oci::Error;
 use common::fake_host;
@@ -143,4 +143,43 @@ fn list_names_cannot_leave_the_list_directory() {
     assert!(ascend_oci::request::parse_mount_list_names("../../etc/passwd").is_err());
     let missing = MountList::load(&root, dir, "nope").expect_err("missing list");
     assert!(missing.to_string().contains("nope.list"), "{missing}");
+}
+
+/// What the hook checks when the runtime hands it the mounts (`--mount` arguments) instead of the lists: a tampered
+/// hand-over gets every refusal a tampered list gets, and the same paths as the lists when nothing was tampered with.
+#[test]
+fn mounts_handed_to_the_hook_get_the_same_checks_as_the_lists() {
+    let host = FakeHost::new(&[0]);
+    let root = HostRoot::open(host.root()).expect("root");
+    let given = |paths: &[&str], allow_link: bool| {
+        let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+        resolve_given_sources(&root, &paths, allow_link)
+            .map(|sources| sources.into_iter().map(|s| s.container_path.display().to_string()).collect::<Vec<_>>())
+    };
+    let listed = resolve(&host, &read_fixture("mount-lists/base.list"), false).expect("clean host");
+    let listed_refs: Vec<&str> = listed.iter().map(String::as_str).collect();
+    assert_eq!(given(&listed_refs, false).expect("the same paths"), listed);
+    // Missing paths are skipped and a path given twice is kept once, as with the lists.
+    let kept = given(&["/usr/local/dcmi", "/usr/local/nothing-here", "/usr/local/dcmi"], false).expect("kept");
+    assert_eq!(kept, ["/usr/local/dcmi"]);
+
+    for (path, expected) in [
+        ("/usr/local/../../etc", "contains '..'"),
+        ("usr/local/dcmi", "not an absolute path"),
+        ("/usr/local/Ascend/driver/tools", "symlink"),
+    ] {
+        if path.ends_with("tools") {
+            symlink("/etc", host.path(path)).expect("symlink");
+        }
+        let err = given(&["/usr/local/dcmi", path], false).expect_err(path);
+        assert!(matches!(err, Error::UnsafePath { .. }), "{path}: {err}");
+        assert!(err.to_string().contains(expected), "{path}: {err}");
+    }
+    // With links allowed the link is followed inside the host root only, where /etc does not exist: skipped.
+    assert_eq!(given(&["/usr/local/Ascend/driver/tools"], true).expect("confined"), Vec::<String>::new());
+
+    let file = host.path("/usr/local/Ascend/driver/lib64/common/libc_sec.so");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o664)).expect("chmod");
+    let err = given(&["/usr/local/Ascend/driver/lib64"], false).expect_err("group-writable child");
+    assert!(err.to_string().contains("libc_sec.so") && err.to_string().contains("0664"), "{err}");
 }

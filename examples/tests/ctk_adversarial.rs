@@ -160,6 +160,36 @@ fn a_group_writable_driver_file_is_refused_naming_it() {
     }
 }
 
+/// The mounts the runtime hands the hook in its arguments, tampered with in `config.json` before runc runs it: the
+/// hook checks each as it checks what a mount list names, and refuses the container's creation naming the path.
+#[test]
+fn a_tampered_mount_hand_over_is_refused_by_the_hook() {
+    let host = SimHost::sample("atlas-300i-pro");
+    let open = host.path("/usr/local/open");
+    std::fs::create_dir_all(&open).expect("mkdir");
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let outside = outside_dir();
+    symlink(outside.path(), host.path("/usr/local/escape")).expect("host symlink");
+    for (tampered, expected) in [
+        ("--mount=/usr/local/../../../etc", &["contains '..'"][..]),
+        ("--mount=usr/local/dcmi", &["not an absolute path"][..]),
+        ("--mount=/usr/local/escape", &["usr/local/escape", "symlink"][..]),
+        ("--mount=/usr/local/open", &["usr/local/open", "0777"][..]),
+    ] {
+        let bundle = Bundle::new(&["ASCEND_VISIBLE_DEVICES=0"]);
+        bundle.inject_by_hook(&host);
+        let mut config = bundle.config();
+        let args = config["hooks"]["createRuntime"][0]["args"].as_array_mut().expect("hook arguments");
+        assert!(args.iter().any(|a| a.as_str().is_some_and(|a| a.starts_with("--mount="))), "{args:?}");
+        args.push(serde_json::Value::String(tampered.to_owned()));
+        let text = config.to_string();
+        std::fs::write(bundle.path().join("config.json"), &text).expect("write config.json");
+        let output = bundle.run_plain();
+        eprintln!("{tampered}: {}", String::from_utf8_lossy(&output.stderr).lines().next().unwrap_or_default());
+        assert_refused_untouched(&bundle, text.as_bytes(), &output, expected);
+    }
+}
+
 #[test]
 fn a_world_writable_mount_list_directory_is_refused() {
     let host = SimHost::sample("atlas-300i-pro");

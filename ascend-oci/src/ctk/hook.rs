@@ -22,6 +22,13 @@ pub struct HookArgs {
     /// CDI kind whose names in cdi.k8s.io annotations count as requests.
     #[arg(long, default_value = DEFAULT_CDI_KIND)]
     cdi_kind: String,
+    /// A mount the runtime resolved (a path in the container), checked again and mounted; with any, the request and
+    /// the mount lists are not read.
+    #[arg(long = "mount", value_name = "PATH")]
+    mounts: Vec<PathBuf>,
+    /// Follow symlinks in the --mount paths, confined to the host root (the request's ASCEND_ALLOW_LINK).
+    #[arg(long, requires = "mounts")]
+    allow_link: bool,
 }
 
 /// Reads the state from stdin and mounts the driver files into the container.
@@ -30,6 +37,8 @@ pub fn run(args: &HookArgs) -> anyhow::Result<ExitCode> {
         host_root: args.host_root.clone(),
         mount_list_dir: args.mount_list_dir.clone(),
         cdi_kind: args.cdi_kind.clone(),
+        mounts: (!args.mounts.is_empty()).then(|| args.mounts.clone()),
+        allow_link: args.allow_link,
     };
     Ok(hook_main(&config))
 }

@@ -35,8 +35,11 @@ pub struct InjectArgs {
 pub fn run(command: SpecCommand) -> anyhow::Result<ExitCode> {
     match command {
         SpecCommand::Inject(args) => {
-            let delivery =
-                if args.mount_by_hook { MountDelivery::ByHook(hook_entry(&args.host)?) } else { MountDelivery::InSpec };
+            let delivery = if args.mount_by_hook {
+                MountDelivery::ByHookWithMounts(hook_entry(&args.host)?)
+            } else {
+                MountDelivery::InSpec
+            };
             let options = PrepareOptions {
                 host_root: args.host.host_root.clone(),
                 injection: args.host.injection(),

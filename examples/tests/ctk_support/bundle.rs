@@ -111,6 +111,21 @@ impl Bundle {
         run(&mut command)
     }
 
+    /// Edits `config.json` for hook mode with `ascend-ctk spec inject --mount-by-hook`, as the runtime does before
+    /// runc: the devices, and the createRuntime hook with the mounts it resolved.
+    pub fn inject_by_hook(&self, host: &SimHost) {
+        let mut inject = ctk();
+        host.with_driver(&mut inject);
+        inject.args(["spec", "inject", "--mount-by-hook", "--bundle"]).arg(self.path());
+        let injected = run(inject.arg("--host-root").arg(host.root()));
+        assert!(
+            injected.status.success(),
+            "spec inject failed
+{}",
+            describe(&injected)
+        );
+    }
+
     /// `<runtime> run` without ascend-ctk.
     pub fn run_plain(&self) -> std::process::Output {
         let mut command = self.runtime.command(self.runtime.name());

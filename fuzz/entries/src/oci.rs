@@ -33,7 +33,11 @@ pub fn oci_config(data: &[u8]) {
     let Ok(json) = serde_json::from_slice::<Value>(data) else { return };
     let Ok(spec) = serde_json::from_value::<Spec>(json.clone()) else { return };
     let _ = request_from_spec(&spec, DEFAULT_CDI_KIND);
-    let delivery = if data.len().is_multiple_of(2) { MountDelivery::InSpec } else { MountDelivery::ByHook(hook()) };
+    let delivery = match data.len() % 3 {
+        0 => MountDelivery::InSpec,
+        1 => MountDelivery::ByHook(hook()),
+        _ => MountDelivery::ByHookWithMounts(hook()),
+    };
     let mut config = json;
     if apply_plan_to_json(&mut config, &plan(), &delivery).is_err() {
         return;
@@ -117,6 +121,7 @@ fn plan() -> InjectionPlan {
             ("ASCEND_RT_VISIBLE_DEVICES".to_owned(), "0".to_owned()),
             ("LD_LIBRARY_PATH".to_owned(), "/usr/local/Ascend/driver/lib64".to_owned()),
         ],
+        allow_link: false,
     }
 }
 
