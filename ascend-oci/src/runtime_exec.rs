@@ -15,10 +15,11 @@
 //! glibc discouraged?", <https://makemeengr.com/why-is-statically-linking-glibc-discouraged>), and here it crashed
 //! with SIGSEGV on the first start after a boot, the one that asks DCMI. The musl target is not installed here. The
 //! bundled `ascend-ctk` is linked position-dependent instead, which spares the loader its relocations
-//! (`examples/build.rs` has the figures).
+//! (`examples/build.rs` has the figures). The hook loads no library: its own binary ([`HOOK_BINARY_NAME`]) is
+//! linked statically in the release builds, and runc starts it without the dynamic loader.
 
 use std::ffi::OsString;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -159,6 +160,42 @@ pub fn runtime_main(runc_args: &[String]) -> ExitCode {
     fail(&error)
 }
 
+/// The name of the hook's own binary, installed beside `ascend-ctk`: a thin main over [`hook_program_main`]. It is
+/// linked with nothing but the hook's code, so that runc starts it faster than the whole toolkit; [`hook_entry`]
+/// points the spec at it when it is there.
+pub const HOOK_BINARY_NAME: &str = "ascend-ctk-hook";
+
+/// The main of [`HOOK_BINARY_NAME`]: its arguments as `ascend-ctk hook` takes them
+/// ([`HookConfig::from_args`]), then [`hook_main`]; `--help` and `--version` say what it is. An argument it does
+/// not know gives exit status 2, like a command-line error of `ascend-ctk`.
+pub fn hook_program_main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    match args.first().and_then(|first| first.to_str()) {
+        Some("--help" | "-h") => {
+            println!(
+                "{HOOK_BINARY_NAME}: the OCI createRuntime (or prestart) hook of ascend-ctk: mounts the driver files \
+                 read-only inside the container's mount namespace. runc starts it with the container state on stdin \
+                 and the arguments ascend-runtime wrote into config.json: --host-root DIR, --mount-list-dir DIR, \
+                 --cdi-kind KIND, --mount=PATH (each mount the runtime resolved; checked again here), --allow-link. \
+                 Without --mount it reads the request and the mount lists itself, like `ascend-ctk hook`."
+            );
+            return ExitCode::SUCCESS;
+        }
+        Some("--version" | "-V") => {
+            println!("{HOOK_BINARY_NAME} {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        _ => {}
+    }
+    match HookConfig::from_args(&args) {
+        Ok(config) => hook_main(&config),
+        Err(error) => {
+            eprintln!("{HOOK_BINARY_NAME}: error: {error} (see {HOOK_BINARY_NAME} --help)");
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// The hook ([`run_from_stdin`]): says on stderr what it mounted, or why it failed (runc then aborts the
 /// container's creation).
 pub fn hook_main(config: &HookConfig) -> ExitCode {
@@ -245,25 +282,34 @@ fn prepare(settings: &RuntimeSettings, bundle: &Path) -> Result<(), StartError> 
     Ok(())
 }
 
-/// The `createRuntime` hook entry pointing back at the running binary (`<binary> hook --host-root ...`), with a
-/// fixed minimal environment: a hook inherits whatever environment runc gives it, and none of it is trusted.
+/// The `createRuntime` hook entry: [`HOOK_BINARY_NAME`] beside the running binary when it is there
+/// (`<dir>/ascend-ctk-hook --host-root ...`), else the running binary itself (`<binary> hook --host-root ...`); with
+/// a fixed minimal environment: a hook inherits whatever environment runc gives it, and none of it is trusted.
 ///
 /// # Errors
 /// [`StartError::Io`] when the running binary cannot be located.
 pub fn hook_entry(host_root: &Path, mount_list_dir: &Path, cdi_kind: &str) -> Result<Hook, StartError> {
     let exe = std::env::current_exe().map_err(StartError::io("locating ascend-ctk"))?;
     let exe = std::fs::canonicalize(&exe).map_err(StartError::io(format!("resolving {}", exe.display())))?;
+    let dedicated = exe.with_file_name(HOOK_BINARY_NAME);
+    let executable = |found: std::fs::Metadata| found.is_file() && found.permissions().mode() & 0o111 != 0;
+    let (exe, mut args) = if std::fs::metadata(&dedicated).is_ok_and(executable) {
+        let args = vec![dedicated.to_string_lossy().into_owned()];
+        (dedicated, args)
+    } else {
+        let args = vec![exe.to_string_lossy().into_owned(), "hook".to_owned()];
+        (exe, args)
+    };
     let mut hook = Hook::default();
-    hook.set_args(Some(vec![
-        exe.to_string_lossy().into_owned(),
-        "hook".to_owned(),
+    args.extend([
         "--host-root".to_owned(),
         host_root.to_string_lossy().into_owned(),
         "--mount-list-dir".to_owned(),
         mount_list_dir.to_string_lossy().into_owned(),
         "--cdi-kind".to_owned(),
         cdi_kind.to_owned(),
-    ]));
+    ]);
+    hook.set_args(Some(args));
     hook.set_path(exe);
     hook.set_env(Some(vec![HOOK_PATH.to_owned()]));
     Ok(hook)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Ascend container toolkit on one NPU node: the ascend-ctk binary and its ascend-runtime link, a CDI
+# Installs the Ascend container toolkit on one NPU node: the ascend-ctk binary, its ascend-runtime link and the
+# hook's own binary ascend-ctk-hook (hook mode starts it on every container start), a CDI
 # spec of the node's chips, the runtime registration with the container engine, and the systemd/udev units that
 # regenerate the CDI spec at boot and whenever the driver or the set of /dev/davinci* nodes changes.
 #
@@ -25,6 +26,8 @@ usage: install.sh --runtime docker|containerd|crio|none [options]
   --runtime ENGINE   container engine to register the "ascend" runtime with ("none": skip)
   --ctk PATH         the ascend-ctk binary to install (default: ./ascend-ctk next to this script,
                      then target/release/ascend-ctk of the repository)
+  --hook PATH        the ascend-ctk-hook binary to install (default: ascend-ctk-hook beside the --ctk binary;
+                     without one, hook mode starts `ascend-ctk hook`, which takes longer)
   --prefix DIR       installation prefix (default /usr/local)
   --destdir DIR      stage the installation beneath DIR (no systemctl/udevadm calls)
   --chip-type TYPE   force the chip type (310P, 910B, ...) in /etc/default/ascend-ctk instead of detecting it
@@ -47,6 +50,7 @@ note() {
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 runtime=""
 ctk=""
+hook=""
 prefix=/usr/local
 destdir=""
 chip_type=""
@@ -58,6 +62,7 @@ while (($#)); do
     case $1 in
         --runtime) runtime=${2:?--runtime needs a value}; shift 2 ;;
         --ctk) ctk=${2:?--ctk needs a value}; shift 2 ;;
+        --hook) hook=${2:?--hook needs a value}; shift 2 ;;
         --prefix) prefix=${2:?--prefix needs a value}; shift 2 ;;
         --destdir) destdir=${2:?--destdir needs a value}; shift 2 ;;
         --chip-type) chip_type=${2:?--chip-type needs a value}; shift 2 ;;
@@ -91,9 +96,14 @@ if [[ -z $ctk ]]; then
         die "no ascend-ctk binary found; build it (cargo build --release -p ascend-tools --bin ascend-ctk) or give --ctk"
 fi
 [[ -f $ctk && -x $ctk ]] || die "--ctk $ctk: not an executable file"
+if [[ -z $hook && -x $(dirname "$ctk")/ascend-ctk-hook ]]; then
+    hook=$(dirname "$ctk")/ascend-ctk-hook
+fi
+[[ -z $hook || (-f $hook && -x $hook) ]] || die "--hook $hook: not an executable file"
 
 bin_dir=$prefix/bin
 installed_ctk=$bin_dir/ascend-ctk
+installed_hook=$bin_dir/ascend-ctk-hook
 runtime_link=$bin_dir/ascend-runtime
 
 # The runtime refuses to exec a helper that anyone but root could replace, so the binary and every directory
@@ -102,6 +112,13 @@ note "installing $ctk as $installed_ctk"
 install -d -m 0755 "$destdir$bin_dir"
 install -m 0755 "$ctk" "$destdir$installed_ctk"
 ln -sfn ascend-ctk "$destdir$runtime_link"
+# The runtime points hook mode's spec at ascend-ctk-hook when it lies beside ascend-ctk.
+if [[ -n $hook ]]; then
+    note "installing $hook as $installed_hook"
+    install -m 0755 "$hook" "$destdir$installed_hook"
+else
+    note "warning: no ascend-ctk-hook beside $ctk (give --hook): hook mode starts \`ascend-ctk hook\` instead"
+fi
 
 if [[ -n $chip_type ]]; then
     note "writing ASCEND_CTK_CHIP_TYPE=$chip_type to $ENV_FILE"

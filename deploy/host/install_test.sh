@@ -108,6 +108,31 @@ else
     fail "systemd-analyze verify: $messages"
 fi
 
+# --- the hook's own binary: beside --ctk by default, or --hook ---------------------------------------------------
+check "without ascend-ctk-hook beside --ctk none is installed" absent test -e "$root/usr/local/bin/ascend-ctk-hook"
+mkdir -p "$work/bin"
+cp "$fake_ctk" "$work/bin/ascend-ctk"
+printf '#!/bin/sh\n# fake hook\n' >"$work/bin/ascend-ctk-hook"
+chmod 0775 "$work/bin/ascend-ctk-hook"
+FAKE_CTK_LOG=$work/ctk.log bash "$here/install.sh" --ctk "$work/bin/ascend-ctk" --destdir "$work/hook" \
+    --runtime none >/dev/null 2>&1 || fail "install.sh with ascend-ctk-hook beside --ctk failed"
+check "ascend-ctk-hook beside --ctk installed beside ascend-ctk" cmp -s "$work/bin/ascend-ctk-hook" \
+    "$work/hook/usr/local/bin/ascend-ctk-hook"
+mode=$(stat -c %a "$work/hook/usr/local/bin/ascend-ctk-hook" 2>/dev/null || echo missing)
+check "ascend-ctk-hook mode 0755 (no group/other write), got $mode" test "$mode" = 755
+printf '#!/bin/sh\n# another hook\n' >"$work/other-hook"
+chmod 0755 "$work/other-hook"
+run_install --destdir "$work/hook2" --runtime none --hook "$work/other-hook" >/dev/null 2>&1 ||
+    fail "install.sh --hook failed"
+check "--hook installed as ascend-ctk-hook" cmp -s "$work/other-hook" "$work/hook2/usr/local/bin/ascend-ctk-hook"
+if output=$(run_install --destdir "$work/hook3" --runtime none --hook "$work/missing-hook" 2>&1); then
+    fail "install.sh accepted a --hook that does not exist"
+elif [[ $output == *"--hook $work/missing-hook: not an executable file"* ]]; then
+    pass "a missing --hook is named"
+else
+    fail "a missing --hook gave: $output"
+fi
+
 # --- running it again changes nothing but the engine configuration call (ascend-ctk itself is idempotent) -------
 if run_install --destdir "$root" --runtime containerd --chip-type 310P >/dev/null 2>&1; then
     pass "second run exits 0"

@@ -110,3 +110,27 @@ fn relative_paths_are_refused_before_anything_is_written() {
     let output = run(ctk().args(["node-setup", "--config", "config.toml"]));
     assert!(stderr(&output).contains("--runtime"), "--config without an engine: {}", describe(&output));
 }
+
+/// The hook's own binary, beside ascend-ctk in the image, goes beside it on the host too: the runtime points hook
+/// mode's spec at it there.
+#[test]
+fn node_setup_installs_the_hook_binary_beside_the_toolkit() {
+    let host = SimHost::sample("atlas-300i-pro");
+    let hook_binary = PathBuf::from(env!("CARGO_BIN_EXE_ascend-ctk-hook"));
+    install_c_libraries(
+        host.root(),
+        &[PathBuf::from(env!("CARGO_BIN_EXE_ascend-ctk")), hook_binary.clone(), host.fake.library.clone()],
+    );
+    let output = run(ctk().args(["node-setup", "--host-root"]).arg(host.root()));
+    assert!(output.status.success(), "{}", describe(&output));
+    let installed = host.path("/usr/local/bin/ascend-ctk-hook");
+    assert_eq!(
+        std::fs::read(&installed).expect("installed hook binary"),
+        std::fs::read(&hook_binary).expect("hook binary"),
+        "the host gets this very hook binary"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&installed).expect("stat").permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o755, "{}", describe(&output));
+    assert!(stderr(&output).contains("installed /usr/local/bin/ascend-ctk-hook"), "{}", describe(&output));
+}

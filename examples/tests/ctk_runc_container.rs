@@ -202,3 +202,52 @@ fn runtime_link_name_takes_all_arguments_for_runc_and_settings_from_the_environm
     assert_eq!(probe.npu_devices, ["davinci0", "davinci1", "davinci_manager", "devmm_svm", "hisi_hdc"], "{context}");
     assert_eq!(probe.rt_visible, "0,1", "{context}");
 }
+
+/// The runtime hands the hook the mounts it resolved and points the spec at the hook's own binary beside ascend-ctk,
+/// which mounts exactly those.
+#[test]
+fn hook_mode_runs_the_hook_binary_with_the_mounts_the_runtime_resolved() {
+    let host = SimHost::sample("atlas-300i-pro");
+    let bundle = Bundle::new(&["ASCEND_VISIBLE_DEVICES=0"]);
+    let output = bundle.run_through_ctk(&host, &["--mount-delivery", "hook"]);
+    let context = describe(&output);
+    assert!(output.status.success(), "container failed\n{context}");
+    Probe::parse(&output.stdout).assert_driver_mounted_read_only(&host, &context);
+    let config = bundle.config();
+    let hook = &config["hooks"]["createRuntime"][0];
+    let expected = std::fs::canonicalize(env!("CARGO_BIN_EXE_ascend-ctk-hook")).expect("the hook binary");
+    assert_eq!(hook["path"].as_str(), expected.to_str(), "{config}");
+    let args: Vec<&str> = hook["args"].as_array().into_iter().flatten().filter_map(|a| a.as_str()).collect();
+    let mut mounts: Vec<&str> = args.iter().filter_map(|a| a.strip_prefix("--mount=")).collect();
+    mounts.sort_unstable();
+    let mut expected_mounts = ctk_support::sim_host::BASE_MOUNTS;
+    expected_mounts.sort_unstable();
+    assert_eq!(mounts, expected_mounts, "{config}");
+    assert!(!args.contains(&"hook") && !args.contains(&"--allow-link"), "{config}");
+}
+
+/// A hook entry without the mounts (written by an older runtime, or by hand) reads the request and the mount lists
+/// itself, through `ascend-ctk hook` as through the hook's own binary.
+#[test]
+fn a_hook_entry_without_mounts_still_resolves_them_itself() {
+    let host = SimHost::sample("atlas-300i-pro");
+    for program in [env!("CARGO_BIN_EXE_ascend-ctk"), env!("CARGO_BIN_EXE_ascend-ctk-hook")] {
+        let bundle = Bundle::new(&["ASCEND_VISIBLE_DEVICES=1"]);
+        bundle.inject_by_hook(&host);
+        let mut config = bundle.config();
+        let mut args = vec![program.to_owned()];
+        if program.ends_with("/ascend-ctk") {
+            args.push("hook".to_owned());
+        }
+        args.extend(["--host-root".to_owned(), host.root().to_string_lossy().into_owned()]);
+        config["hooks"]["createRuntime"][0]["path"] = serde_json::json!(program);
+        config["hooks"]["createRuntime"][0]["args"] = serde_json::json!(args);
+        std::fs::write(bundle.path().join("config.json"), config.to_string()).expect("write config.json");
+        let output = bundle.run_plain();
+        let context = format!("{program}\n{}", describe(&output));
+        assert!(output.status.success(), "container failed\n{context}");
+        let probe = Probe::parse(&output.stdout);
+        assert_eq!(probe.npu_devices, ["davinci1", "davinci_manager", "devmm_svm", "hisi_hdc"], "{context}");
+        probe.assert_driver_mounted_read_only(&host, &context);
+    }
+}

@@ -55,3 +55,34 @@ fn the_binary_on_the_start_path_is_position_dependent() {
     let e_type = u16::from_le_bytes([header[16], header[17]]);
     assert_eq!(e_type, 2, "{path}: ELF type {e_type}, expected 2 (ET_EXEC): is the -no-pie link argument gone?");
 }
+
+/// The hook's own binary, on the start path of hook mode, is position-dependent too (statically linked in the
+/// release builds: `cargo ctk-hook-static`), and links none of the toolkit's command line.
+#[test]
+fn the_hook_binary_is_position_dependent_and_small() {
+    use std::io::Read;
+    let hook = env!("CARGO_BIN_EXE_ascend-ctk-hook");
+    let mut header = [0u8; 18];
+    std::fs::File::open(hook).and_then(|mut file| file.read_exact(&mut header)).expect("read the hook's ELF header");
+    assert_eq!(&header[..4], b"\x7fELF", "{hook} is not an ELF file");
+    assert_eq!(u16::from_le_bytes([header[16], header[17]]), 2, "{hook}: expected ET_EXEC");
+    let size = |path: &str| std::fs::metadata(path).map(|m| m.len()).expect("binary size");
+    let toolkit = env!("CARGO_BIN_EXE_ascend-ctk");
+    assert!(size(hook) < size(toolkit), "{hook} ({} bytes) is not smaller than {toolkit}", size(hook));
+}
+
+/// The hook's own binary answers --help, and a command line it does not know with exit status 2 and its error.
+#[test]
+fn the_hook_binary_says_what_it_is_and_refuses_unknown_arguments() {
+    let program = env!("CARGO_BIN_EXE_ascend-ctk-hook");
+    let help = run(std::process::Command::new(program).arg("--help"));
+    assert!(help.status.success(), "{}", describe(&help));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--mount=PATH"), "{}", describe(&help));
+    let unknown = run(std::process::Command::new(program).args(["--host-root", "/", "--prestart"]));
+    assert_eq!(unknown.status.code(), Some(2), "{}", describe(&unknown));
+    let stderr = String::from_utf8_lossy(&unknown.stderr);
+    assert!(
+        stderr.contains("ascend-ctk-hook: error: runtime command line: unknown hook argument \"--prestart\""),
+        "{stderr}"
+    );
+}

@@ -1,7 +1,7 @@
 //! `ascend-ctk node-setup`: what deploy/host/install.sh does on a node, done from a privileged container that has the
-//! host's root filesystem mounted: the init step of the Helm chart's node daemons. It installs this binary and its
-//! `ascend-runtime` link on the host, writes the host's CDI spec of its chips, and, when asked, registers the runtime
-//! with the container engine.
+//! host's root filesystem mounted: the init step of the Helm chart's node daemons. It installs this binary, its
+//! `ascend-runtime` link and the hook's own binary (`ascend-ctk-hook`, found beside this one) on the host, writes the
+//! host's CDI spec of its chips, and, when asked, registers the runtime with the container engine.
 //!
 //! Everything after reading this binary happens inside the host's root (chroot), and the steps after the copy run
 //! the installed binary there: they see the host's paths (the engine's configuration, the driver, `/var/run/cdi`)
@@ -21,6 +21,7 @@ use clap::Args;
 
 use crate::atomic_file::{write_atomically_with, WriteOptions};
 use crate::runtime_config::{RuntimeKind, DEFAULT_RUNTIME_NAME};
+use crate::runtime_exec::HOOK_BINARY_NAME;
 
 use super::runtime::{parse_kind, RUNTIME_LINK_NAME};
 
@@ -66,6 +67,7 @@ pub fn run(args: &NodeSetupArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let binary = std::fs::read("/proc/self/exe").context("reading this binary (/proc/self/exe)")?;
+    let hook_binary = read_hook_binary()?;
     std::os::unix::fs::chroot(&args.host_root).with_context(|| {
         format!(
             "entering the host's root filesystem at {} (the container must be privileged and have the host's / \
@@ -77,6 +79,16 @@ pub fn run(args: &NodeSetupArgs) -> anyhow::Result<ExitCode> {
 
     let installed = install(&binary, &args.install_dir)?;
     check_runs_on_host(&installed)?;
+    match &hook_binary {
+        Some(hook_binary) => {
+            let hook = install_file(hook_binary, &args.install_dir.join(HOOK_BINARY_NAME), "this toolkit's hook")?;
+            check_runs_on_host(&hook)?;
+        }
+        None => eprintln!(
+            "ascend-ctk node-setup: warning: no {HOOK_BINARY_NAME} beside this binary: hook mode starts `ascend-ctk \
+             hook` instead, which takes longer on every container start"
+        ),
+    }
 
     let mut generate = vec!["cdi".to_owned(), "generate".to_owned()];
     if let Some(chip_type) = &args.chip_type {
@@ -112,14 +124,7 @@ pub fn run(args: &NodeSetupArgs) -> anyhow::Result<ExitCode> {
 /// mode 0755 (this runs as root) and new directories get 0755.
 fn install(binary: &[u8], dir: &Path) -> anyhow::Result<PathBuf> {
     DirBuilder::new().recursive(true).mode(0o755).create(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let target = dir.join(BINARY_NAME);
-    if std::fs::read(&target).is_ok_and(|existing| existing == binary) {
-        eprintln!("ascend-ctk node-setup: {} is this toolkit already: unchanged", target.display());
-    } else {
-        let options = WriteOptions { mode: 0o755, keep_existing_mode: false, durable: true };
-        write_atomically_with(&target, binary, options)?;
-        eprintln!("ascend-ctk node-setup: installed {}", target.display());
-    }
+    let target = install_file(binary, &dir.join(BINARY_NAME), "this toolkit")?;
     let link = dir.join(RUNTIME_LINK_NAME);
     if std::fs::read_link(&link).ok().as_deref() != Some(Path::new(BINARY_NAME)) {
         // A new link renamed over the old name, so that the engine never finds the runtime missing.
@@ -131,6 +136,29 @@ fn install(binary: &[u8], dir: &Path) -> anyhow::Result<PathBuf> {
         eprintln!("ascend-ctk node-setup: linked {} -> {BINARY_NAME}", link.display());
     }
     Ok(target)
+}
+
+/// Writes `binary` (`what` it is, for the log) to `target` (root-owned, mode 0755) unless the file there is identical.
+fn install_file(binary: &[u8], target: &Path, what: &str) -> anyhow::Result<PathBuf> {
+    if std::fs::read(target).is_ok_and(|existing| existing == binary) {
+        eprintln!("ascend-ctk node-setup: {} is {what} already: unchanged", target.display());
+    } else {
+        let options = WriteOptions { mode: 0o755, keep_existing_mode: false, durable: true };
+        write_atomically_with(target, binary, options)?;
+        eprintln!("ascend-ctk node-setup: installed {}", target.display());
+    }
+    Ok(target.to_path_buf())
+}
+
+/// The hook's own binary beside this one in the image, if it is there.
+fn read_hook_binary() -> anyhow::Result<Option<Vec<u8>>> {
+    let exe = std::env::current_exe().context("locating this binary")?;
+    let hook = exe.with_file_name(HOOK_BINARY_NAME);
+    match std::fs::read(&hook) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error).with_context(|| format!("reading {}", hook.display())),
+    }
 }
 
 /// Fails with what to do when the installed binary does not start on the host.
