@@ -6,12 +6,14 @@ one busybox bundle (`runc spec`, process `/bin/true`, ASCEND_VISIBLE_DEVICES=0) 
 and runc's state under /run. hyperfine (no shell) times `runc run` of the bundle three ways: plain runc; through
 the `ascend-runtime` link to ascend-ctk as an engine starts it, every argument runc's and the settings in
 ASCEND_CTK_* variables (spec edited before runc: runtime mode); and the same with ASCEND_CTK_MOUNT_DELIVERY=hook
-(devices in the spec, mounts by the createRuntime hook: hook mode). The runtime's chip cache is warm (the checking
+(devices in the spec, mounts by the createRuntime hook: hook mode; the hook is ascend-ctk-hook beside ascend-ctk,
+given the mounts the runtime resolved). The runtime's chip cache is warm (the checking
 run of each mode fills it), as on a node after its first container. config.json is restored before every run (not
 timed), so each run starts from the same bundle. The commands alternate over --rounds rounds (hyperfine runs the
 commands that share an environment in one invocation, so a round is a few invocations); the figures are medians over
 every run of every round. To show where added time goes, the same rounds also time plain runc on the specs runtime
-and hook mode write (and on the latter with /bin/true as the hook), runc started through /usr/bin/env (an exec in
+and hook mode write (and on the latter with /bin/true as the hook, also with the driver mounts in the spec), runc
+started through /usr/bin/env (an exec in
 front of runc that does nothing else: runtime mode's floor; on the spec with /bin/true as the hook, hook mode's
 floor), the runtime's own phase (runtime mode exec'ing /bin/true instead of runc) with the chip cache warm and off
 (the cold path), `/usr/bin/env /bin/true` (that phase's floor) and `ascend-ctk --version`; each mode's distance to
@@ -41,6 +43,7 @@ SHIM_ONLY_COLD = "ctk_shim_phase_no_cache"
 ENV_RUNC = "plain_runc_through_env"
 HOOK_SPEC = "plain_runc_hook_spec"
 TRUE_HOOK_SPEC = "plain_runc_true_hook_spec"
+TRUE_HOOK_MOUNTS_SPEC = "plain_runc_true_hook_spec_mounts"
 ENV_TRUE_HOOK = "plain_runc_true_hook_through_env"
 ENV_PHASE = "env_phase"
 # The resamples of the bootstrap interval of each mode's distance to its floor, and its fixed seed (a report that
@@ -149,10 +152,35 @@ def check_injection(argvs, environments, bundle, pristine, copies):
         if mode in ("runtime", "hook"):
             shutil.copy(config_path, copies[mode])
         if mode == "hook":
+            copies["hook_binary"] = hooks[0]["path"]
             # The same spec with a hook that does nothing: what runc pays for running any hook process.
             config["hooks"]["createRuntime"] = [{"path": "/bin/true", "args": ["true"]}]
             common.write_json(copies["true_hook"], config)
+            # And with the driver mounts of runtime mode's spec in it: what the mounts themselves cost runc (hook mode's
+            # floor has none).
+            with open(copies["runtime"], encoding="utf-8") as runtime_file:
+                runtime_mounts = json.load(runtime_file).get("mounts") or []
+            config["mounts"] = (config.get("mounts") or []) + [
+                mount for mount in runtime_mounts if mount not in (config.get("mounts") or [])]
+            common.write_json(copies["true_hook_mounts"], config)
     return used_dcmi
+
+
+def statically_linked(path):
+    """Whether the ELF file at `path` has no program interpreter (no PT_INTERP program header): a static
+    executable, which the kernel starts without the dynamic loader."""
+    with open(path, "rb") as binary:
+        header = binary.read(64)
+        if header[:4] != b"\x7fELF" or header[4] != 2:
+            raise common.MeasurementError(f"{path} is not a 64-bit ELF file")
+        program_headers, entry_size, entries = (int.from_bytes(header[32:40], "little"),
+                                                int.from_bytes(header[54:56], "little"),
+                                                int.from_bytes(header[56:58], "little"))
+        binary.seek(program_headers)
+        table = binary.read(entry_size * entries)
+    pt_interp = 3
+    return all(int.from_bytes(table[i * entry_size:i * entry_size + 4], "little") != pt_interp
+               for i in range(entries))
 
 
 def hyperfine_round(argvs, environments, pristine, copies, bundle, runs, export, ctk):
@@ -169,6 +197,7 @@ def hyperfine_round(argvs, environments, pristine, copies, bundle, runs, export,
     # latter through env too, the floor of hook mode (an exec in front of runc and a hook that does nothing).
     commands_in_order.append((HOOK_SPEC, argvs["plain"], copies["hook"]))
     commands_in_order.append((TRUE_HOOK_SPEC, argvs["plain"], copies["true_hook"]))
+    commands_in_order.append((TRUE_HOOK_MOUNTS_SPEC, argvs["plain"], copies["true_hook_mounts"]))
     commands_in_order.append((ENV_TRUE_HOOK, ["/usr/bin/env", *argvs["plain"]], copies["true_hook"]))
     commands_in_order.append((STARTUP, [ctk, "--version"], pristine))
     # The runtime's own phase: everything runtime mode does, then exec /bin/true instead of runc.
@@ -202,13 +231,16 @@ def hyperfine_round(argvs, environments, pristine, copies, bundle, runs, export,
 SYSCALL_LINE = re.compile(r"^\d+\s+(\w+)\(.*<([\d.]+)>$")
 
 
-HOOK_EXEC_LINE = re.compile(r'^(\d+)\s+execve\("[^"]*", \[[^]]*"hook"')
+# The hook's exec: its own binary, or `ascend-ctk hook`.
+HOOK_EXEC_LINE = re.compile(r'^(\d+)\s+execve\("[^"]*(?:/ascend-ctk-hook"|", \[[^]]*"hook")')
+# The names our processes run under: the toolkit, its runtime link and the hook's own binary.
+OUR_PROCESS_NAMES = ("ascend-ctk", RUNTIME_LINK, "ascend-ctk-hook")
 
 
 def syscall_profile(argv, bundle, pristine, trace_path, top=6, hook_only=False, env=None):
     """Runs `argv` once under `strace -f -T` and sums the time spent inside each system call: [(name, calls,
     milliseconds)] of the top ones, plus the total inside system calls. With `hook_only`, only the calls of the
-    ascend-ctk hook process runc starts count, from its exec on."""
+    hook process runc starts (ascend-ctk-hook, or `ascend-ctk hook`) count, from its exec on."""
     shutil.copy(pristine, os.path.join(bundle, "config.json"))
     run_checked(["strace", "-f", "-T", "-o", trace_path, *argv], env=env)
     totals = {}
@@ -249,9 +281,9 @@ def cpu_profile_by_object(argv, bundle, pristine, data_path, repeats=20, top=6, 
     for line in report.stdout.splitlines():
         fields = line.split()
         # perf cuts the comm column to the widest comm it prints ("ascend-c"); a prefix of 6+ characters of
-        # ascend-ctk or ascend-runtime (the link's name, or the binary of its own) is ours.
+        # ascend-ctk, ascend-runtime (the link's name) or ascend-ctk-hook is ours.
         if (len(fields) >= 3 and fields[0].endswith("%") and len(fields[1]) >= 6
-                and any(name.startswith(fields[1]) for name in ("ascend-ctk", RUNTIME_LINK))):
+                and any(name.startswith(fields[1]) for name in OUR_PROCESS_NAMES)):
             shares[" ".join(fields[2:])] = shares.get(" ".join(fields[2:]), 0.0) + float(fields[0].rstrip("%"))
     total = sum(shares.values())
     if total == 0:
@@ -308,8 +340,11 @@ def main():
         os.symlink(os.path.abspath(args.ctk), runtime)
         argvs = commands(runtime, state_root, bundle)
         environments = mode_environments(host_root, chip_cache)
-        copies = {name: os.path.join(directory, f"config.{name}.json") for name in ("runtime", "hook", "true_hook")}
+        copies = {name: os.path.join(directory, f"config.{name}.json")
+                  for name in ("runtime", "hook", "true_hook", "true_hook_mounts")}
         used_dcmi = check_injection(argvs, environments, bundle, pristine, copies)
+        hook_binary = copies["hook_binary"]
+        hook_static = statically_linked(hook_binary)
         shim_syscalls = syscall_profile(argvs["runtime"], bundle, pristine, os.path.join(directory, "shim.strace"),
                                         env=environments[SHIM_ONLY])
         shim_objects = cpu_profile_by_object(argvs["runtime"], bundle, pristine,
@@ -320,7 +355,7 @@ def main():
         hook_objects = cpu_profile_by_object(argvs["plain"], bundle, copies["hook"],
                                              os.path.join(directory, "hook.perf"))
         times = {mode: [] for mode in (*MODES, STARTUP, INJECTED_SPEC, ENV_RUNC, HOOK_SPEC, TRUE_HOOK_SPEC,
-                                       ENV_TRUE_HOOK, SHIM_ONLY, SHIM_ONLY_COLD, ENV_PHASE)}
+                                       TRUE_HOOK_MOUNTS_SPEC, ENV_TRUE_HOOK, SHIM_ONLY, SHIM_ONLY_COLD, ENV_PHASE)}
         cpu_seconds = {mode: [] for mode in times}
         for round_index in range(args.rounds):
             export = os.path.join(directory, f"hyperfine-{round_index}.json")
@@ -342,6 +377,7 @@ def main():
     env_runc = times.pop(ENV_RUNC)
     hook_spec = times.pop(HOOK_SPEC)
     true_hook_spec = times.pop(TRUE_HOOK_SPEC)
+    true_hook_mounts_spec = times.pop(TRUE_HOOK_MOUNTS_SPEC)
     env_true_hook = times.pop(ENV_TRUE_HOOK)
     shim_phase = times.pop(SHIM_ONLY)
     shim_phase_cold = times.pop(SHIM_ONLY_COLD)
@@ -349,12 +385,15 @@ def main():
     medians_ms = {mode: round(common.median(samples) * 1000.0, 3) for mode, samples in times.items()}
     figures = {
         "ctk_used_dcmi": used_dcmi,
+        "hook_binary": os.path.basename(hook_binary),
+        "hook_statically_linked": hook_static,
         "podman_cdi": cdi,
         "ctk_startup_ms": round(common.median(startup) * 1000.0, 3),
         "plain_runc_injected_spec_ms": round(common.median(injected_spec) * 1000.0, 3),
         "plain_runc_through_env_ms": round(common.median(env_runc) * 1000.0, 3),
         "plain_runc_hook_spec_ms": round(common.median(hook_spec) * 1000.0, 3),
         "plain_runc_true_hook_spec_ms": round(common.median(true_hook_spec) * 1000.0, 3),
+        "plain_runc_true_hook_spec_mounts_ms": round(common.median(true_hook_mounts_spec) * 1000.0, 3),
         "plain_runc_true_hook_through_env_ms": round(common.median(env_true_hook) * 1000.0, 3),
         "ctk_shim_phase_ms": round(common.median(shim_phase) * 1000.0, 3),
         "ctk_shim_phase_no_cache_ms": round(common.median(shim_phase_cold) * 1000.0, 3),

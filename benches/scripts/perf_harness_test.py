@@ -131,6 +131,8 @@ class ParserTests(unittest.TestCase):
         for binary in ("/usr/local/bin/ascend-ctk", "/usr/local/bin/ascend-runtime"):
             line = f'77 execve("{binary}", ["{binary}", "hook", "--host-root", "/"], 0x0 /* 1 var */) = 0'
             self.assertEqual(container_start.HOOK_EXEC_LINE.match(line).group(1), "77")
+        hook = '79 execve("/usr/local/bin/ascend-ctk-hook", ["/usr/local/bin/ascend-ctk-hook", "--host-root", "/"'
+        self.assertEqual(container_start.HOOK_EXEC_LINE.match(hook + "], 0x0 /* 1 var */) = 0").group(1), "79")
         runc = '78 execve("/usr/sbin/runc", ["runc", "--root", "/r", "run", "--bundle", "/b", "c"], 0x0) = 0'
         self.assertIsNone(container_start.HOOK_EXEC_LINE.match(runc))
 
@@ -182,6 +184,8 @@ class ReportTests(unittest.TestCase):
                 "ctk_startup_ms": 1.5, "plain_runc_injected_spec_ms": 41.0, "ctk_shim_phase_ms": 3.0,
                 "ctk_shim_phase_no_cache_ms": 6.0, "plain_runc_hook_spec_ms": 45.0,
                 "plain_runc_true_hook_spec_ms": 43.0, "plain_runc_through_env_ms": 41.5,
+                "plain_runc_true_hook_spec_mounts_ms": 43.75, "hook_binary": "ascend-ctk-hook",
+                "hook_statically_linked": True,
                 "plain_runc_true_hook_through_env_ms": 46.0, "env_phase_ms": 1.2,
                 "above_floor_ms": {"runtime": {"median": 0.5, "ci95": [-0.25, 1.25]},
                                    "hook": {"median": 2.0, "ci95": [1.5, 2.5]}},
@@ -211,6 +215,9 @@ class ReportTests(unittest.TestCase):
         self.assertIn("| the same with `/usr/bin/env` in the runtime's place (that phase's floor) | 1.20 ms (the "
                       "runtime's phase +1.80 ms above it) |", text)
         self.assertIn("| 6 | runtime mode / plain runc, median start | 1.050x (+5.0 %) | (no target) | info |", text)
+        self.assertIn("the hook was `ascend-ctk-hook`, statically linked)", text)
+        self.assertIn("| the same with the driver mounts in the spec (what runc pays for the mounts themselves; hook "
+                      "mode's floor has none) | 43.75 ms (+0.75 ms) |", text)
         self.assertIn("| 6 | the runtime's own phase on the cold path (chip cache off, DCMI asked), CPU time | 4.50 ms "
                       "(wall, median: 6.00 ms) | < 5 ms | met |", text)
         self.assertIn("the runtime as engines start it (the `ascend-runtime` link to ascend-ctk: every argument "

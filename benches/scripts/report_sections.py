@@ -793,7 +793,10 @@ class ContainerStart(Section):
             "plain runc; the runtime as engines start it (the `ascend-runtime` link to ascend-ctk: every argument "
             "runc's, the settings in `ASCEND_CTK_*` variables, read without an argument parser) in runtime mode (the spec gets "
             "the device and the driver mounts before runc starts) and with `ASCEND_CTK_MOUNT_DELIVERY=hook` (hook "
-            "mode: devices in the spec, mounts by the createRuntime hook, a second process of the same binary). "
+            "mode: devices in the spec, mounts by the createRuntime hook, which the runtime hands the mounts it "
+            f"resolved; the hook was `{figures['hook_binary']}`, "
+            + ("statically linked" if figures["hook_statically_linked"] else "dynamically linked")
+            + "). "
             "config.json is restored before every run (not timed); each mode is checked once to really inject "
             "before timing. The commands alternate over the rounds (those sharing an environment in one hyperfine "
             "invocation); medians over all runs. Each mode is judged against its floor in the same rounds: runtime "
@@ -819,6 +822,7 @@ class ContainerStart(Section):
         env_delta = figures["plain_runc_through_env_ms"] - figures["plain_runc_injected_spec_ms"]
         hook_own = figures["plain_runc_hook_spec_ms"] - figures["plain_runc_true_hook_spec_ms"]
         any_hook = figures["plain_runc_true_hook_spec_ms"] - median["plain"]
+        spec_mounts = figures["plain_runc_true_hook_spec_mounts_ms"] - figures["plain_runc_true_hook_spec_ms"]
         above_floor = {mode: distance["median"] for mode, distance in figures["above_floor_ms"].items()}
         lines += [
             "",
@@ -847,7 +851,9 @@ class ContainerStart(Section):
             f"{figures['plain_runc_hook_spec_ms']:.2f} ms |",
             f"| the same spec with `/bin/true` as the hook | {figures['plain_runc_true_hook_spec_ms']:.2f} ms "
             f"({any_hook:+.2f} ms against the pristine spec) |",
-            f"| the same started through `/usr/bin/env` (hook mode's floor) | "
+            f"| the same with the driver mounts in the spec (what runc pays for the mounts themselves; hook mode's "
+            f"floor has none) | {figures['plain_runc_true_hook_spec_mounts_ms']:.2f} ms ({spec_mounts:+.2f} ms) |",
+            f"| the same spec without them started through `/usr/bin/env` (hook mode's floor) | "
             f"{figures['plain_runc_true_hook_through_env_ms']:.2f} ms |",
             "",
             "Time inside system calls of the runtime's phase (one run under `strace -f -T`, "
@@ -865,7 +871,8 @@ class ContainerStart(Section):
             + objects_summary(figures["ctk_hook_cpu_by_object"])
             + ". The mounts are `open_tree`, `move_mount` and `mount` (the read-only remount), the same work runc "
             "does for the spec's mounts in runtime mode; what only hook mode pays is starting the process (exec, "
-            "the dynamic loader, page faults) and reading the state and config again.",
+            "page faults, and the dynamic loader unless the hook is static), reading the state and the spec's "
+            "`root.path`, and checking the mounts the runtime handed over once more.",
             "",
             f"Reading: against a {median['plain']:.1f} ms busybox start, runtime mode adds "
             f"{median['runtime'] - median['plain']:+.1f} ms ({above_floor['runtime']:+.1f} ms above its floor): "
@@ -878,8 +885,9 @@ class ContainerStart(Section):
             f"({above_floor['hook']:+.1f} ms above its floor): runc "
             "starting a hook process costs "
             f"{any_hook:+.1f} ms with `/bin/true`, and our hook {hook_own:+.1f} ms more: starting the process, "
-            "reading the state and config, entering the mount namespace and mounting the driver. Without the chip "
-            "cache every start "
+            "reading the state and config, entering the mount namespace, checking and mounting the driver; the "
+            f"mounts themselves, which runc would do in runtime mode, cost runc {spec_mounts:+.1f} ms in the same "
+            "spec. Without the chip cache every start "
             f"would pay {figures['ctk_shim_phase_no_cache_ms'] - figures['ctk_shim_phase_ms']:+.1f} ms more for "
             "loading and asking the driver (the simulator here; a real driver's `dcmi_init` is slower).",
             "",
