@@ -86,3 +86,19 @@ fn the_hook_binary_says_what_it_is_and_refuses_unknown_arguments() {
         "{stderr}"
     );
 }
+
+/// Both binaries on the start path carry the unwinder of `libgcc_eh.a`: the dynamic loader has no `libgcc_s.so.1` to
+/// map, bind and run the constructor of on every start (`examples/build.rs`).
+#[test]
+fn the_start_path_binaries_do_not_load_libgcc_s() {
+    for binary in [env!("CARGO_BIN_EXE_ascend-ctk"), env!("CARGO_BIN_EXE_ascend-ctk-hook")] {
+        let output = run(std::process::Command::new("ldd").arg(binary));
+        assert!(output.status.success(), "ldd {binary}\n{}", describe(&output));
+        let libraries = String::from_utf8_lossy(&output.stdout);
+        assert!(libraries.contains("libc.so.6"), "{binary}: ldd lists no C library\n{libraries}");
+        assert!(
+            !libraries.contains("libgcc_s"),
+            "{binary} loads libgcc_s: is build.rs's static unwinder gone?\n{libraries}"
+        );
+    }
+}
