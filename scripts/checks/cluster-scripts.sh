@@ -41,8 +41,16 @@ with tempfile.TemporaryDirectory() as work:
     assert again == entries, "the same rootfs gives the same image"
 
 for dockerfile in sorted(Path("deploy/docker").glob("*.Dockerfile")):
-    features, binaries, copied, entrypoint, user = daemon_images.dockerfile_plan(dockerfile)
+    features, binaries, relinks, copied, entrypoint, user = daemon_images.dockerfile_plan(dockerfile)
     assert binaries and entrypoint[0] in {target for _, target in copied}, dockerfile
+    # Every binary the runtime stage copies is one the builder stage builds (with `cargo build` or `cargo rustc`).
+    assert {name for name, _ in copied} <= set(binaries), (dockerfile, copied, binaries)
+    assert all(flags for _, flags in relinks), (dockerfile, relinks)
+steps = daemon_images.cargo_steps(
+    "RUN --mount=type=cache,target=/t cargo build --release --bin a && install x y "
+    "&& cargo rustc --release --bin b -- -C target-feature=+crt-static")
+assert steps == [("build", ["--release", "--bin", "a"]),
+                 ("rustc", ["--release", "--bin", "b", "--", "-C", "target-feature=+crt-static"])], steps
 for name, full in [("busybox:1.36", "docker.io/library/busybox:1.36"), ("a/b", "docker.io/a/b"),
                    ("registry.example.com/x/y", "registry.example.com/x/y"), ("localhost/y", "localhost/y")]:
     assert daemon_images.full_reference(name) == full, (name, daemon_images.full_reference(name))

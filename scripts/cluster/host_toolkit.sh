@@ -13,7 +13,7 @@ source "$(dirname "$0")/lib.sh"
 
 installed=$CLUSTER_STATE/host-toolkit.installed
 # What install.sh writes besides the engine's configuration and the CDI spec (deploy/host/install.sh).
-readonly FILES=(/usr/local/bin/ascend-ctk /usr/local/bin/ascend-runtime
+readonly FILES=(/usr/local/bin/ascend-ctk /usr/local/bin/ascend-ctk-hook /usr/local/bin/ascend-runtime
     /etc/systemd/system/ascend-cdi-refresh.service /etc/systemd/system/ascend-cdi-refresh.path
     /etc/udev/rules.d/71-ascend-cdi-refresh.rules)
 

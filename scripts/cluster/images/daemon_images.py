@@ -2,7 +2,8 @@
 """Builds our daemons' images for the test cluster from deploy/docker/*.Dockerfile, without a Docker engine.
 
 Each Dockerfile's builder stage runs `cargo build --release --locked -p ascend-tools --no-default-features
---features F --bin B`, and its runtime stage copies the binaries to /usr/local/bin, sets USER and an exec-form
+--features F --bin B`, may relink one binary with other code-generation flags (`cargo rustc ... --bin B -- FLAGS`,
+as the static ascend-ctk-hook), and its runtime stage copies the binaries to /usr/local/bin, sets USER and an exec-form
 ENTRYPOINT. This reads exactly those lines, runs one release build for all the images (the union of the features
 and binaries), and lays out each image's root filesystem as the Dockerfile's runtime stage would: the binaries, and
 in place of debian:bookworm-slim the shared libraries they and the simulated libdcmi.so load (ldd), from this
@@ -30,20 +31,39 @@ sys.path.insert(0, str(HERE))
 import oci_image  # noqa: E402
 
 
+def cargo_steps(line):
+    """The `cargo build` and `cargo rustc` commands of one RUN line: (subcommand, its words), in order."""
+    steps = []
+    for command in line.split("&&"):
+        words = shlex.split(command)
+        for index, word in enumerate(words[:-1]):
+            if word == "cargo" and words[index + 1] in ("build", "rustc"):
+                steps.append((words[index + 1], words[index + 2:]))
+                break
+    return steps
+
+
 def dockerfile_plan(path):
-    """(features, binaries, entrypoint, user) from one Dockerfile, joining continued lines."""
+    """(features, binaries, relinks, copied, entrypoint, user) from one Dockerfile, joining continued lines; relinks
+    are (binary, rustc flags) of its `cargo rustc --bin B -- FLAGS` steps."""
     text = re.sub(r"\\\n", " ", path.read_text())
-    features, binaries, copied, entrypoint, user = set(), [], [], None, ""
+    features, binaries, relinks, copied, entrypoint, user = set(), [], [], [], None, ""
     for line in text.splitlines():
         line = line.strip()
-        if "cargo build" in line:
-            words = shlex.split(line.split("cargo build", 1)[1].split("&&", 1)[0])
-            for flag, value in zip(words, words[1:] + [""]):
+        steps = cargo_steps(line) if "cargo " in line else []
+        for subcommand, words in steps:
+            split = words.index("--") if "--" in words else len(words)
+            cargo_words, rustc_flags = words[:split], words[split + 1:]
+            for flag, value in zip(cargo_words, cargo_words[1:] + [""]):
                 if flag == "--features":
                     features.update(value.split(","))
                 elif flag == "--bin":
                     binaries.append(value)
-        elif line.startswith("COPY --from=builder"):
+                    if subcommand == "rustc":
+                        relinks.append((value, rustc_flags))
+        if steps:
+            continue
+        if line.startswith("COPY --from=builder"):
             source, target = line.split()[-2:]
             copied.append((Path(source).name, target))
         elif line.startswith("ENTRYPOINT"):
@@ -54,12 +74,17 @@ def dockerfile_plan(path):
         binaries = [name for name, _ in copied]
     if not features or not copied or entrypoint is None:
         raise SystemExit(f"daemon_images: {path}: no cargo build features, COPY --from=builder or ENTRYPOINT found")
-    return features, binaries, copied, entrypoint, user
+    return features, binaries, relinks, copied, entrypoint, user
 
 
 def shared_libraries(binary):
-    """The absolute paths ldd names for `binary`, the dynamic loader included."""
-    output = subprocess.run(["ldd", str(binary)], check=True, capture_output=True, text=True).stdout
+    """The absolute paths ldd names for `binary`, the dynamic loader included; none for a static executable."""
+    listed = subprocess.run(["ldd", str(binary)], check=False, capture_output=True, text=True)
+    if listed.returncode != 0 and "not a dynamic executable" in listed.stdout + listed.stderr:
+        return []
+    if listed.returncode != 0:
+        raise SystemExit(f"daemon_images: ldd {binary} failed: {listed.stderr.strip()}")
+    output = listed.stdout
     paths = []
     for line in output.splitlines():
         match = re.search(r"(/\S+) \(0x", line)
@@ -115,11 +140,18 @@ def main(argv):
                "--lib", "--bin", "dcmi-sim"] + [flag for binary in binaries for flag in ("--bin", binary)]
     print("daemon_images:", " ".join(command), flush=True)
     subprocess.run(command, cwd=repo, check=True)
+    # The Dockerfiles' relinks, with the same features as the build so that only the binary itself is linked again.
+    relinks = {binary: flags for plan in plans.values() for binary, flags in plan[2]}
+    for binary, flags in sorted(relinks.items()):
+        relink = ["cargo", "rustc", "--release", "--locked", "-p", "ascend-tools", "--no-default-features",
+                  "--features", ",".join(features), "--bin", binary, "--", *flags]
+        print("daemon_images:", " ".join(relink), flush=True)
+        subprocess.run(relink, cwd=repo, check=True)
     target = Path(os.environ.get("CARGO_TARGET_DIR", repo / "target")) / "release"
     simulator = target / "libdcmi_sim.so"
     version = workspace_version(repo)
     args.out.mkdir(parents=True, exist_ok=True)
-    for image, (_, _, copied, entrypoint, user) in plans.items():
+    for image, (_, _, _, copied, entrypoint, user) in plans.items():
         rootfs = args.out / f"{image}.rootfs"
         shutil.rmtree(rootfs, ignore_errors=True)
         libraries = set(shared_libraries(simulator))
