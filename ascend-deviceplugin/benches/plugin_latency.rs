@@ -7,9 +7,8 @@ mod support;
 use std::time::{Duration, Instant};
 
 use ascend_dcmi::FaultCode;
-use ascend_deviceplugin::allocate::plan_container;
 use ascend_deviceplugin::api::v1beta1::{AllocateRequest, ContainerAllocateRequest};
-use ascend_deviceplugin::AllocateConfig;
+use ascend_deviceplugin::{plan_container, AllocateConfig};
 use criterion::{criterion_group, criterion_main, Criterion};
 use support::{health_of, FakeHost, Harness};
 

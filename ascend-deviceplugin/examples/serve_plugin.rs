@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use ascend_deviceplugin::api::v1beta1::{AllocateRequest, ContainerAllocateRequest};
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
-use ascend_deviceplugin::{plugin, NoopObserver, PluginConfig};
+use ascend_deviceplugin::{NoopObserver, PluginConfig};
 use ascend_node::{load_driver, DriverOptions};
 
 const RESOURCE: &str = "huawei.com/Ascend910";
@@ -41,7 +41,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let kubelet = FakeKubelet::start(&plugin_dir).await?;
     let config = PluginConfig { plugin_dir: plugin_dir.clone(), ..PluginConfig::default() };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let running = tokio::spawn(plugin::run(manager, config, Arc::new(NoopObserver), async move {
+    let running = tokio::spawn(ascend_deviceplugin::run(manager, config, Arc::new(NoopObserver), async move {
         let _ = stopped.await;
     }));
 

@@ -223,7 +223,7 @@ async fn serves_without_a_kubelet_and_registers_once_one_appears() {
     let dir = tempfile::tempdir().expect("plugin dir");
     let config = ascend_deviceplugin::PluginConfig { plugin_dir: dir.path().to_owned(), ..Default::default() };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let plugin = tokio::spawn(ascend_deviceplugin::plugin::run(
+    let plugin = tokio::spawn(ascend_deviceplugin::run(
         FakeHost::eight_910b().manager(),
         config,
         std::sync::Arc::new(ascend_deviceplugin::NoopObserver),

@@ -2,15 +2,17 @@
 //! mind-cluster's Ascend plugin.
 //!
 //! - The device-info ConfigMap (`kube-system/mindx-dl-deviceinfo-<node>`) Volcano schedules from, kept current by
-//!   [`publisher::PublisherLoop`]: free healthy chips, unhealthy chips, faults with their levels, in Huawei's JSON
+//!   [`PublisherLoop`]: free healthy chips, unhealthy chips, faults with their levels, in Huawei's JSON
 //!   ([`ascend_kube::device_info`]); chips listed in its `ManuallySeparateNPU` key are Unhealthy until removed.
-//! - Allocate hands out the chips Volcano wrote on the pod ([`assigner::VolcanoAssigner`]), not the kubelet's ids.
+//!   The list itself is [`device_list`] (with [`key_set`] and [`is_whole_chips`]).
+//! - Allocate hands out the chips Volcano wrote on the pod ([`VolcanoAssigner`], looking as [`LookupConfig`] says),
+//!   not the kubelet's ids.
 //!
 //! [`start`] wires both to a running health monitor; the daemon's `--volcano` flag calls it.
 
-pub mod assigner;
-pub mod device_list;
-pub mod publisher;
+mod assigner;
+mod device_list;
+mod publisher;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -23,8 +25,10 @@ use tokio::sync::Notify;
 
 use crate::error::{Error, Result};
 use ascend_node::monitor::HealthMonitor;
-use assigner::{LookupConfig, VolcanoAssigner};
-use publisher::PublisherLoop;
+
+pub use assigner::{LookupConfig, VolcanoAssigner};
+pub use device_list::{device_list, is_whole_chips, key_set};
+pub use publisher::PublisherLoop;
 
 /// Volcano mode settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +59,7 @@ impl VolcanoConfig {
 }
 
 /// Starts the device-info publisher on the current Tokio runtime and returns the assigner for
-/// [`crate::plugin::serve`]. The publisher stops when `shutdown` completes; the watches of the node's pods and of the
+/// [`crate::serve`]. The publisher stops when `shutdown` completes; the watches of the node's pods and of the
 /// ConfigMap stop once the publisher has stopped and the assigner is dropped.
 ///
 /// # Errors

@@ -16,7 +16,7 @@ use ascend_dcmi::{
 };
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
 use ascend_deviceplugin::volcano::VolcanoConfig;
-use ascend_deviceplugin::{plugin, HealthMonitor, NoopObserver, PluginConfig};
+use ascend_deviceplugin::{HealthMonitor, NoopObserver, PluginConfig};
 use crossbeam_channel::Sender;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -341,7 +341,7 @@ impl Harness {
         configure(&mut config);
         let (stop, stopped) = oneshot::channel::<()>();
         let manager = host.manager();
-        let task = tokio::spawn(plugin::run(manager, config, Arc::new(NoopObserver), async {
+        let task = tokio::spawn(ascend_deviceplugin::run(manager, config, Arc::new(NoopObserver), async {
             let _ = stopped.await;
         }));
         Harness { dir, kubelet, host, stop: Some(stop), task: Some(task) }
@@ -373,7 +373,7 @@ impl Harness {
             let shutdown = async {
                 let _ = stopped.await;
             };
-            plugin::serve(&monitor, config, observer, Some(assigner), shutdown).await;
+            ascend_deviceplugin::serve(&monitor, config, observer, Some(assigner), shutdown).await;
             Ok(())
         });
         Harness { dir, kubelet, host, stop: Some(stop), task: Some(task) }

@@ -2,7 +2,7 @@
 //! `ascend_deviceplugin::daemon`.
 #![forbid(unsafe_code)]
 
-use ascend_deviceplugin::daemon::{self, cli::Args};
+use ascend_deviceplugin::daemon::{self, Args};
 use clap::Parser;
 
 fn main() -> anyhow::Result<()> {
