@@ -10,7 +10,7 @@ use kube::api::{Api, AttachParams, ListParams};
 use serde::Serialize;
 use tokio::io::AsyncReadExt;
 
-use ascend_kube::client::{check_node_name, request, DEFAULT_REQUEST_TIMEOUT};
+use ascend_kube::{check_node_name, request, DEFAULT_REQUEST_TIMEOUT};
 
 use crate::error::{Error, Result};
 

@@ -27,9 +27,9 @@ use ascend_kube::device_info::{
     config_map_name, parse_device_info_cfg, DeviceInfoDocument, DEVICE_INFO_KEY, NETWORK_UNHEALTHY_SUFFIX,
     RECOVERING_SUFFIX, UNHEALTHY_SUFFIX,
 };
-use ascend_kube::node_condition::NPU_CONDITION_TYPE;
 use ascend_kube::node_labels::{CHIP_TYPE_LABEL, DRIVER_VERSION_LABEL};
 use ascend_kube::pod_assignment::REAL_DEVICES_ANNOTATION;
+use ascend_kube::NPU_CONDITION_TYPE;
 
 use crate::objects::{ClusterObjects, DRA_DRIVER_NAME};
 
@@ -39,7 +39,7 @@ use crate::objects::{ClusterObjects, DRA_DRIVER_NAME};
 pub const CANN_VERSION_LABEL: &str = "ascend.huawei.com/cann-version";
 
 /// The DRA driver's taint key on a faulty chip.
-pub const DRA_UNHEALTHY_TAINT: &str = ascend_kube::resource_slices::UNHEALTHY_TAINT_KEY;
+pub const DRA_UNHEALTHY_TAINT: &str = ascend_kube::UNHEALTHY_TAINT_KEY;
 
 /// Chips per HCCS group on Ascend 910B and 910 A3 servers (chips 0-3 and 4-7), as the device plugin's topology-aware
 /// allocation and the DRA driver's `hccsGroup` attribute count them.

@@ -19,14 +19,14 @@ use kube::api::{Api, ListParams};
 use kube::Resource;
 use serde::de::DeserializeOwned;
 
-use ascend_kube::client::{request, DEFAULT_REQUEST_TIMEOUT};
 use ascend_kube::device_info::{CONSUMER_LABEL, CONSUMER_LABEL_VALUE, DEVICE_INFO_NAMESPACE};
+use ascend_kube::{request, DEFAULT_REQUEST_TIMEOUT};
 
 use crate::error::Result;
 
 /// The DRA driver's name, as its ResourceSlices and claim allocations carry it (`ascend-dra`'s default; a driver
 /// started with another `--driver-name` is not seen).
-pub const DRA_DRIVER_NAME: &str = ascend_kube::resource_slices::ASCEND_DRA_DRIVER_NAME;
+pub const DRA_DRIVER_NAME: &str = ascend_kube::ASCEND_DRA_DRIVER_NAME;
 
 /// Where pods and claims are read from: `-n NAMESPACE` or `-A`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -1,22 +1,20 @@
 //! The Node condition `AscendNPUUnhealthy` (feature `node-events`): `True` while at least one of the node's NPUs is
 //! unhealthy, with the chips and their reasons in the message; computed from each snapshot and written through
-//! `ascend_kube::node_condition` (which keeps the Node's other conditions and moves `lastTransitionTime` only when
+//! `ascend_kube::NodeConditionWriter` (which keeps the Node's other conditions and moves `lastTransitionTime` only when
 //! the status flips).
 //!
 //! Nothing is written until every chip has had its first health check, so a starting plugin does not flip the
 //! condition to `True` for chips it has not looked at yet. A failed write is logged and retried after the wait of
-//! `ascend_kube::backoff` (exponential with jitter, the server's `Retry-After` honoured) or at the next change; it
+//! `ascend_kube::Backoff` (exponential with jitter, the server's `Retry-After` honoured) or at the next change; it
 //! never touches health or Allocate (this runs in its own task).
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ascend_kube::backoff::{Backoff, BackoffPolicy};
+use ascend_kube::{Backoff, BackoffPolicy};
 
-use ascend_kube::node_condition::{
-    ConditionWrite, NodeConditionWriter, NpuCondition, ALL_HEALTHY_REASON, UNHEALTHY_REASON,
-};
+use ascend_kube::{ConditionWrite, NodeConditionWriter, NpuCondition, ALL_HEALTHY_REASON, UNHEALTHY_REASON};
 use tokio::sync::watch;
 
 use crate::node_events::{checked, chips};

@@ -1,5 +1,5 @@
 //! Chip faults as Kubernetes Events on the Node (feature `node-events`): each snapshot is compared with the last,
-//! and what changed becomes an Event through `ascend_kube::node_events`, which rate-limits, aggregates and never
+//! and what changed becomes an Event through `ascend_kube::NodeEvents`, which rate-limits, aggregates and never
 //! blocks (an API server that fails only loses Events).
 //!
 //! Reasons: `NpuFaultRaised` and `NpuCardDropped`, `NpuChipHung`, `NpuUnhealthy` (Warning); `NpuFaultRecovered` and
@@ -11,7 +11,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use ascend_dcmi::PhyId;
-use ascend_kube::node_events::{NodeEvent, NodeEvents};
+use ascend_kube::{NodeEvent, NodeEvents};
 use tokio::sync::watch;
 
 use ascend_node::inventory::{ChipCondition, Device, Health, Snapshot};

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use ascend_dcmi::FaultCode;
 use ascend_deviceplugin::api::v1beta1::{AllocateRequest, ContainerAllocateRequest};
 use ascend_deviceplugin::{node_condition, node_events, HealthMonitor, MonitorConfig, NoopObserver, Snapshot};
-use ascend_kube::node_condition::NodeConditionWriter;
-use ascend_kube::node_events::{NodeEvents, NodeEventsConfig};
+use ascend_kube::NodeConditionWriter;
+use ascend_kube::{NodeEvents, NodeEventsConfig};
 use fake_apiserver::{FakeApiServer, FaultRule};
 use k8s_openapi::api::core::v1::{Node, NodeCondition};
 use k8s_openapi::api::events::v1::Event;
@@ -242,7 +242,7 @@ async fn the_node_condition_follows_the_chips_and_keeps_the_others() {
     let monitor = monitor(&host);
     wait_snapshot(&monitor, "chip 3 unhealthy", |s| chip_healthy(s, "Ascend910-3") == Some(false)).await;
     let writer = NodeConditionWriter::new(server.client(), NODE).expect("valid node");
-    let retry = ascend_kube::backoff::BackoffPolicy { first: Duration::from_millis(200), max: Duration::from_secs(1) };
+    let retry = ascend_kube::BackoffPolicy { first: Duration::from_millis(200), max: Duration::from_secs(1) };
     tokio::spawn(node_condition::report(monitor.subscribe(), writer, retry, std::future::pending()));
 
     // Still True after a restart of the plugin: the message is new, the transition time is the old one.

@@ -295,7 +295,7 @@ fn plugin_requests(server: &FakeApiServer) -> BTreeMap<String, usize> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_node_costs_nothing_but_its_watches_and_each_change_one_write() {
     let server = FakeApiServer::start().await.expect("fake API server");
-    let client = ascend_kube::client::client_for(server.config(), "ascend-device-plugin", "test").expect("client");
+    let client = ascend_kube::client_for(server.config(), "ascend-device-plugin", "test").expect("client");
     // The chips are read every 200 ms and the old resync ran every 200 ms in these tests: polling would show
     // dozens of LISTs and GETs in the idle window.
     let mut harness = Harness::start_volcano(FakeHost::eight_910b(), client, |_, _| {}).await;
@@ -333,7 +333,7 @@ async fn a_throttled_write_waits_for_retry_after_and_a_failing_one_backs_off() {
     // API Priority and Fairness rejects the first write (plain text, Retry-After: 2), then the server fails twice.
     server.inject(fake_apiserver::FaultRule::rejected_by_flow_control(2).method("PATCH").times(1));
     server.inject(fake_apiserver::FaultRule::status(503).method("PATCH").times(2));
-    let client = ascend_kube::client::client_for(server.config(), "ascend-device-plugin", "test").expect("client");
+    let client = ascend_kube::client_for(server.config(), "ascend-device-plugin", "test").expect("client");
     let mut harness = Harness::start_volcano(FakeHost::eight_910b(), client, |_, volcano| {
         volcano.backoff.first = Duration::from_millis(300);
     })

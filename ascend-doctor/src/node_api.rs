@@ -54,8 +54,8 @@ impl KubeClusterApi {
     /// the cluster gives for its SKIP ([`ClusterApi::unavailable`]).
     fn configuration(&self) -> &std::result::Result<kube::Config, String> {
         self.config.get_or_init(|| {
-            let found = self
-                .block_on(async { Ok(tokio::time::timeout(self.timeout, ascend_kube::client::configuration()).await) });
+            let found =
+                self.block_on(async { Ok(tokio::time::timeout(self.timeout, ascend_kube::configuration()).await) });
             match found {
                 Ok(Ok(Ok(config))) => Ok(config),
                 Ok(Ok(Err(error))) => Err(error.to_string()),
@@ -74,7 +74,7 @@ impl KubeClusterApi {
         let config =
             self.configuration().as_ref().map_err(|reason| Error::NoCluster { reason: reason.clone() })?.clone();
         self.block_on(async {
-            let client = ascend_kube::client::client_for(config, "ascend-doctor", env!("CARGO_PKG_VERSION"))?;
+            let client = ascend_kube::client_for(config, "ascend-doctor", env!("CARGO_PKG_VERSION"))?;
             Ok(request(client).await?)
         })
     }
@@ -86,15 +86,15 @@ impl ClusterApi for KubeClusterApi {
     }
 
     fn kubelet_version(&self, node: &str) -> Result<Option<String>> {
-        self.call(|client| ascend_kube::node_info::kubelet_version(client, node, self.timeout))
+        self.call(|client| ascend_kube::kubelet_version(client, node, self.timeout))
     }
 
     fn served_versions(&self, group: &str) -> Result<Option<Vec<String>>> {
-        self.call(|client| ascend_kube::api_discovery::served_versions(client, group, self.timeout))
+        self.call(|client| ascend_kube::served_versions(client, group, self.timeout))
     }
 
     fn node_resources(&self, node: &str) -> Result<NodeResources> {
-        let found = self.call(|client| ascend_kube::node_info::resources(client, node, self.timeout))?;
+        let found = self.call(|client| ascend_kube::node_resources(client, node, self.timeout))?;
         Ok(NodeResources { capacity: found.capacity, allocatable: found.allocatable })
     }
 
@@ -113,14 +113,13 @@ impl ClusterApi for KubeClusterApi {
         let found = self.call(|client| {
             let pods: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(client, namespace, &resource);
             let object = format!("pods/{namespace}/{name}");
-            ascend_kube::client::request("get", object, self.timeout, async move { pods.get_opt(name).await })
+            ascend_kube::request("get", object, self.timeout, async move { pods.get_opt(name).await })
         })?;
         Ok(found.map(|object| PodContainers::from_pod_json(&object.data)))
     }
 
     fn runtime_classes(&self) -> Result<Vec<RuntimeClassRef>> {
-        let handlers =
-            self.call(|client| ascend_kube::runtime_classes::runtime_class_handlers(client, self.timeout))?;
+        let handlers = self.call(|client| ascend_kube::runtime_class_handlers(client, self.timeout))?;
         Ok(handlers.into_iter().map(|(name, handler)| RuntimeClassRef { name, handler }).collect())
     }
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ascend_dcmi::{DeviceManager, LogicId};
-use ascend_kube::resource_claims::get_claim;
+use ascend_kube::get_claim;
 use dra_kubelet_plugin::{ClaimError, ClaimRef, DeviceHealth, Driver, PreparedDevice};
 use tokio::sync::{watch, Mutex};
 

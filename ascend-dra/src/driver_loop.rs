@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::{DeviceManager, LogicId};
-use ascend_kube::backoff::{Backoff, BackoffPolicy};
-use ascend_kube::resource_slices::PoolPublisher;
+use ascend_kube::PoolPublisher;
+use ascend_kube::{Backoff, BackoffPolicy};
 use ascend_node::inventory::{Health, InventoryOptions};
 use ascend_node::{HealthMonitor, MonitorConfig, NoopObserver};
 use dra_kubelet_plugin::{DeviceHealth, HealthStatus, KubeletPlugin, PluginConfig};
@@ -24,7 +24,7 @@ use crate::inventory::{discover, NpuChip};
 use crate::slices::{chip_groups, pack};
 
 /// The driver name Huawei's own DRA driver uses too, so DeviceClasses carry over.
-pub const DEFAULT_DRIVER_NAME: &str = ascend_kube::resource_slices::ASCEND_DRA_DRIVER_NAME;
+pub const DEFAULT_DRIVER_NAME: &str = ascend_kube::ASCEND_DRA_DRIVER_NAME;
 
 /// Everything the driver is configured with.
 #[derive(Debug, Clone)]

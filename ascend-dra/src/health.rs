@@ -11,7 +11,7 @@ use ascend_node::inventory::{DeviceKind, Health, Snapshot};
 use k8s_openapi::api::resource::v1::DeviceTaint;
 
 /// The taint key of a faulty chip; its value is the fault level (for example `SeparateNPU`).
-pub const TAINT_KEY: &str = ascend_kube::resource_slices::UNHEALTHY_TAINT_KEY;
+pub const TAINT_KEY: &str = ascend_kube::UNHEALTHY_TAINT_KEY;
 
 /// How long the fault-level read after a health change may take.
 const LEVEL_DEADLINE: Duration = Duration::from_secs(5);

@@ -2,7 +2,7 @@
 //!
 //! On each node the driver
 //! - reads the chips from DCMI ([`inventory`]) and publishes them as `resource.k8s.io/v1` ResourceSlices in one
-//!   pool named after the node ([`slices`]; the API side is `ascend_kube::resource_slices`): each chip a device `npu-<physical id>` with attributes
+//!   pool named after the node ([`slices`]; the API side is `ascend_kube::PoolPublisher`): each chip a device `npu-<physical id>` with attributes
 //!   to select on in CEL (type, model, ids, NUMA node, PCIe root and bus id, HCCS group, driver version) and
 //!   capacities (AI cores, memory); with `partitionable`, also one device per vNPU template consuming the chip's
 //!   shared counters;

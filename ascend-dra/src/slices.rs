@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub use ascend_kube::resource_slices::SliceContent;
+pub use ascend_kube::SliceContent;
 use k8s_openapi::api::resource::v1::{
     Counter, CounterSet, Device, DeviceAttribute, DeviceCapacity, DeviceCounterConsumption,
 };

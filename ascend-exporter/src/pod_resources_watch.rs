@@ -2,7 +2,7 @@
 //!
 //! The kubelet recreates its socket when it restarts, so the exporter mounts the directory
 //! (`/var/lib/kubelet/pod-resources`), not the socket, and reconnects by path whenever a call fails, after a wait
-//! that grows exponentially with jitter (backon's, as `ascend_kube::backoff` uses it for API writes). Without a
+//! that grows exponentially with jitter (backon's, as `ascend_kube::Backoff` uses it for API writes). Without a
 //! kubelet the exporter keeps working: pod labels stay empty and `ascend_npu_pod_resources_up` is 0.
 
 use std::future::Future;

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use ascend_dcmi::{Dcmi, DeviceManager};
-use ascend_kube::node_labeller::{LabellerConfig, NodeLabeller, Reconciled};
+use ascend_kube::{LabellerConfig, NodeLabeller, Reconciled};
 use fake_apiserver::FakeApiServer;
 use k8s_openapi::api::core::v1::Node;
 

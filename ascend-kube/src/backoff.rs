@@ -8,11 +8,11 @@
 //! sooner. The first success resets the wait.
 //!
 //! Watches need none of this: kube-runtime's watcher has its own backoff with jitter (`default_backoff`), which
-//! [`crate::watched`] uses.
+//! [`crate::Watched`] uses.
 //!
 //! ```
 //! use std::time::Duration;
-//! use ascend_kube::backoff::{Backoff, BackoffPolicy};
+//! use ascend_kube::{Backoff, BackoffPolicy};
 //!
 //! let mut backoff = Backoff::new(BackoffPolicy { first: Duration::from_secs(1), max: Duration::from_secs(300) });
 //! let transport_error = ascend_kube::Error::NoChips; // any error without Retry-After

@@ -12,7 +12,7 @@
 //! A daemon connects with [`connect_as`] (or builds its client with [`client_for`]), which makes every request say
 //! who sent it: the `User-Agent` is the component and its version (`ascend-device-plugin/0.1.0`), which the API
 //! server's metrics (`apiserver_request_total` by client), its audit log and API Priority and Fairness flow schemas
-//! see. Such a client also leaves retrying to the caller's [`crate::backoff::Backoff`], the one retry policy of every
+//! see. Such a client also leaves retrying to the caller's [`crate::Backoff`], the one retry policy of every
 //! daemon: kube-rs's own retry layer (up to 15 quick retries of 429, 503 and 504 inside one call) is turned off, and
 //! the server's `Retry-After` header reaches the caller in [`Error::retry_after`] even when the body is not a
 //! Status (API Priority and Fairness answers 429 in plain text).

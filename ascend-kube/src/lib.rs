@@ -1,26 +1,28 @@
 //! The Kubernetes API side of the Ascend NPU stack, through kube-rs: what the device plugin, the node labeller and
 //! the DRA driver read from and write to the API server.
 //!
-//! - [`node_labels`] and [`node_labeller`]: the NPU labels of a node (chip type, count, driver version, product,
+//! - [`NodeLabeller`] and [`node_labels`]: the NPU labels of a node (chip type, count, driver version, product,
 //!   and Huawei's `accelerator` / `node.kubernetes.io/npu.chip.name`), computed from the driver and kept current
 //!   with merge patches that touch only those keys; [`labeller_tool`] is the `ascend-node-labeller` tool's modes.
-//! - [`device_info`] and [`device_info_publisher`]: the device-info ConfigMap Volcano's Ascend plugin schedules
-//!   from (`kube-system/mindx-dl-deviceinfo-<node>`), in Huawei's exact JSON, written at Huawei's cadence.
+//! - [`device_info`]: the device-info ConfigMap Volcano's Ascend plugin schedules from
+//!   (`kube-system/mindx-dl-deviceinfo-<node>`), in Huawei's exact JSON, written at Huawei's cadence
+//!   ([`device_info::DeviceInfoPublisher`]).
 //! - [`pod_assignment`]: the pod side of Volcano's allocation contract (`predicate-time`, `huawei.com/AscendReal`).
-//! - [`node_events`]: Events on the Node object (NPU faults in `kubectl describe node`), rate-limited, aggregated
+//! - [`NodeEvents`]: Events on the Node object (NPU faults in `kubectl describe node`), rate-limited, aggregated
 //!   and never blocking the caller.
-//! - [`node_condition`]: the Node condition `AscendNPUUnhealthy`, patched into the Node's status beside the
-//!   kubelet's conditions.
-//! - [`resource_slices`] and [`resource_claims`]: a DRA driver's node-local pool of ResourceSlices (names, owner,
+//! - [`NodeConditionWriter`]: the Node condition `AscendNPUUnhealthy` ([`NpuCondition`]), patched into the Node's
+//!   status beside the kubelet's conditions.
+//! - [`PoolPublisher`] and [`get_claim`]: a DRA driver's node-local pool of ResourceSlices (names, owner,
 //!   generation, server-side apply, removal of stale slices) and the claims it prepares.
-//! - [`api_discovery`]: which versions of an API group the server serves (is `resource.k8s.io/v1` there?).
-//! - [`node_info`]: what a Node object reports of its node (the kubelet's version, the resources it advertises).
-//! - [`runtime_classes`]: the cluster's RuntimeClasses and their runtime handlers.
-//! - [`client`]: the connection ([`connect_as`]: a `User-Agent` naming the component and its version) and the one
-//!   request path ([`client::request`]): a deadline on every call and errors that name the verb, the object and what
-//!   to check ([`Error`]).
-//! - [`watched`]: what a daemon reads, kept current by a node-scoped watch (kube-runtime's watcher and reflector),
-//!   never by polling; [`backoff`]: the one retry policy of the daemons' writes (exponential, jitter,
+//! - [`served_versions`]: which versions of an API group the server serves (is `resource.k8s.io/v1` there?).
+//! - [`kubelet_version`] and [`node_resources`]: what a Node object reports of its node (the kubelet's version, the
+//!   resources it advertises).
+//! - [`runtime_class_handlers`]: the cluster's RuntimeClasses and their runtime handlers.
+//! - The connection ([`connect_as`]: a `User-Agent` naming the component and its version) and the one request path
+//!   ([`request`]): a deadline on every call and errors that name the verb, the object and what to check
+//!   ([`Error`]).
+//! - [`Watched`]: what a daemon reads, kept current by a node-scoped watch (kube-runtime's watcher and reflector),
+//!   never by polling; [`Backoff`]: the one retry policy of the daemons' writes (exponential, jitter,
 //!   `Retry-After`). docs/scale.md has each daemon's request budget.
 //!
 //! # Kubernetes versions
@@ -39,7 +41,7 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use ascend_kube::node_labeller::{LabellerConfig, NodeLabeller, Reconciled};
+//! use ascend_kube::{LabellerConfig, NodeLabeller, Reconciled};
 //!
 //! # async fn example(manager: Arc<dyn ascend_dcmi::DeviceManager>) -> ascend_kube::Result<()> {
 //! let labeller = NodeLabeller::new(manager, ascend_kube::connect().await?, LabellerConfig::new("worker-1"))?;
@@ -49,27 +51,65 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # The crate's top level
+//!
+//! | for | items |
+//! |---|---|
+//! | connecting and requesting | [`connect`], [`connect_as`], [`client_for`], [`configuration`], [`in_cluster`], [`user_agent`], [`request`], [`check_node_name`], [`DEFAULT_REQUEST_TIMEOUT`]; the field managers [`NODE_LABELLER_FIELD_MANAGER`], [`DEVICE_PLUGIN_FIELD_MANAGER`], [`DRA_DRIVER_FIELD_MANAGER`] |
+//! | watching and retrying | [`Watched`], [`Backoff`], [`BackoffPolicy`] |
+//! | the node labels | [`NodeLabeller`], [`LabellerConfig`], [`Reconciled`], [`ReconcileTrigger`], [`DEFAULT_RECONCILE_INTERVAL`], [`DEFAULT_DRIVER_DEADLINE`], [`NodeLabels`], [`LabelPatch`]; the keys and values in [`node_labels`]; the tool's modes in [`labeller_tool`] |
+//! | Events and the condition on the Node | [`NodeEvents`], [`NodeEvent`], [`NodeEventsConfig`], [`EventStats`]; [`NodeConditionWriter`], [`NpuCondition`], [`ConditionWrite`], [`NPU_CONDITION_TYPE`], [`ALL_HEALTHY_REASON`], [`UNHEALTHY_REASON`] |
+//! | what the cluster says | [`served_versions`], [`kubelet_version`], [`node_resources`], [`NodeResources`], [`runtime_class_handlers`] |
+//! | DRA | [`PoolPublisher`], [`SliceContent`], [`ASCEND_DRA_DRIVER_NAME`], [`UNHEALTHY_TAINT_KEY`], [`SLICE_NODE_LABEL`], [`get_claim`] |
+//! | Volcano | [`device_info`], [`pod_assignment`] |
+//! | errors | [`Error`], [`Result`] |
+//!
+//! The public modules are the ones that hold a contract with another program, read best with the module's name in
+//! front: [`device_info`] (Huawei's device-info ConfigMap: its names, keys, JSON and writer,
+//! `device_info::DeviceList`, `device_info::PublisherConfig`), [`pod_assignment`] (Volcano's annotations on a pod,
+//! `pod_assignment::served_for`, `pod_assignment::REAL_DEVICES_ANNOTATION`), [`node_labels`] (the label keys and
+//! values, `node_labels::CHIP_TYPE_LABEL`, `node_labels::MIXED`; [`NodeLabels`] and [`LabelPatch`] also at the root)
+//! and [`labeller_tool`] (one program's modes, `labeller_tool::run_daemon`). The rest of the crate's modules are
+//! private.
 #![forbid(unsafe_code)]
 
-pub mod api_discovery;
-pub mod backoff;
-pub mod client;
+mod api_discovery;
+mod backoff;
+mod client;
 pub mod device_info;
-pub mod device_info_publisher;
 mod error;
 pub mod labeller_tool;
-pub mod node_condition;
-pub mod node_events;
-pub mod node_info;
-pub mod node_labeller;
+mod node_condition;
+mod node_events;
+mod node_info;
+mod node_labeller;
 pub mod node_labels;
 pub mod pod_assignment;
-pub mod resource_claims;
-pub mod resource_slices;
-pub mod runtime_classes;
-pub mod watched;
+mod resource_claims;
+mod resource_slices;
+mod runtime_classes;
+mod watched;
 
-pub use client::{connect, connect_as};
+pub use api_discovery::served_versions;
+pub use backoff::{Backoff, BackoffPolicy};
+pub use client::{
+    check_node_name, client_for, configuration, connect, connect_as, in_cluster, request, user_agent,
+    DEFAULT_REQUEST_TIMEOUT, DEVICE_PLUGIN_FIELD_MANAGER, DRA_DRIVER_FIELD_MANAGER, NODE_LABELLER_FIELD_MANAGER,
+};
 pub use error::{Error, Result};
-pub use node_labeller::{LabellerConfig, NodeLabeller, Reconciled};
-pub use node_labels::NodeLabels;
+pub use node_condition::{
+    ConditionWrite, NodeConditionWriter, NpuCondition, ALL_HEALTHY_REASON, NPU_CONDITION_TYPE, UNHEALTHY_REASON,
+};
+pub use node_events::{EventStats, NodeEvent, NodeEvents, NodeEventsConfig};
+pub use node_info::{kubelet_version, resources as node_resources, NodeResources};
+pub use node_labeller::{
+    LabellerConfig, NodeLabeller, ReconcileTrigger, Reconciled, DEFAULT_DRIVER_DEADLINE, DEFAULT_RECONCILE_INTERVAL,
+};
+pub use node_labels::{LabelPatch, NodeLabels};
+pub use resource_claims::get_claim;
+pub use resource_slices::{
+    PoolPublisher, SliceContent, ASCEND_DRA_DRIVER_NAME, NODE_LABEL as SLICE_NODE_LABEL, UNHEALTHY_TAINT_KEY,
+};
+pub use runtime_classes::runtime_class_handlers;
+pub use watched::Watched;

@@ -6,16 +6,16 @@
 //! apply would also work, but it would take ownership of the managed keys from whoever set them by hand, and a later
 //! `kubectl label` would conflict; the merge patch keeps the behaviour operators had.)
 //!
-//! [`NodeLabeller::run`] keeps the Node with a watch (`metadata.name=<node>`, [`crate::watched`]) and reads the chips
+//! [`NodeLabeller::run`] keeps the Node with a watch (`metadata.name=<node>`, [`crate::Watched`]) and reads the chips
 //! every [`LabellerConfig::interval`] (default [`DEFAULT_RECONCILE_INTERVAL`]), whenever a [`ReconcileTrigger`]
 //! asks, and whenever the Node changes (someone edited a label): the API server sees a request only when a label
 //! differs, and the watch. While nothing changes, it costs the API server nothing but the watch. Failures (driver
-//! not ready, API server unreachable, missing RBAC) are logged and retried after [`crate::backoff::Backoff`]'s wait;
+//! not ready, API server unreachable, missing RBAC) are logged and retried after [`crate::Backoff`]'s wait;
 //! they never remove labels. [`NodeLabeller::reconcile`] is the one-shot form: it GETs the Node.
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use ascend_kube::node_labeller::{LabellerConfig, NodeLabeller};
+//! use ascend_kube::{LabellerConfig, NodeLabeller};
 //!
 //! # async fn example(manager: Arc<dyn ascend_dcmi::DeviceManager>) -> Result<(), ascend_kube::Error> {
 //! let labeller = NodeLabeller::new(manager, ascend_kube::connect().await?, LabellerConfig::new("worker-1"))?;

@@ -14,7 +14,7 @@
 //! `PodRealAlloc`), `pkg/device/ascendcommon.go` (`AddPodAnnotation`, `getRealUsedDevices`: running pods' chips from
 //! `huawei.com/AscendReal`).
 //!
-//! [`PodAssignments`] keeps the node's pods with a watch ([`crate::watched`]): one LIST when it starts and an event
+//! [`PodAssignments`] keeps the node's pods with a watch ([`crate::Watched`]): one LIST when it starts and an event
 //! per change of a pod on the node, which is what the device-info publisher reads instead of a LIST per round, and
 //! what wakes an Allocate waiting for its pod. Allocate itself decides on one consistent LIST
 //! ([`PodAssignments::list`]), a request per container start. [`pod_views`] is that LIST, also for tools that look

@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ascend_kube::backoff::BackoffPolicy;
-use ascend_kube::client::client_for;
+use ascend_kube::client_for;
 use ascend_kube::device_info::DeviceList;
-use ascend_kube::device_info_publisher::{DeviceInfoPublisher, PublisherConfig};
-use ascend_kube::node_labeller::{LabellerConfig, NodeLabeller};
+use ascend_kube::device_info::{DeviceInfoPublisher, PublisherConfig};
 use ascend_kube::pod_assignment::PodAssignments;
+use ascend_kube::BackoffPolicy;
+use ascend_kube::{LabellerConfig, NodeLabeller};
 use fake_apiserver::FakeApiServer;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, Patch, PatchParams};
@@ -153,7 +153,7 @@ async fn the_device_info_publisher_reads_separations_from_its_watch_and_writes_o
     tokio::time::sleep(Duration::from_millis(1600)).await;
     publisher.publish(&list).await.expect("heartbeat");
     assert_eq!(counts(&server)["patch configmaps"], 2, "one heartbeat after the refresh interval");
-    assert_eq!(ascend_kube::device_info_publisher::DEFAULT_REFRESH_INTERVAL, Duration::from_secs(540));
+    assert_eq!(ascend_kube::device_info::DEFAULT_REFRESH_INTERVAL, Duration::from_secs(540));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,7 +13,7 @@ use ascend_kube::device_info::{
     check_code, config_map_name, device_info_cfg, DeviceFault, DeviceList, FamilyDevices, KeySet, Placement,
     CONSUMER_LABEL, DEVICE_INFO_KEY, DEVICE_INFO_NAMESPACE, MANUALLY_SEPARATE_NPU_KEY,
 };
-use ascend_kube::device_info_publisher::{DeviceInfoPublisher, Published, PublisherConfig};
+use ascend_kube::device_info::{DeviceInfoPublisher, Published, PublisherConfig};
 use ascend_kube::pod_assignment::{PodAssignments, CONSUMED_PREDICATE_TIME, PREDICATE_TIME_ANNOTATION};
 use fake_apiserver::FakeApiServer;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};

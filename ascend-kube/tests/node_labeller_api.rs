@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ascend_dcmi::ChipIdentity;
-use ascend_kube::node_labeller::{LabellerConfig, NodeLabeller, Reconciled};
 use ascend_kube::Error;
+use ascend_kube::{LabellerConfig, NodeLabeller, Reconciled};
 use fake_apiserver::{FakeApiServer, FaultRule};
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, Patch, PatchParams};

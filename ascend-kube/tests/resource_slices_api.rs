@@ -1,7 +1,7 @@
 //! A DRA driver's pool and claims through real kube-rs clients against the fake API server.
 
-use ascend_kube::resource_claims::get_claim;
-use ascend_kube::resource_slices::{PoolPublisher, SliceContent};
+use ascend_kube::get_claim;
+use ascend_kube::{PoolPublisher, SliceContent};
 use fake_apiserver::{FakeApiServer, FaultRule};
 use k8s_openapi::api::resource::v1::{Device, ResourceSlice};
 use kube::Api;

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use ascend_kube::watched::Watched;
+use ascend_kube::Watched;
 use fake_apiserver::FakeApiServer;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, Patch, PatchParams};

@@ -1,6 +1,6 @@
 //! Our node daemons' requests as the real API server of the test bed saw them: its audit log
 //! (`scripts/cluster/config/audit-policy.yaml`) has every request's user agent, verb and resource, and each of our
-//! daemons sends `User-Agent: <daemon>/<version>` (`ascend_kube::client::connect_as`).
+//! daemons sends `User-Agent: <daemon>/<version>` (`ascend_kube::connect_as`).
 //!
 //! A request is counted once: a watch when it starts (audit stage `ResponseStarted`), anything else when it completes
 //! (`ResponseComplete`). Used by `perf-api-requests` (one node) and `perf-fleet` (a simulated fleet).
@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use k8s_openapi::jiff::Timestamp;
 use serde_json::json;
 
-/// The user agents of our daemons (`ascend_kube::client::connect_as`).
+/// The user agents of our daemons (`ascend_kube::connect_as`).
 pub const OUR_AGENTS: [&str; 4] = ["ascend-device-plugin", "ascend-node-labeller", "ascend-dra-driver", "npu-exporter"];
 
 /// The API server's audit log, read from a mark on.

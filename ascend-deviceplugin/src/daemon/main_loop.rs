@@ -7,8 +7,8 @@ use std::time::Duration;
 use crate::{plugin, DeviceAssigner, HealthMonitor};
 use anyhow::Context;
 use ascend_cli::health_endpoint::{EndpointError, HealthEndpoint};
-use ascend_kube::backoff::BackoffPolicy;
-use ascend_kube::node_condition::NodeConditionWriter;
+use ascend_kube::BackoffPolicy;
+use ascend_kube::NodeConditionWriter;
 use ascend_node::load_driver_until;
 use tokio::sync::watch;
 
@@ -54,7 +54,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         false => None,
     };
     if let (Some(node), Some(client)) = (events_node, &client) {
-        let events = ascend_kube::node_events::NodeEvents::start(client.clone(), &node, Default::default())?;
+        let events = ascend_kube::NodeEvents::start(client.clone(), &node, Default::default())?;
         tracing::info!(%node, "recording NPU faults as Events on the node");
         tokio::spawn(crate::node_events::report(monitor.subscribe(), events, stopped(stop.clone())));
         if args.node_condition {

@@ -18,9 +18,9 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ascend_kube::backoff::BackoffPolicy;
-use ascend_kube::device_info_publisher::{DeviceInfoPublisher, PublisherConfig};
+use ascend_kube::device_info::{DeviceInfoPublisher, PublisherConfig};
 use ascend_kube::pod_assignment::PodAssignments;
+use ascend_kube::BackoffPolicy;
 use tokio::sync::Notify;
 
 use crate::error::{Error, Result};

@@ -2,8 +2,8 @@
 //!
 //! Nothing here polls the API server: a round runs when the chips' health changes, when Allocate served a pod, when
 //! the watch of the node's pods or of the ConfigMap saw a change, when the heartbeat is due, and after a failure
-//! (with `ascend_kube::backoff`'s wait). A round reads the watches' copies and writes only a changed list or the
-//! heartbeat (see `ascend_kube::device_info_publisher`).
+//! (with `ascend_kube::Backoff`'s wait). A round reads the watches' copies and writes only a changed list or the
+//! heartbeat (see `ascend_kube::device_info::DeviceInfoPublisher`).
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::PhyId;
-use ascend_kube::backoff::{Backoff, BackoffPolicy};
-use ascend_kube::device_info_publisher::{DeviceInfoPublisher, Published};
+use ascend_kube::device_info::{DeviceInfoPublisher, Published};
 use ascend_kube::pod_assignment::{chips_in_use, PodAssignments};
+use ascend_kube::{Backoff, BackoffPolicy};
 use tokio::sync::{watch, Notify};
 
 use crate::volcano::device_list::device_list;

@@ -36,7 +36,7 @@ use ascend_cluster_tests::stack::{
 };
 use ascend_cluster_tests::{Cluster, Timer};
 use ascend_kube::node_labels::CHIP_COUNT_LABEL;
-use ascend_kube::resource_slices::UNHEALTHY_TAINT_KEY;
+use ascend_kube::UNHEALTHY_TAINT_KEY;
 use clap::Parser;
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
 use dcmi_sim::{write_overlay, Overlay, Topology};

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use ascend_kube::node_labeller::LabellerConfig;
+use ascend_kube::LabellerConfig;
 use ascend_node::{DriverArgs, DriverOptions};
 use clap::Parser;
 
@@ -69,7 +69,7 @@ impl Args {
 
 #[cfg(test)]
 mod tests {
-    use ascend_kube::node_labeller::DEFAULT_DRIVER_DEADLINE;
+    use ascend_kube::DEFAULT_DRIVER_DEADLINE;
 
     use super::*;
 

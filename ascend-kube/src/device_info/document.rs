@@ -1,31 +1,5 @@
-//! The device-info contract between an Ascend device plugin and Volcano's Ascend scheduling plugin (mind-cluster's
-//! `ascend-for-volcano`): the per-node ConfigMap `kube-system/mindx-dl-deviceinfo-<node>`, labelled
-//! `mx-consumer-cim: "true"`, whose `DeviceInfoCfg` key holds the node's chips by state.
-//!
-//! The scheduler picks chips itself from this map, so the JSON must be exactly what it decodes, and it is written
-//! here as Huawei's Go device plugin writes it (`json.Marshal` of its `NodeDeviceInfoCache`):
-//!
-//! ```json
-//! {"DeviceInfo":{"DeviceList":{"huawei.com/Ascend910":"Ascend910-0,Ascend910-1", ...},"UpdateTime":1764561600},
-//!  "SuperPodID":-1,"ServerIndex":-1,"CheckCode":"<sha256 hex>"}
-//! ```
-//!
-//! - Struct fields in Go's declaration order, map keys sorted bytewise, and strings escaped as Go's encoder does
-//!   (`<`, `>`, `&`, U+2028 and U+2029 as `\uXXXX`): [`go_json`].
-//! - `CheckCode` is the lower-case hex SHA-256 of the Go JSON of `DeviceInfo` alone ([`check_code`]). Current
-//!   Volcano plugins ignore it, older ones (`checkNodeDeviceInfo`) reject a map whose code does not match.
-//! - `DeviceList` per chip family ([`KeySet`]): the free healthy chips under the resource name itself, then the
-//!   `-Unhealthy`, `-NetworkUnhealthy`, `-Recovering` and `-Fault` keys; chip names sorted as strings and joined by
-//!   commas; `-Fault` is itself the JSON of a list of [`DeviceFault`].
-//! - `SuperPodID` and `ServerIndex` are `-1` outside a super-pod; `RackID` is written only when known.
-//!
-//! Sources (Ascend/mind-cluster, 2026-08): the writer in `component/ascend-device-plugin/pkg/common/proto.go`
-//! (`NodeDeviceInfoCache`, `NodeDeviceInfo`, `DeviceFault`, `FaultTimeAndLevel`), `pkg/kubeclient/client_server.go`
-//! (`WriteDeviceInfoDataIntoCM`: name, namespace, label, data keys), `pkg/common/common.go` (`MakeDataHash`),
-//! `pkg/device/ascend910.go` (`updateDeviceInfo`: the 910 keys) and `pkg/device/ascendcommon.go`
-//! (`getDeviceFaults`: the fault entries); the reader in `component/ascend-for-volcano/common/k8s/type.go`
-//! (`NodeDeviceInfoWithDevPlugin`) and `common/k8s/cmmgr.go` (`createOrUpdateDeviceInfo`), with the label and key
-//! names of `ascend-for-volcano/common/util` (`NormalCmConsumer`, `DevInfoCMKey`).
+//! The document: the ConfigMap's name, label and keys, the device list by chip family, the fault entries, Go's JSON
+//! and the check code.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;

@@ -1,4 +1,4 @@
-//! Writes a node's device-info ConfigMap ([`crate::device_info`]) at the pace Volcano expects, and reads back the
+//! Writes a node's device-info ConfigMap ([`super`]) at the pace Volcano expects, and reads back the
 //! chips an operator separated by hand.
 //!
 //! Cadence: a write at most every [`PublisherConfig::min_interval`] (1 s, Huawei's `MinCMReportInterval`,
@@ -20,7 +20,7 @@
 //! back: Volcano ignores a map whose `UpdateTime` is not greater than the last one it saw (`updateNPUNodeDeviceInfos`,
 //! volcano-sh/volcano `pkg/scheduler/plugins/deviceshare/devices/ascend/310p/vnpu/init_policy.go`).
 //!
-//! The operator's `ManuallySeparateNPU` is read from a watch of this one ConfigMap ([`crate::watched`]), not by a
+//! The operator's `ManuallySeparateNPU` is read from a watch of this one ConfigMap ([`crate::Watched`]), not by a
 //! GET per round.
 //!
 //! Only the keys this writer owns are sent, as a JSON merge patch: the label, `DeviceInfoCfg`, and
@@ -36,11 +36,11 @@ use serde_json::json;
 
 use tokio::sync::watch;
 
-use crate::client::{check_node_name, request, DEFAULT_REQUEST_TIMEOUT, DEVICE_PLUGIN_FIELD_MANAGER};
-use crate::device_info::{
+use super::document::{
     config_map_name, device_info_cfg, parse_manually_separated, DeviceList, Placement, CONSUMER_LABEL,
     CONSUMER_LABEL_VALUE, DEVICE_INFO_KEY, DEVICE_INFO_NAMESPACE, MANUALLY_SEPARATE_NPU_KEY,
 };
+use crate::client::{check_node_name, request, DEFAULT_REQUEST_TIMEOUT, DEVICE_PLUGIN_FIELD_MANAGER};
 use crate::error::Result;
 use crate::watched::Watched;
 
