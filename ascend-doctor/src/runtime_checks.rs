@@ -282,7 +282,7 @@ pub fn cdi(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
         Status::Ok,
     );
     let host = &options.host;
-    let kind = ascend_oci::inject::DEFAULT_CDI_KIND;
+    let kind = ascend_oci::DEFAULT_CDI_KIND;
     let mut specs = Vec::new();
     for dir in [ascend_oci::cdi::STATIC_SPEC_DIR, ascend_oci::cdi::DYNAMIC_SPEC_DIR] {
         for name in host.list(dir) {

@@ -8,12 +8,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ascend_oci::atomic_file::WriteOptions;
 use ascend_oci::cdi::{cdi_node, generate_spec, minimum_version, CdiDevice, CdiSpec, ContainerEdits, GenerateOptions};
-use ascend_oci::host::{chip_device_node, HostChips};
-use ascend_oci::inject::InjectionConfig;
-use ascend_oci::request::RuntimeOptions;
-use ascend_oci::secure_path::HostRoot;
+use ascend_oci::HostRoot;
+use ascend_oci::InjectionConfig;
+use ascend_oci::RuntimeOptions;
+use ascend_oci::WriteOptions;
+use ascend_oci::{chip_device_node, HostChips};
 
 use crate::error::{Error, Result};
 
@@ -127,7 +127,7 @@ impl ClaimSpecs {
         // power loss leaves short or empty in a persistent directory is removed at the next start, listed in the
         // checkpoint or not (`remove_unlisted`), before any pod can be given its device. Only the checkpoint, which
         // must parse after a power loss, is synced: one fsync per prepare instead of two.
-        ascend_oci::atomic_file::write_atomically_with(&path, &bytes, WriteOptions::transient(0o644))?;
+        ascend_oci::write_atomically_with(&path, &bytes, WriteOptions::transient(0o644))?;
         Ok((path, format!("{}={claim_uid}", self.kind)))
     }
 

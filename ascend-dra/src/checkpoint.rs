@@ -153,7 +153,7 @@ impl Checkpoint {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir).map_err(|source| Error::io("creating directory", dir, source))?;
         }
-        ascend_oci::atomic_file::write_atomically(&self.path, &bytes, 0o600)?;
+        ascend_oci::write_atomically(&self.path, &bytes, 0o600)?;
         Ok(())
     }
 }

@@ -11,8 +11,8 @@
 
 use std::path::{Path, PathBuf};
 
-use ascend_oci::inject::{MountDelivery, DEFAULT_CDI_KIND};
-use ascend_oci::runtime_shim::{prepare_bundle, PrepareOptions};
+use ascend_oci::{prepare_bundle, PrepareOptions};
+use ascend_oci::{MountDelivery, DEFAULT_CDI_KIND};
 
 type Failure = Box<dyn std::error::Error>;
 

@@ -168,7 +168,7 @@ pub fn minimum_version(spec: &CdiSpec) -> &'static str {
 /// Inputs of [`generate_spec`].
 #[derive(Debug, Clone)]
 pub struct GenerateOptions {
-    /// `vendor/class`, [`crate::inject::DEFAULT_CDI_KIND`] by default.
+    /// `vendor/class`, [`crate::DEFAULT_CDI_KIND`] by default.
     pub kind: String,
     /// Mount lists to apply to every device (`["base"]` by default).
     pub mount_lists: Vec<String>,

@@ -25,7 +25,7 @@ pub enum ChipSource {
         /// The `libdcmi.so` that answered.
         library: PathBuf,
     },
-    /// DCMI's earlier answer, remembered by [`crate::chip_cache::ChipCache`] and still valid.
+    /// DCMI's earlier answer, remembered by [`crate::ChipCache`] and still valid.
     DcmiCache {
         /// The `libdcmi.so` that answered.
         library: PathBuf,

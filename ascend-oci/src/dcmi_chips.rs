@@ -12,7 +12,7 @@ const REPORTED_BY: &str = "DCMI";
 
 impl HostChips {
     /// The chips DCMI reports. The chip type is DCMI's classification (`Ascend310P`, `Ascend910B`,
-    /// ...: the names [`crate::host::shared_device_nodes`] understands) and the product type is
+    /// ...: the names [`crate::shared_device_nodes`] understands) and the product type is
     /// `dcmi_get_product_type`, both read from the first chip that answers, as Huawei's runtime
     /// does; a chip family without a product type (the 910 family) leaves it `None`. Every chip's
     /// `/dev/davinci<phy>` node must exist under `root`.

@@ -10,7 +10,7 @@
 //! environment (including `LD_PRELOAD`, which the container image could have chosen) is ignored.
 //!
 //! The runtime has resolved the mounts already when it writes the hook into the spec, and hands them over as
-//! `--mount` arguments ([`crate::inject::MountDelivery::ByHookWithMounts`]): the hook then reads only `root.path` of
+//! `--mount` arguments ([`crate::MountDelivery::ByHookWithMounts`]): the hook then reads only `root.path` of
 //! the spec and checks each of those paths as it would check what a mount list names (no symlink unless the request
 //! allowed them, never out of the host root, root-owned and not writable by group or others down the whole tree),
 //! without reading the request, the mount lists or the driver's directories for wildcards again. A path that fails
@@ -40,7 +40,7 @@ use crate::start_error::StartError;
 pub const MAX_STATE_BYTES: u64 = 1024 * 1024;
 
 /// The hook argument naming one mount the runtime resolved (`--mount=<path in the container>`), written by
-/// [`crate::inject::MountDelivery::ByHookWithMounts`].
+/// [`crate::MountDelivery::ByHookWithMounts`].
 pub const MOUNT_ARGUMENT: &str = "--mount";
 
 /// The hook argument (no value) saying that the request allows symlinks in the mount sources.
@@ -65,11 +65,11 @@ pub struct HookConfig {
 }
 
 impl HookConfig {
-    /// The settings from the hook's arguments after `hook` (as [`crate::runtime_exec::hook_entry`] and
-    /// [`crate::inject::MountDelivery::ByHookWithMounts`] write them): `--host-root`, `--mount-list-dir`,
+    /// The settings from the hook's arguments after `hook` (as [`crate::hook_entry`] and
+    /// [`crate::MountDelivery::ByHookWithMounts`] write them): `--host-root`, `--mount-list-dir`,
     /// `--cdi-kind` and any number of `--mount`, each as `--flag value` or `--flag=value`, each missing one at its
     /// default; and `--allow-link` without a value. Read by hand because runc starts the hook on every container
-    /// start (see [`crate::runtime_exec`]).
+    /// start (see [`crate::hook_program_main`]).
     ///
     /// # Errors
     /// [`Error::RuntimeArgs`] for any other argument, a flag without its value, a value that is not UTF-8 and

@@ -134,7 +134,7 @@ pub enum MountDelivery {
     ByHook(Hook),
     /// By this hook, with the plan's mounts, already resolved and checked, appended to its arguments: `--mount=<path
     /// in the container>` each, and `--allow-link` when the request allows symlinks. A hook that reads them
-    /// ([`crate::hook::HookConfig::from_args`]) checks and mounts exactly those paths, without reading the request
+    /// ([`crate::HookConfig::from_args`]) checks and mounts exactly those paths, without reading the request
     /// or the mount lists again; a plan without mounts adds no hook, having nothing for it to do.
     ByHookWithMounts(Hook),
     /// Not at all (the caller delivers them).

@@ -3,7 +3,7 @@
 //!
 //! Engines start the runtime without letting us choose its flags, so its settings come from the environment
 //! ([`RuntimeSettings::from_environment`]) and every argument belongs to runc; the hook gets its settings from the
-//! arguments its entry in `config.json` carries ([`crate::hook::HookConfig::from_args`]). Both are read by hand, not
+//! arguments its entry in `config.json` carries ([`crate::HookConfig::from_args`]). Both are read by hand, not
 //! by an argument parser, because they run on every container start; `ascend-ctk runtime exec` keeps clap for
 //! people. Measured with hyperfine on a busy 2-core VM (300 runs, the runtime exec'ing `/bin/true`, no bundle):
 //! 1.9 ms through the `ascend-runtime` link without a parser, 2.0 ms through `ascend-ctk runtime exec` and clap,

@@ -1,5 +1,5 @@
 //! Why the runtime role or the hook stopped on a container start ([`StartError`], public as
-//! `runtime_exec::StartError`): what it was doing, and the error that stopped it.
+//! `crate::StartError`): what it was doing, and the error that stopped it.
 
 use std::path::PathBuf;
 

@@ -5,9 +5,9 @@ mod common;
 use std::path::PathBuf;
 
 use ascend_oci::cdi::{generate_spec, list_device_names, read_spec, write_spec, GenerateOptions};
-use ascend_oci::host::HostChips;
-use ascend_oci::inject::InjectionConfig;
-use ascend_oci::secure_path::HostRoot;
+use ascend_oci::HostChips;
+use ascend_oci::HostRoot;
+use ascend_oci::InjectionConfig;
 use common::fake_host;
 use common::golden::assert_golden;
 

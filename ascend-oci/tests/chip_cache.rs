@@ -13,10 +13,10 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use ascend_oci::chip_cache::{CachedDiscovery, ChipCache};
-use ascend_oci::chip_discovery::ChipSource;
-use ascend_oci::secure_path::HostRoot;
+use ascend_oci::ChipSource;
 use ascend_oci::Error;
+use ascend_oci::HostRoot;
+use ascend_oci::{CachedDiscovery, ChipCache};
 use dcmi_sim::fake_host::{make_character_device, DeviceNodeKind, FakeHost, FakeHostOptions, DAVINCI_MAJOR};
 
 fn discover(cache: &ChipCache, root: &HostRoot) -> CachedDiscovery {

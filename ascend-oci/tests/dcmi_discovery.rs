@@ -11,10 +11,10 @@
 use std::path::Path;
 
 use ascend_dcmi::Dcmi;
-use ascend_oci::chip_discovery::{discover_chips, ChipSource};
-use ascend_oci::host::{shared_device_nodes, HostChips};
-use ascend_oci::secure_path::HostRoot;
 use ascend_oci::Error;
+use ascend_oci::HostRoot;
+use ascend_oci::{discover_chips, ChipSource};
+use ascend_oci::{shared_device_nodes, HostChips};
 use dcmi_sim::fake_host::{DeviceNodeKind, FakeHost, FakeHostOptions};
 use dcmi_sim::Topology;
 

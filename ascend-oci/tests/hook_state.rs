@@ -3,8 +3,8 @@
 
 mod common;
 
-use ascend_oci::hook::{read_state, run_hook, HookConfig, MAX_STATE_BYTES};
 use ascend_oci::Error;
+use ascend_oci::{read_state, run_hook, HookConfig, MAX_STATE_BYTES};
 use common::golden::read_fixture;
 use oci_spec::runtime::ContainerState;
 

@@ -6,9 +6,9 @@ mod common;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use ascend_oci::mount_list::{resolve_given_sources, resolve_mounts, MountList};
-use ascend_oci::secure_path::HostRoot;
 use ascend_oci::Error;
+use ascend_oci::HostRoot;
+use ascend_oci::{resolve_given_sources, resolve_mounts, MountList};
 use common::fake_host;
 use common::golden::read_fixture;
 use dcmi_sim::fake_host::FakeHost;
@@ -140,7 +140,7 @@ fn list_names_cannot_leave_the_list_directory() {
     let dir = Path::new("/etc/ascend-docker-runtime.d");
     let list = MountList::load(&root, dir, "extra").expect("load extra");
     assert_eq!(list.entries.len(), 1);
-    assert!(ascend_oci::request::parse_mount_list_names("../../etc/passwd").is_err());
+    assert!(ascend_oci::parse_mount_list_names("../../etc/passwd").is_err());
     let missing = MountList::load(&root, dir, "nope").expect_err("missing list");
     assert!(missing.to_string().contains("nope.list"), "{missing}");
 }

@@ -1,7 +1,7 @@
 //! Property tests of the request parser: it never panics, and the formatted value parses back
 //! to the same selection.
 
-use ascend_oci::request::{DeviceRequest, DeviceSelection, RuntimeOptions, MAX_PHY_ID};
+use ascend_oci::{DeviceRequest, DeviceSelection, RuntimeOptions, MAX_PHY_ID};
 use proptest::prelude::*;
 
 fn token() -> impl Strategy<Value = String> {

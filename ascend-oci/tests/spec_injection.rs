@@ -5,13 +5,13 @@ mod common;
 
 use std::path::Path;
 
-use ascend_oci::bundle_config::{load_spec, save_spec};
-use ascend_oci::host::HostChips;
-use ascend_oci::inject::{apply_plan, request_from_spec, InjectionConfig, InjectionPlan, MountDelivery};
-use ascend_oci::request::DeviceRequest;
-use ascend_oci::runtime_shim::{prepare_bundle, PrepareOptions};
-use ascend_oci::secure_path::HostRoot;
+use ascend_oci::DeviceRequest;
 use ascend_oci::Error;
+use ascend_oci::HostChips;
+use ascend_oci::HostRoot;
+use ascend_oci::{apply_plan, request_from_spec, InjectionConfig, InjectionPlan, MountDelivery};
+use ascend_oci::{load_spec, save_spec};
+use ascend_oci::{prepare_bundle, PrepareOptions};
 use common::fake_host;
 use common::golden::{assert_golden, fixture_path, read_fixture};
 use dcmi_sim::fake_host::{make_character_device, FakeHost, DAVINCI_MAJOR};

@@ -1,6 +1,7 @@
-//! The two roles on the path of every container start read their settings without clap (`ascend_oci::runtime_exec`):
-//! the `ascend-runtime` link refuses a setting it cannot use before anything runs, naming the variable, and a hook
-//! command line that is not the one its spec entry carries still gets clap's answer; and the binary is linked
+//! The two roles on the path of every container start read their settings without clap
+//! (`ascend_oci::runtime_main`, `hook_program_main`): the `ascend-runtime` link refuses a setting it cannot use
+//! before anything runs, naming the variable, and a hook command line that is not the one its spec entry carries
+//! still gets clap's answer; and the binary is linked
 //! position-dependent, so that the dynamic loader has no relocations of its own to apply on every start
 //! (`examples/build.rs`).
 

@@ -416,7 +416,7 @@ impl FromStr for Metric {
 /// per bit, a second name for each metric that would have to follow the enum by hand, and its iteration yields flag
 /// values rather than `Metric`s. The representation is the one bitflags generates (one `u64`, the same bit
 /// operations), so there is no speed to gain either. bitflags is used where the members are named flags and nothing
-/// else: `ascend_oci::request::RuntimeOptions`, the fault-event filter flags of `dcmi-sim`.
+/// else: `ascend_oci::RuntimeOptions`, the fault-event filter flags of `dcmi-sim`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MetricSet(u64);
 

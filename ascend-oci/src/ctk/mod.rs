@@ -69,7 +69,8 @@ enum Command {
 ///
 /// The two roles on the path of every container start skip clap: the `ascend-runtime` link (settings from the
 /// environment, every argument runc's) and `hook` with the flags its spec entry carries go straight to
-/// [`crate::runtime_exec`]; a hook command line that needs more (`--help`, an unknown flag) gets clap's answer.
+/// [`crate::runtime_main`] and [`crate::hook_main`]; a hook command line that needs more (`--help`, an unknown
+/// flag) gets clap's answer.
 pub fn main() -> ExitCode {
     let mut args = std::env::args_os();
     let program = args.next().unwrap_or_default();

@@ -4,12 +4,12 @@
 use std::path::{Component, Path, PathBuf};
 
 use ascend_oci::cdi::{minimum_version, parse_kind, spec_file_name, CdiSpec};
-use ascend_oci::hook::read_state;
-use ascend_oci::host::DeviceNode;
-use ascend_oci::inject::{apply_plan_to_json, request_from_spec, InjectionPlan, MountDelivery, DEFAULT_CDI_KIND};
-use ascend_oci::mount_list::{wildcard_match, MountEntry, MountList, MAX_LIST_ENTRIES};
-use ascend_oci::request::{DeviceRequest, DeviceSelection};
-use ascend_oci::runtime_shim::RuncInvocation;
+use ascend_oci::read_state;
+use ascend_oci::DeviceNode;
+use ascend_oci::RuncInvocation;
+use ascend_oci::{apply_plan_to_json, request_from_spec, InjectionPlan, MountDelivery, DEFAULT_CDI_KIND};
+use ascend_oci::{wildcard_match, MountEntry, MountList, MAX_LIST_ENTRIES};
+use ascend_oci::{DeviceRequest, DeviceSelection};
 use oci_spec::runtime::{Hook, Spec};
 use serde_json::Value;
 
