@@ -11,8 +11,8 @@ use super::cluster_api::ClusterApi;
 use super::compatibility::{CompatibilityTable, HOST_TABLE_PATH};
 use super::error::{Error, Result};
 use super::host::HostRoot;
-use super::kubernetes_checks::default_pod_resources_socket;
 use super::pod_container::PodRef;
+use super::pod_resources::default_pod_resources_socket;
 use ascend_smi::InstalledSoftware;
 
 /// Loads `libdcmi.so` and calls `dcmi_init`: the only way the doctor talks to the driver, so tests can replace it.

@@ -2,7 +2,7 @@
 //! registered, does the node advertise the resource, and does the kubelet hold NPUs for pods that are gone?
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use ascend_dcmi::ChipType;
@@ -18,9 +18,6 @@ use super::pod_resources::{checkpoint_allocations, checkpoint_registered, list_p
 
 /// The kubelet's device-plugin checkpoint, in the plugin directory.
 pub const CHECKPOINT_FILE: &str = "kubelet_internal_checkpoint";
-
-/// The kubelet's PodResources socket (a host path).
-pub const POD_RESOURCES_SOCKET: &str = "/var/lib/kubelet/pod-resources/kubelet.sock";
 
 const PLUGIN_FIX: &str = "check the device plugin DaemonSet: its pod must run on this node (privileged, with hostPath \
      mounts of /var/lib/kubelet/device-plugins, /dev, /sys and /usr/local/Ascend/driver, and a Pod Security level \
@@ -313,9 +310,4 @@ pub fn stale_allocations(options: &DoctorOptions, _facts: &mut Facts) -> CheckRe
              keep their devices)",
         )
         .with_status(Status::Fail)
-}
-
-/// The default PodResources socket as a path.
-pub fn default_pod_resources_socket() -> PathBuf {
-    Path::new(POD_RESOURCES_SOCKET).to_path_buf()
 }

@@ -84,11 +84,11 @@ pub use dra_api::DRA_DRIVER_SOCKET;
 pub use error::{Error, Result};
 pub use host::{EntryKind, HostRoot, MAX_FILE_BYTES};
 pub use installed_version::FoundVersion;
-pub use kubernetes_checks::default_pod_resources_socket;
 #[cfg(feature = "kube")]
 #[cfg_attr(docsrs, doc(cfg(feature = "kube")))]
 pub use node_api::KubeClusterApi;
 pub use pod_container::{
     container_root, pod_container_root, ContainerId, ContainerRoot, ContainerRuntime, PodContainerRoot, PodRef,
 };
+pub use pod_resources::default_pod_resources_socket;
 pub use report::{render_json, render_text, run, CheckFn, DoctorReport, Summary, CHECKS, SCHEMA_VERSION};

@@ -7,6 +7,14 @@ use ascend_node::PodResourcesClient;
 
 use super::error::{Error, Result};
 
+/// The kubelet's PodResources socket (a host path): the node layer's default.
+pub const POD_RESOURCES_SOCKET: &str = ascend_node::pod_resources::DEFAULT_SOCKET;
+
+/// The default PodResources socket as a path.
+pub fn default_pod_resources_socket() -> std::path::PathBuf {
+    Path::new(POD_RESOURCES_SOCKET).to_path_buf()
+}
+
 /// One allocation of NPU devices to a pod's container.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Allocation {

@@ -30,6 +30,7 @@ use rustix::mount::{MountFlags, MoveMountFlags, OpenTreeFlags};
 use crate::bounded_read::read_limited;
 use crate::bundle_config::{load_root_path, load_spec};
 use crate::error::{Error, Result};
+use crate::hook_arguments::{ALLOW_LINK_ARGUMENT, MOUNT_ARGUMENT};
 use crate::inject::{request_from_spec, DEFAULT_CDI_KIND};
 use crate::mount_list::{resolve_given_sources, resolve_sources, MountList, DEFAULT_MOUNT_LIST_DIR};
 use crate::request::RuntimeOptions;
@@ -38,13 +39,6 @@ use crate::start_error::StartError;
 
 /// The largest container state accepted on stdin.
 pub const MAX_STATE_BYTES: u64 = 1024 * 1024;
-
-/// The hook argument naming one mount the runtime resolved (`--mount=<path in the container>`), written by
-/// [`crate::MountDelivery::ByHookWithMounts`].
-pub const MOUNT_ARGUMENT: &str = "--mount";
-
-/// The hook argument (no value) saying that the request allows symlinks in the mount sources.
-pub const ALLOW_LINK_ARGUMENT: &str = "--allow-link";
 
 /// Settings of the hook, all from its command line.
 #[derive(Debug, Clone, PartialEq, Eq)]

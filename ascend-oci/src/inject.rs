@@ -7,7 +7,7 @@ use oci_spec::runtime::{Hook, LinuxDevice, LinuxDeviceCgroup, LinuxDeviceType, M
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::hook::{ALLOW_LINK_ARGUMENT, MOUNT_ARGUMENT};
+use crate::hook_arguments::{ALLOW_LINK_ARGUMENT, MOUNT_ARGUMENT};
 use crate::host::{chip_device_node, shared_device_nodes, DeviceNode, HostChips};
 use crate::mount_list::{resolve_mounts, MountEntry, MountList, DEFAULT_MOUNT_LIST_DIR};
 use crate::request::{DeviceRequest, RuntimeOptions};

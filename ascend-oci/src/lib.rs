@@ -74,6 +74,7 @@ pub mod ctk;
 mod dcmi_chips;
 mod error;
 mod hook;
+mod hook_arguments;
 mod host;
 mod inject;
 mod mount_list;
@@ -90,9 +91,8 @@ pub use bundle_config::{load_bundle_config, load_root_path, load_spec, save_json
 pub use chip_cache::{CachedDiscovery, ChipCache, DEFAULT_CHIP_CACHE};
 pub use chip_discovery::{discover_chips, ChipSource, DiscoveredChips};
 pub use error::{Error, Result};
-pub use hook::{
-    read_state, run_from_stdin, run_hook, HookConfig, HookOutcome, ALLOW_LINK_ARGUMENT, MAX_STATE_BYTES, MOUNT_ARGUMENT,
-};
+pub use hook::{read_state, run_from_stdin, run_hook, HookConfig, HookOutcome, MAX_STATE_BYTES};
+pub use hook_arguments::{ALLOW_LINK_ARGUMENT, MOUNT_ARGUMENT};
 pub use host::{
     chip_device_node, chip_device_path, shared_device_nodes, DeviceNode, HostChip, HostChips,
     PRODUCTS_WITHOUT_SVM_AND_HDC, UNIFIED_BUS_NODE_DIRECTORIES,

@@ -37,7 +37,6 @@ pub use crate::fake_software::{
     DRIVER_INTERFACES, TOOLKIT_HOME,
 };
 use crate::topology::Topology;
-pub use crate::vnpu_device_node::{host_root as loaded_host_root, node_path as vnpu_node_path};
 
 /// Major number of the fake `/dev/davinci<N>` nodes (in Linux's range for local use).
 pub const DAVINCI_MAJOR: u32 = 240;
@@ -421,6 +420,24 @@ pub fn make_character_device(path: &Path, major: u32, minor: u32) -> bool {
         rustix::fs::makedev(major, minor),
     )
     .is_ok()
+}
+
+/// Where the node of vNPU `vdev_id` lies on the host below `root`: the driver makes `/dev/vdavinci<id>` when DCMI
+/// creates a vNPU (the simulator does the same, `vnpu_device_node.rs`).
+pub fn vnpu_node_path(root: &Path, vdev_id: u32) -> PathBuf {
+    root.join(format!("dev/vdavinci{vdev_id}"))
+}
+
+/// The fake host's root when the loaded simulator is that host's `libdcmi.so` (at [`LIBRARY_PATH`] below it), else
+/// `None` (loaded from a build directory).
+pub fn loaded_host_root() -> Option<PathBuf> {
+    let directory = crate::library_home::library_directory()?;
+    let below = Path::new(LIBRARY_PATH).parent()?;
+    let mut root = directory.as_path();
+    for _ in below.components() {
+        root = root.parent()?;
+    }
+    (root.join(below) == directory).then(|| root.to_path_buf())
 }
 
 #[cfg(test)]

@@ -5,25 +5,9 @@
 //! `/dev`, a character device where the kernel allows it and an empty file otherwise. Loaded from anywhere else (a
 //! build directory), it makes no node.
 
-use std::path::{Path, PathBuf};
-
-use crate::fake_host::{make_character_device, DAVINCI_MAJOR, LIBRARY_PATH};
-
-/// The node of vNPU `vdev_id` below `root`.
-pub fn node_path(root: &Path, vdev_id: u32) -> PathBuf {
-    root.join(format!("dev/vdavinci{vdev_id}"))
-}
-
-/// The fake host's root when the loaded library is its `libdcmi.so`.
-pub fn host_root() -> Option<PathBuf> {
-    let directory = crate::library_home::library_directory()?;
-    let below = Path::new(LIBRARY_PATH).parent()?;
-    let mut root = directory.as_path();
-    for _ in below.components() {
-        root = root.parent()?;
-    }
-    (root.join(below) == directory).then(|| root.to_path_buf())
-}
+use crate::fake_host::{
+    loaded_host_root as host_root, make_character_device, vnpu_node_path as node_path, DAVINCI_MAJOR,
+};
 
 /// Makes the node of a created vNPU; a failure leaves the vNPU made (the DCMI call succeeded) without its node,
 /// as a driver that could not create the node would.
