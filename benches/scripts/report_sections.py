@@ -604,7 +604,9 @@ class ExporterLoad(Section):
             f"runs each, medians) on a {load['chips']}-chip node: the exporter plain and with gzip (the default "
             "`--metrics.cache-max-age=1s`: the body is rendered and compressed once per sampler round), nginx "
             "(2 workers, sendfile) serving the exporter's gzip body with `gzip_static`, and the exporter with "
-            "`--metrics.cache-max-age=0s` (render, and compress, on every scrape). CPU per scrape is the exporter's "
+            "`--metrics.cache-max-age=0s` (render, and compress, on every scrape). The exporter sends a cached body "
+            "with `sendfile(2)` too, from a sealed in-memory copy (`ascend-exporter/src/body_files.rs`), so both "
+            "servers hand the kernel the same pages. CPU per scrape is the exporter's "
             "user + system time over a run divided by the requests it served. The exporter's gzip runs and nginx's "
             "alternate, and the ratio in the summary is the median of the rounds' ratios: the shared machine's "
             "speed drifts between minutes, so compare ratios, not absolute rates across runs.",
