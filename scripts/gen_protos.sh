@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the committed gRPC code of every crate that has a proto/generate.txt (today ascend-deviceplugin and
-# dra-kubelet-plugin) with the pure-Rust generator in scripts/protogen (no protoc).
+# Regenerates the committed gRPC code of every crate that has a proto/generate.txt (today ascend-deviceplugin,
+# ascend-node and dra-kubelet-plugin) with the pure-Rust generator in scripts/protogen (no protoc).
 #   scripts/gen_protos.sh [--check] [crate ...]   (default: every such crate)
 # Without --check it rewrites <crate>/src/generated/; with --check it fails (exit 1) naming each committed file that
 # differs from what the protos generate (CI runs it). Each line of generate.txt is
