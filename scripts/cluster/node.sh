@@ -32,10 +32,50 @@ route_kubernetes_service() {
     iptables -t nat -C PREROUTING -j "$SERVICE_CHAIN" 2>/dev/null || iptables -t nat -I PREROUTING -j "$SERVICE_CHAIN"
 }
 
+# The pods' subnet: the first of these that no route of the host overlaps, chosen once per cluster and kept in its
+# state for the restarts. Not 10.88.0.0/16, the default of podman's and containerd's own configurations: a podman
+# container started on podman's default network leaves a cni-podman0 bridge routing that subnet, and when its route
+# comes first the host answers our pods through that bridge: every pod's connection to the API server times out.
+POD_SUBNETS=(10.244.0.0/16 10.245.0.0/16 10.246.0.0/16 172.30.0.0/16)
+POD_SUBNET_FILE=$CLUSTER_STATE/pod-subnet
+
+# Routes of the host that overlap SUBNET (inside it, or covering it short of the default route), our bridge's aside.
+overlapping_routes() {
+    { ip -4 -o route show root "$1"; ip -4 -o route show match "$1"; } | grep -v -e '^default ' -e ' dev ascend-cni0 ' |
+        sort -u
+}
+
+pod_subnet() {
+    if [[ -s $POD_SUBNET_FILE ]]; then
+        cat "$POD_SUBNET_FILE"
+        return
+    fi
+    local subnet
+    for subnet in "${POD_SUBNETS[@]}"; do
+        if [[ -z $(overlapping_routes "$subnet") ]]; then
+            mkdir -p "$CLUSTER_STATE"
+            echo "$subnet" >"$POD_SUBNET_FILE"
+            echo "$subnet"
+            return
+        fi
+    done
+    for subnet in "${POD_SUBNETS[@]}"; do
+        echo "cluster: $subnet is routed already: $(overlapping_routes "$subnet" | tr '\n' ';')" >&2
+    done
+    die "no free subnet for the pods among ${POD_SUBNETS[*]}"
+}
+
+install_cni_config() {
+    local subnet
+    subnet=$(pod_subnet)
+    mkdir -p /etc/cni/net.d
+    sed "s|@POD_SUBNET@|$subnet|g" "$CLUSTER_SCRIPTS/config/cni.conflist" >/etc/cni/net.d/10-ascend-test.conflist
+}
+
 start_containerd() {
     route_kubernetes_service
-    mkdir -p /etc/cni/net.d /etc/cdi /var/run/cdi
-    cp "$CLUSTER_SCRIPTS/config/cni.conflist" /etc/cni/net.d/10-ascend-test.conflist
+    mkdir -p /etc/cdi /var/run/cdi
+    install_cni_config
     # The kind and local-up-cluster default of 128 inotify instances is too few for a kubelet, containerd and pods.
     sysctl -qw fs.inotify.max_user_instances=8192 fs.inotify.max_user_watches=524288
     # containerd finds containerd-shim-runc-v2 on its PATH, and the "ascend" runtime (ascend-runtime) finds runc
