@@ -81,7 +81,10 @@ trap 'bash scripts/cluster/down.sh' EXIT
 bash scripts/cluster/up.sh
 step "cluster tier: tests"
 forget_hashless_outputs
-cargo test -p ascend-cluster-tests --no-fail-fast -- --test-threads=1 --nocapture
+# No backtraces: a failing cluster test's panic names the state it waited for, and its report of the cluster (pods,
+# our daemons' logs, warning events) is what says why; thirty frames of tokio per failure would push both out of a
+# CI log's tail.
+RUST_BACKTRACE=0 cargo test -p ascend-cluster-tests --no-fail-fast -- --test-threads=1 --nocapture
 step "cluster tier: tear down"
 bash scripts/cluster/down.sh
 trap - EXIT

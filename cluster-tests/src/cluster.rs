@@ -39,7 +39,8 @@ pub struct PodCommand {
 
 impl Cluster {
     /// Connects as the cluster's admin; panics, naming the kubeconfig and how to start the cluster, when there is
-    /// none or the API server does not answer.
+    /// none or the API server does not answer. From then on a failing test prints the cluster's state after its
+    /// panic message (our pods, their recent logs, warning events).
     pub async fn connect() -> Cluster {
         let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/cluster");
         let kubeconfig_path = Self::admin_kubeconfig();
@@ -51,6 +52,7 @@ impl Cluster {
             .unwrap_or_else(|error| panic!("{}: {error}", kubeconfig_path.display()));
         let client = kube::Client::try_from(config).expect("kube client");
         let cluster = Cluster { client, scripts };
+        crate::failure_report::install(cluster.kubectl_path());
         let version = cluster.client.apiserver_version().await.unwrap_or_else(|error| {
             panic!("the test cluster's API server does not answer ({error}); start it: scripts/cluster/up.sh")
         });

@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 mod cluster;
+mod failure_report;
 mod port_forward;
 pub mod stack;
 mod wait;
