@@ -945,8 +945,8 @@ class DraDriver(Section):
             return [f"Pod start on the real cluster: not measured: {self._independent[0][2]}"]
         figures = self.results.json("pod_start.json")
         lines = [
-            "Pod start on the real cluster (issue 28), helper `benches/src/bin/perf-pod-start.rs`, run when the "
-            "test bed of `scripts/cluster/up.sh` is up (Kubernetes "
+            "Pod start on the real cluster (issue 28), helper `benches/src/bin/perf-pod-start.rs`, on the test bed "
+            "of `scripts/cluster/up.sh`, which `benches/run.sh` brings up after the quiet sections (Kubernetes "
             f"{figures['kubernetes']}: API server, scheduler, controller manager, kubelet and containerd on this "
             "machine, the host simulated by dcmi-sim): our stack deployed from `deploy/` as the cluster tests do, "
             f"then {figures['pods']} busybox pods of one chip each, one after another (each deleted, and gone, "
@@ -1112,8 +1112,8 @@ class ApiRequests(Section):
     def details(self):
         figures = self.figures()
         lines = [
-            "Method: helper `benches/src/bin/perf-api-requests.rs`, run when the test bed of `scripts/cluster/up.sh` "
-            f"is up (Kubernetes {figures['kubernetes']}), counts our daemons' requests in the real kube-apiserver's "
+            "Method: helper `benches/src/bin/perf-api-requests.rs`, on the test bed of `scripts/cluster/up.sh` "
+            f"(Kubernetes {figures['kubernetes']}), counts our daemons' requests in the real kube-apiserver's "
             "audit log (every request's user agent, verb and resource; each daemon sends `User-Agent: "
             "<daemon>/<version>`), a watch once when it starts, any other request once when it completes. The stack "
             "is deployed from `deploy/` on the one node: the Volcano overlay (the device plugin in Volcano mode with "
@@ -1179,7 +1179,7 @@ class SimulatedFleet(Section):
         nodes = figures["nodes"]
         startup = figures["startup"]
         lines = [
-            "Method: helper `benches/src/bin/perf-fleet.rs`, run when the test bed of `scripts/cluster/up.sh` is up "
+            "Method: helper `benches/src/bin/perf-fleet.rs`, on the test bed of `scripts/cluster/up.sh` "
             f"(Kubernetes {figures['kubernetes']}): {nodes} simulated nodes, each a Node object (tainted, so nothing "
             f"is scheduled on it) and on this machine a dcmi-sim {figures['node']['host']} host of "
             f"{figures['node']['chips']} chips with the release daemons of a fleet node: "
