@@ -183,6 +183,8 @@ fi
 # Where the build's time went, per crate (the report names the slowest).
 cp "$TARGET_DIR/cargo-timings/cargo-timing.html" "$RESULTS/build-timings.html" 2>/dev/null || true
 BUILD_SECONDS=$(($(date +%s) - STARTED))
+# The machine's CPU times around the measurements: the report gives the share the hypervisor stole meanwhile.
+head -n 1 /proc/stat >"$RESULTS/cpu_times.start"
 printf '%s\n' "$BUILD_SECONDS" >"$RESULTS/build.seconds"
 
 built() {
@@ -374,6 +376,7 @@ if [ "$TEST_BED_OURS" -eq 1 ]; then
 fi
 
 # ---- the report -----------------------------------------------------------------------------------------------
+head -n 1 /proc/stat >"$RESULTS/cpu_times.end"
 ELAPSED=$(($(date +%s) - STARTED))
 log "measurements done after $ELAPSED s; writing $REPORT"
 python3 "$SCRIPTS/write_report.py" --results "$RESULTS" --out "$REPORT" --elapsed-seconds "$ELAPSED" \

@@ -768,13 +768,19 @@ class ContainerStart(Section):
         for mode in ("runtime", "hook"):
             rows.append((f"{mode} mode / plain runc, median start",
                          f"{ratios[mode]:.3f}x (+{(ratios[mode] - 1) * 100:.1f} %)", "(no target)", "info"))
-        # Our own time is the CPU time our process uses: on this shared 2-core machine the wall time of a 3 ms phase
-        # also holds whatever the neighbours ran meanwhile (both are shown).
+        # Our own time (issue 33) is the CPU time of the runtime's phase less that of its floor, `env` exec'ing the
+        # same program: the exec every program in front of runc pays is the machine's, not ours. CPU time, because on
+        # this shared 2-core machine the wall time of a few-ms phase also holds whatever the neighbours ran meanwhile
+        # (the wall time is shown too).
         cold_cpu = figures["cpu_ms"]["ctk_shim_phase_no_cache"]
+        env_cpu = figures["cpu_ms"]["env_phase"]
         cold_wall = figures["ctk_shim_phase_no_cache_ms"]
-        rows.append(("the runtime's own phase on the cold path (chip cache off, DCMI asked), CPU time",
-                     f"{cold_cpu:.2f} ms (wall, median: {cold_wall:.2f} ms)", f"< {self.COLD_PATH_LIMIT_MS:.0f} ms",
-                     verdict(cold_cpu < self.COLD_PATH_LIMIT_MS)))
+        own = cold_cpu - env_cpu
+        rows.append(("the runtime's own time on the cold path (chip cache off, DCMI asked): its phase's CPU time "
+                     "less its `env` floor's",
+                     f"{own:.2f} ms (phase {cold_cpu:.2f} ms, `env` {env_cpu:.2f} ms; phase wall time, median: "
+                     f"{cold_wall:.2f} ms)", f"< {self.COLD_PATH_LIMIT_MS:.0f} ms",
+                     verdict(own < self.COLD_PATH_LIMIT_MS)))
         cdi = figures["podman_cdi"]
         label = "podman with a chip from our CDI spec / plain podman, median start"
         target = f"≤ +{(self.CDI_LIMIT - 1) * 100:.0f} %"

@@ -115,6 +115,29 @@ def build_line(results):
             "`build-timings.html` in the results directory has the whole timeline.")
 
 
+def stolen_percent(start, end):
+    """The share of CPU time the hypervisor gave to other guests between two `cpu` lines of /proc/stat (user nice
+    system idle iowait irq softirq steal ...), in percent; None when either is missing or not understood."""
+    try:
+        before, after = ([int(field) for field in line.split()[1:9]] for line in (start, end))
+    except (AttributeError, ValueError):
+        return None
+    if len(before) < 8 or len(after) < 8:
+        return None
+    total = sum(after) - sum(before)
+    return 100.0 * (after[7] - before[7]) / total if total > 0 else None
+
+
+def steal_line(results):
+    """How much CPU the machine's host took away while the sections measured: the noise no ratio cancels."""
+    stolen = stolen_percent(results.text("cpu_times.start"), results.text("cpu_times.end"))
+    if stolen is None:
+        return "CPU time stolen by the hypervisor during the measurements: not recorded."
+    return (f"CPU time stolen by the hypervisor during the measurements: {stolen:.1f} % (what the virtual machine's "
+            "host gave to other guests; with more than a few percent, latency tails and absolute times are longer "
+            "than on a quieter day, and ratios of programs that wait differently drift too).")
+
+
 def main():
     args = parse_arguments()
     results = Results(args.results)
@@ -126,6 +149,8 @@ def main():
         + machine_line(args),
         "",
         build_line(results),
+        "",
+        steal_line(results),
         "",
         "These machines are shared and noisy, so every figure is a ratio or a comparison of measurements taken in "
         "the same run, and each is a median over repeats. Everything runs on loopback against the simulated driver "
