@@ -767,7 +767,7 @@ class ContainerStart(Section):
                          f"≤ +{self.FLOOR_MARGIN_MS} ms", verdict(above <= self.FLOOR_MARGIN_MS)))
         for mode in ("runtime", "hook"):
             rows.append((f"{mode} mode / plain runc, median start",
-                         f"{ratios[mode]:.3f}x (+{(ratios[mode] - 1) * 100:.1f} %)", "(no target)", "info"))
+                         f"{ratios[mode]:.3f}x ({(ratios[mode] - 1) * 100:+.1f} %)", "(no target)", "info"))
         # Our own time (issue 33) is the CPU time of the runtime's phase less that of its floor, `env` exec'ing the
         # same program: the exec every program in front of runc pays is the machine's, not ours. CPU time, because on
         # this shared 2-core machine the wall time of a few-ms phase also holds whatever the neighbours ran meanwhile
@@ -787,7 +787,7 @@ class ContainerStart(Section):
         if "not_measured" in cdi:
             rows.append((label, cdi["not_measured"], target, NOT_MEASURED))
         else:
-            rows.append((label, f"{cdi['ratio']:.3f}x (+{(cdi['ratio'] - 1) * 100:.1f} %)", target,
+            rows.append((label, f"{cdi['ratio']:.3f}x ({(cdi['ratio'] - 1) * 100:+.1f} %)", target,
                          verdict(cdi["ratio"] <= self.CDI_LIMIT)))
         return rows
 
