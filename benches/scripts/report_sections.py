@@ -728,6 +728,11 @@ class DevicePlugin(Section):
         return lines
 
 
+def ratio_and_change(ratio):
+    """A ratio to a baseline and the change it means, signed: `1.050x (+5.0 %)`, `0.973x (-2.7 %)`."""
+    return f"{ratio:.3f}x ({(ratio - 1) * 100:+.1f} %)"
+
+
 def syscall_summary(syscalls):
     """`name` ms (calls×), ... of a strace summary's top system calls."""
     return ", ".join(f"`{row['syscall']}` {row['ms']:.2f} ms ({row['calls']}×)" for row in syscalls["top"])
@@ -767,7 +772,7 @@ class ContainerStart(Section):
                          f"≤ +{self.FLOOR_MARGIN_MS} ms", verdict(above <= self.FLOOR_MARGIN_MS)))
         for mode in ("runtime", "hook"):
             rows.append((f"{mode} mode / plain runc, median start",
-                         f"{ratios[mode]:.3f}x ({(ratios[mode] - 1) * 100:+.1f} %)", "(no target)", "info"))
+                         ratio_and_change(ratios[mode]), "(no target)", "info"))
         # Our own time (issue 33) is the CPU time of the runtime's phase less that of its floor, `env` exec'ing the
         # same program: the exec every program in front of runc pays is the machine's, not ours. CPU time, because on
         # this shared 2-core machine the wall time of a few-ms phase also holds whatever the neighbours ran meanwhile
@@ -787,7 +792,7 @@ class ContainerStart(Section):
         if "not_measured" in cdi:
             rows.append((label, cdi["not_measured"], target, NOT_MEASURED))
         else:
-            rows.append((label, f"{cdi['ratio']:.3f}x ({(cdi['ratio'] - 1) * 100:+.1f} %)", target,
+            rows.append((label, ratio_and_change(cdi["ratio"]), target,
                          verdict(cdi["ratio"] <= self.CDI_LIMIT)))
         return rows
 
@@ -939,7 +944,7 @@ class DraDriver(Section):
                 ratio = figures["device_plugin"]["p50_ms"] / figures["no_chip"]["p50_ms"]
                 limit = ContainerStart.CDI_LIMIT
                 rows.append(("pod_start", "pod with a chip through the device plugin (CDI) / pod without, alternating, "
-                             "median creation to Running", f"{ratio:.3f}x ({(ratio - 1) * 100:+.1f} %)",
+                             "median creation to Running", ratio_and_change(ratio),
                              f"≤ +{(limit - 1) * 100:.0f} %", verdict(ratio <= limit)))
             return rows
         except (KeyError, TypeError) as error:
