@@ -3,7 +3,7 @@
 //! events. A failed wait otherwise says only that a state was not reached ("8 devices published: not reached within
 //! 60s"), and by the time anyone can look, the test bed of a CI run is gone.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Once;
 
@@ -31,7 +31,7 @@ pub(crate) fn install(kubectl: PathBuf) {
     });
 }
 
-fn print_report(kubectl: &PathBuf) {
+fn print_report(kubectl: &Path) {
     let run = |args: &[&str]| -> String {
         match Command::new(kubectl).args(args).output() {
             Ok(output) => {
