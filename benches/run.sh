@@ -279,7 +279,7 @@ if selected 4 5 && [ "$EXPORTER_BUILT" -eq 1 ] && [ "$DEVICE_PLUGIN_BUILT" -eq 1
 fi
 
 # ---- section 4, compressed scrapes: bytes per scrape, gzip against nginx gzip_static, CPU per scrape -----------
-# About 70 s; after the load above, so that wrk and the device plugin's minute are off the machine.
+# About 90 s; after the load above, so that wrk and the device plugin's minute are off the machine.
 if selected 4 && built exporter_gzip; then
     missing=$(missing_tools wrk nginx)
     if [ -n "$missing" ]; then
@@ -287,11 +287,12 @@ if selected 4 && built exporter_gzip; then
         not_measured every_group_load "missing tools: $missing (scripts/deps/debian.txt)"
     else
         run_section exporter_gzip 300 python3 "$SCRIPTS/exporter_gzip.py" --exporter "$BIN/npu-exporter" \
-            --library "$LIBRARY" --sizes 8,64,256 --load-chips 64 --rounds 3 --seconds 3 \
+            --library "$LIBRARY" --sizes 8,64,256 --load-chips 64 --rounds 5 --seconds 3 \
             --out "$RESULTS/exporter_gzip.json" || true
-        # Every group (DCMI, bandwidth, hccn_tool) on a 16-chip A3 fake host, both namings. About 40 s.
+        # Every group (DCMI, bandwidth, hccn_tool) on a 16-chip A3 fake host, both namings. About 60 s. Five
+        # rounds: where the kernel puts wrk's connections moves a round's ratio to nginx by up to a third.
         run_section every_group_load 300 python3 "$SCRIPTS/exporter_every_group.py" --part load \
-            --exporter "$BIN/npu-exporter" --dcmi-sim "$BIN/dcmi-sim" --rounds 3 --seconds 3 \
+            --exporter "$BIN/npu-exporter" --dcmi-sim "$BIN/dcmi-sim" --rounds 5 --seconds 3 \
             --out "$RESULTS/every_group_load.json" || true
     fi
 fi

@@ -26,7 +26,6 @@ import time
 import exporter_gzip
 import nginx_static
 import perf_common as common
-import wrk_run
 
 SAMPLE = "atlas-800i-a3"
 AGE_LINE = re.compile(r'^ascend_npu_sample_age_seconds\{chip="(\d+)"[^}]*group="(\w+)"[^}]*\} (\S+)$', re.M)
@@ -108,20 +107,9 @@ def load(args):
         figures["exporter_plain"], figures["cpu_ms_plain"] = exporter_gzip.cpu_per_scrape(
             node, url, args, headers_plain)
         nginx_port = common.free_port()
-        with nginx_static.NginxStatic(compressed, nginx_port, precompressed=True):
-            exporter_runs, nginx_runs, ratios, cpu_ms = [], [], [], []
-            for _ in range(args.rounds):
-                exporter_run, exporter_cpu_ms = exporter_gzip.measured_run(node, url, args, headers_gzip)
-                nginx_run = wrk_run.run(f"http://127.0.0.1:{nginx_port}/metrics", args.seconds, args.connections,
-                                        headers=headers_gzip)
-                exporter_runs.append(exporter_run)
-                nginx_runs.append(nginx_run)
-                cpu_ms.append(exporter_cpu_ms)
-                ratios.append(exporter_run["requests_per_s"] / nginx_run["requests_per_s"])
-        figures["exporter_gzip"] = wrk_run.median_of_runs(exporter_runs)["median"]
-        figures["nginx_gzip_static"] = wrk_run.median_of_runs(nginx_runs)["median"]
-        figures["cpu_ms_gzip"] = round(common.median(cpu_ms), 4)
-        figures["gzip_throughput_ratio_to_nginx"] = round(common.median(ratios), 3)
+        with nginx_static.NginxStatic(compressed, nginx_port, precompressed=True) as nginx:
+            figures.update(exporter_gzip.gzip_against_nginx(
+                node, url, nginx, f"http://127.0.0.1:{nginx_port}/metrics", args, headers_gzip))
     with Node(args, ["--metrics.cache-max-age=0s"]) as node:
         url = f"http://127.0.0.1:{node.port}/metrics"
         figures["exporter_gzip_uncached"], figures["cpu_ms_gzip_uncached"] = exporter_gzip.cpu_per_scrape(

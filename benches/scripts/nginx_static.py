@@ -84,6 +84,14 @@ class NginxStatic:
             raise
         return process
 
+    def cpu_seconds(self):
+        """utime + stime of nginx's master and worker processes, in seconds (the workers serve; they live as long
+        as the master here)."""
+        master = self.process.pid
+        with open(f"/proc/{master}/task/{master}/children", encoding="ascii") as children:
+            pids = [master, *map(int, children.read().split())]
+        return sum(common.cpu_seconds(pid) for pid in pids)
+
     def __enter__(self):
         return self
 

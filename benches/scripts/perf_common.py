@@ -85,6 +85,13 @@ def resident_kib(pid):
     return fields["VmRSS"], fields["VmHWM"]
 
 
+def cpu_seconds(pid):
+    """utime + stime of a process, in seconds."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def write_json(path, figures):
     """Writes the figures of a section."""
     with open(path, "w", encoding="utf-8") as out:

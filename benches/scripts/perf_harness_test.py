@@ -352,7 +352,7 @@ class ReportTests(unittest.TestCase):
                 "plain_bytes": 580000, "gzip_bytes": 48000,
                 "exporter_plain": run(9000, 2.5), "cpu_ms_plain": 0.1,
                 "exporter_gzip": run(60000, 0.9), "cpu_ms_gzip": 0.02,
-                "nginx_gzip_static": run(50000, 1.2),
+                "nginx_gzip_static": run(50000, 1.2), "nginx_cpu_ms_gzip": 0.025,
                 "exporter_gzip_uncached": run(80, 30.0), "cpu_ms_gzip_uncached": 12.5,
                 "gzip_throughput_ratio_to_nginx": 1.2,
             })
@@ -368,6 +368,12 @@ class ReportTests(unittest.TestCase):
         self.assertIn("| 4 | 16 chips, every group: exporter CPU per gzip scrape, warm cache / cache off | "
                       "0.020 / 12.500 ms | (no target) | info |", rows)
         self.assertIn("580000 bytes a scrape, 48000 with gzip", body)
+        self.assertIn("| 4 | 16 chips, every group: CPU per gzip scrape, exporter / nginx gzip_static | "
+                      "20.0 / 25.0 µs (0.800x) | (no target) | info |", rows)
+        self.assertIn("| nginx `gzip_static`, the same gzip body | 50000 | 0.200 ms | 1.200 ms | 0.025 ms |", body)
+        # A result file from before nginx's CPU was measured: no comparison row, an empty cell.
+        self.assertNotIn("64 chips: CPU per gzip scrape", rows)
+        self.assertIn("| nginx `gzip_static`, the same gzip body | 30000 | 0.200 ms | 3.800 ms |  |", body)
         # The gzip figures stand even though the rest of section 4 was not measured.
         self.assertEqual([name for name, _ in section.failures()], ["exporter_load"])
 

@@ -130,14 +130,25 @@ class Section:
 
 
 def server_table(figures, servers):
-    """The wrk table of `figures`: one row per (label, key of the run, key of the exporter's CPU figure or None)."""
-    lines = ["| Server | Requests/s | p50 | p99 | Exporter CPU per scrape |", "|---|---|---|---|---|"]
+    """The wrk table of `figures`: one row per (label, key of the run, key of the server's CPU figure); a result
+    file from before nginx's CPU was measured leaves that cell empty."""
+    lines = ["| Server | Requests/s | p50 | p99 | Server CPU per scrape |", "|---|---|---|---|---|"]
     for label, key, cpu in servers:
         run = figures[key]
-        shown = f"{figures[cpu]:.3f} ms" if cpu else ""
+        shown = f"{figures[cpu]:.3f} ms" if cpu in figures else ""
         lines.append(f"| {label} | {run['requests_per_s']:.0f} | {run['p50_ms']:.3f} ms | {run['p99_ms']:.3f} ms "
                      f"| {shown} |")
     return lines
+
+
+def cpu_against_nginx_rows(name, what, figures):
+    """The summary row comparing the exporter's CPU per gzip scrape with nginx's (none for a result file from
+    before nginx's CPU was measured)."""
+    if "nginx_cpu_ms_gzip" not in figures:
+        return []
+    exporter, nginx = figures["cpu_ms_gzip"], figures["nginx_cpu_ms_gzip"]
+    return [(name, f"{what}: CPU per gzip scrape, exporter / nginx gzip_static",
+             f"{1000.0 * exporter:.1f} / {1000.0 * nginx:.1f} µs ({exporter / nginx:.3f}x)", "(no target)", "info")]
 
 
 def _cell(text):
@@ -517,7 +528,7 @@ class ExporterLoad(Section):
                  f"{exporter['p99_ms']:.2f} / {nginx['p99_ms']:.2f} ms", "(no target)", "info"),
                 (name, f"{chips} chips, every group: exporter CPU per gzip scrape, warm cache / cache off",
                  f"{figures['cpu_ms_gzip']:.3f} / {figures['cpu_ms_gzip_uncached']:.3f} ms", "(no target)", "info"),
-            ]
+            ] + cpu_against_nginx_rows(name, f"{chips} chips, every group", figures)
         except (KeyError, TypeError, ValueError) as error:
             return [(name, "every group, 16 chips", f"{name}.json is incomplete ({error!r})", "", NOT_MEASURED)]
 
@@ -547,7 +558,7 @@ class ExporterLoad(Section):
                  f"{exporter['p99_ms']:.2f} / {nginx['p99_ms']:.2f} ms", "(no target)", "info"),
                 ("exporter_gzip", "exporter CPU per scrape, plain / gzip (warm cache)",
                  f"{load['cpu_ms_plain']:.3f} / {load['cpu_ms_gzip']:.3f} ms", "(no target)", "info"),
-            ]
+            ] + cpu_against_nginx_rows("exporter_gzip", f"{load['chips']} chips", load)
         except (KeyError, TypeError, ValueError, ZeroDivisionError) as error:
             return [("exporter_gzip", "compressed scrapes (gzip)",
                      f"exporter_gzip.json is incomplete ({error!r})", "", NOT_MEASURED)]
@@ -581,7 +592,7 @@ class ExporterLoad(Section):
         return lines + server_table(figures, (
             ("exporter, plain", "exporter_plain", "cpu_ms_plain"),
             ("exporter, gzip", "exporter_gzip", "cpu_ms_gzip"),
-            ("nginx `gzip_static`, the same gzip body", "nginx_gzip_static", None),
+            ("nginx `gzip_static`, the same gzip body", "nginx_gzip_static", "nginx_cpu_ms_gzip"),
             ("exporter, gzip, cache off", "exporter_gzip_uncached", "cpu_ms_gzip_uncached")))
 
     def gzip_details(self):
@@ -606,16 +617,19 @@ class ExporterLoad(Section):
             "(2 workers, sendfile) serving the exporter's gzip body with `gzip_static`, and the exporter with "
             "`--metrics.cache-max-age=0s` (render, and compress, on every scrape). The exporter sends a cached body "
             "with `sendfile(2)` too, from a sealed in-memory copy (`ascend-exporter/src/body_files.rs`), so both "
-            "servers hand the kernel the same pages. CPU per scrape is the exporter's "
-            "user + system time over a run divided by the requests it served. The exporter's gzip runs and nginx's "
-            "alternate, and the ratio in the summary is the median of the rounds' ratios: the shared machine's "
-            "speed drifts between minutes, so compare ratios, not absolute rates across runs.",
+            "servers hand the kernel the same pages. CPU per scrape is the server's user + system time over a run "
+            "divided by the requests it served (nginx's: its master and workers). The exporter's gzip runs and "
+            "nginx's alternate, and the ratio in the summary is the median of the rounds' ratios: the shared "
+            "machine's speed drifts between minutes, so compare ratios, not absolute rates across runs. A round's "
+            "rate also depends on where the kernel puts wrk's connections (all on one serving thread or nginx "
+            "worker, or split across both; a round's ratio moves between about 0.7 and 1.3 with that alone): the "
+            "CPU per scrape does not, and is the steadier comparison of the two servers.",
             "",
         ]
         return lines + server_table(load, (
             ("exporter, plain", "exporter_plain", "cpu_ms_plain"),
             ("exporter, gzip", "exporter_gzip", "cpu_ms_gzip"),
-            ("nginx `gzip_static`, the same gzip body", "nginx_gzip_static", None),
+            ("nginx `gzip_static`, the same gzip body", "nginx_gzip_static", "nginx_cpu_ms_gzip"),
             ("exporter, plain, cache off", "exporter_plain_uncached", "cpu_ms_plain_uncached"),
             ("exporter, gzip, cache off", "exporter_gzip_uncached", "cpu_ms_gzip_uncached")))
 
