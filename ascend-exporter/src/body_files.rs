@@ -107,16 +107,16 @@ impl BodyFiles {
         if body.is_empty() || self.unavailable.load(Ordering::Relaxed) {
             return;
         }
-        if let Some(entry) = self.inner.read().files.iter().find(|entry| same_bytes(&entry.body, body)) {
-            if entry.offers.fetch_add(1, Ordering::Relaxed) + 1 == PIPE_AFTER_OFFERS && body.len() <= MAX_PIPE_BODY {
-                match page_pipe::pipe_of_pages(body) {
-                    Ok(pipe) => {
-                        let _ = entry.pipe.set(Arc::new(pipe));
-                    }
-                    Err(error) => {
-                        tracing::debug!(%error, "no pipe of pages for a scrape body; sending it from its file")
-                    }
-                }
+        let offers = self
+            .inner
+            .read()
+            .files
+            .iter()
+            .find(|entry| same_bytes(&entry.body, body))
+            .map(|entry| entry.offers.fetch_add(1, Ordering::Relaxed) + 1);
+        if let Some(offers) = offers {
+            if offers == PIPE_AFTER_OFFERS && body.len() <= MAX_PIPE_BODY {
+                self.give_pipe(body);
             }
             return;
         }
@@ -144,6 +144,7 @@ impl BodyFiles {
                 registry.files.push_back(BodyFile {
                     body: body.clone(),
                     file: Arc::new(file),
+                    // The two offers that gave it its file.
                     offers: AtomicU32::new(2),
                     pipe: OnceLock::new(),
                 });
@@ -152,6 +153,20 @@ impl BodyFiles {
                 self.unavailable.store(true, Ordering::Relaxed);
                 tracing::info!(%error, "cannot keep scrape bodies in sealed memory files; serving them by copying");
             }
+        }
+    }
+
+    /// Makes `body`'s pipe of pages without holding the registry (mapping and filling a huge page takes a fraction
+    /// of a millisecond, in which the serving threads go on looking up bodies), then gives it to the body if it is
+    /// still registered.
+    fn give_pipe(&self, body: &Bytes) {
+        match page_pipe::pipe_of_pages(body) {
+            Ok(pipe) => {
+                if let Some(entry) = self.inner.read().files.iter().find(|entry| same_bytes(&entry.body, body)) {
+                    let _ = entry.pipe.set(Arc::new(pipe));
+                }
+            }
+            Err(error) => tracing::debug!(%error, "no pipe of pages for a scrape body; sending it from its file"),
         }
     }
 
