@@ -221,7 +221,7 @@ pub struct Chip {
     /// Processes using the chip (`[[card.chip.process]]`, at most 32).
     #[serde(default, rename = "process")]
     pub processes: Vec<Process>,
-    /// Super-pod information (main_cmd 12, A3).
+    /// Super-pod information (main_cmd 12, A3 and Ascend950).
     #[serde(default)]
     pub spod: Spod,
     /// vNPUs created at `dcmi_init` (`[[card.chip.vnpu]]`).
@@ -623,7 +623,9 @@ impl Default for Hbm {
     }
 }
 
-/// `[card.chip.spod]`: `struct dcmi_spod_info` (A3 super-pods).
+/// `[card.chip.spod]`: `struct dcmi_spod_info` (A3 and Ascend950; on Ascend950 `chassis_id` is the rack and
+/// `super_pod_type` the product: 0 8-NPU server, 1 and 2 super-pod (1D, 2D), 3 16-NPU and 4 32-NPU server, 5 and 6
+/// standard cards, as `ProductType*` in mind-cluster `component/ascend-device-plugin/pkg/common/constants_v2.go`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 #[allow(missing_docs)]

@@ -64,13 +64,18 @@ pub(crate) unsafe fn device_info(
         let buffer = unsafe { AnswerBuffer::new(buf, size) };
         let chip_type = sim.chips[index].chip_type;
         let has_vnpu = !vnpu::templates(chip_type).is_empty();
+        // The chip's resources (sub-commands 1 and 2) are answered on every family with vNPUs and on Ascend950,
+        // which has none: Huawei's device plugin takes the AI-core count of its `servertype` label from them and
+        // labels the node `npu-8255` when they answer -8255 (mind-cluster
+        // `component/ascend-device-plugin/pkg/device/ascendcommon.go`, `GetChipAiCoreCount`).
+        let has_resources = has_vnpu || chip_type == ChipType::Ascend950;
         // Super-pod information exists on A3 and Ascend950 (where chassis_id is the rack).
         let is_a3 = matches!(chip_type, ChipType::Ascend910A3 | ChipType::Ascend950);
         let has_hccs = matches!(chip_type, ChipType::Ascend910B | ChipType::Ascend910A3);
         match (main_cmd, sub_cmd) {
             (dcmi_main_cmd::DCMI_MAIN_CMD_VDEV_MNG, 0) if has_vnpu => vdev_query(&sim, index, buffer.take()?, false),
-            (dcmi_main_cmd::DCMI_MAIN_CMD_VDEV_MNG, 1) if has_vnpu => total_resource(&sim, index, buffer.take()?),
-            (dcmi_main_cmd::DCMI_MAIN_CMD_VDEV_MNG, 2) if has_vnpu => free_resource(&sim, index, buffer.take()?),
+            (dcmi_main_cmd::DCMI_MAIN_CMD_VDEV_MNG, 1) if has_resources => total_resource(&sim, index, buffer.take()?),
+            (dcmi_main_cmd::DCMI_MAIN_CMD_VDEV_MNG, 2) if has_resources => free_resource(&sim, index, buffer.take()?),
             (dcmi_main_cmd::DCMI_MAIN_CMD_VDEV_MNG, 5) if has_vnpu => vdev_query(&sim, index, buffer.take()?, true),
             (dcmi_main_cmd(MAIN_CMD_CHIP_INFO), 1) if is_a3 => {
                 let spod = sim.config(index).1.spod;
@@ -181,9 +186,12 @@ fn free_resource(sim: &Sim, index: usize, target: &mut dcmi_soc_free_resource) -
     let pool = pools.get(index).ok_or(code::INTERNAL_ERROR)?;
     let (aicore, memory) = pool.free();
     *target = dcmi_soc_free_resource::default();
-    let used = vfg_bitmap(pool.vnpus());
-    target.vfg_num = (vnpu::MAX_VNPUS_PER_CHIP as u32).saturating_sub(used.count_ones());
-    target.vfg_bitmap = !used;
+    // A family without vNPUs (Ascend950) has no free vNPU groups either.
+    if !vnpu::templates(sim.chips[index].chip_type).is_empty() {
+        let used = vfg_bitmap(pool.vnpus());
+        target.vfg_num = (vnpu::MAX_VNPUS_PER_CHIP as u32).saturating_sub(used.count_ones());
+        target.vfg_bitmap = !used;
+    }
     target.computing = computing(aicore, memory);
     Ok(())
 }

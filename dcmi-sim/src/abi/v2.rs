@@ -62,7 +62,7 @@ v2_twin!(/// HBM size, usage, clock, temperature, bandwidth.
 v2_twin!(/// Utilization in percent of one unit type.
     dcmiv2_get_device_utilization_rate => telemetry::utilization, V2GetDeviceUtilizationRate(
         input_type: c_int, utilization_rate: *mut c_uint));
-v2_twin!(/// Typed queries (super-pod information; no vNPU and no HCCS on Ascend950: -8255).
+v2_twin!(/// Typed queries (super-pod info, the chip's resources; no vNPU and no HCCS on Ascend950: -8255).
     dcmiv2_get_device_info => device_info::device_info, V2GetDeviceInfo(
         main_cmd: dcmi_main_cmd, sub_cmd: c_uint, buf: *mut std::ffi::c_void, size: *mut c_uint));
 v2_twin!(/// Network health of the chip's ports.
