@@ -21,6 +21,7 @@ use crate::health::HealthReport;
 use crate::identity::ChipIdentity;
 use crate::ids::{CardId, ChipIds, LogicId};
 use crate::links::{HccsStatistics, SioCrcErrors};
+use crate::placement::SuperPodInfo;
 use crate::reset::BootStatus;
 use crate::telemetry::{
     DdrMemory, EccComponent, EccCounters, FrequencyKind, HbmMemory, HccsBandwidth, NetworkHealth, PcieBandwidth, Power,
@@ -233,6 +234,26 @@ pub trait DeviceManager: Send + Sync {
         Err(crate::Error::FunctionMissing("dcmi_get_device_info"))
     }
 
+    /// The chip's place in a super-pod (A3, Ascend950); see [`crate::Chip::super_pod_info`]. The default answers
+    /// [`crate::Error::FunctionMissing`].
+    ///
+    /// # Errors
+    /// [`crate::Error::NotSupported`] on chips outside super-pod products, or any DCMI error.
+    fn super_pod_info(&self, chip: LogicId) -> Result<SuperPodInfo> {
+        let _ = chip;
+        Err(crate::Error::FunctionMissing("dcmi_get_device_info"))
+    }
+
+    /// The IP address of the chip's RoCE port (910 family); see [`crate::Chip::roce_ip`]. The default answers
+    /// [`crate::Error::FunctionMissing`].
+    ///
+    /// # Errors
+    /// [`crate::Error::NotSupported`] on chips without a RoCE address, or any DCMI error.
+    fn roce_ip(&self, chip: LogicId) -> Result<std::net::IpAddr> {
+        let _ = chip;
+        Err(crate::Error::FunctionMissing("dcmi_get_device_ip"))
+    }
+
     /// Packet counters of one unified-bus port (Ascend950).
     ///
     /// # Errors
@@ -363,6 +384,14 @@ impl DeviceManager for Dcmi {
 
     fn sio_crc_errors(&self, chip: LogicId) -> Result<SioCrcErrors> {
         self.view(chip)?.sio_crc_errors()
+    }
+
+    fn super_pod_info(&self, chip: LogicId) -> Result<SuperPodInfo> {
+        self.view(chip)?.super_pod_info()
+    }
+
+    fn roce_ip(&self, chip: LogicId) -> Result<std::net::IpAddr> {
+        self.view(chip)?.roce_ip()
     }
 
     fn ub_port_stats(&self, chip: LogicId, port: UbPort) -> Result<UbPortStats> {

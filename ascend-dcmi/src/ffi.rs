@@ -855,6 +855,21 @@ impl LoadedLibrary {
         Ok(buffer)
     }
 
+    /// `dcmi_get_device_ip` of RoCE port 0, asking for `ip_type` (V1 only: the V2 API has no such call). The
+    /// address bytes as the driver wrote them (the first 4 for IPv4) and the type it reports.
+    pub fn device_ip(&self, target: Target, ip_type: sys::dcmi_ip_addr_type) -> Result<([u8; 16], u32)> {
+        self.require(ApiFamily::V1, "dcmi_get_device_ip")?;
+        let call = function!(self.dcmi_get_device_ip);
+        let mut ip = sys::dcmi_ip_addr { ip_type, ..Default::default() };
+        let mut mask = sys::dcmi_ip_addr { ip_type, ..Default::default() };
+        // SAFETY: both out pointers are valid for writes of a whole `dcmi_ip_addr`.
+        let code =
+            unsafe { call(target.card(), target.device(), sys::dcmi_port_type::DCMI_ROCE_PORT, 0, &mut ip, &mut mask) };
+        check(code, target.context("dcmi_get_device_ip"))?;
+        // SAFETY: both members of the union are byte arrays, so any bytes are a valid `ip6`.
+        Ok((unsafe { ip.u_addr.ip6 }, ip.ip_type.0))
+    }
+
     /// `dcmi_create_vdevice` from a template, letting the driver choose the ids.
     pub fn create_vdevice(&self, target: Target, template: &str) -> Result<sys::dcmi_create_vdev_out> {
         self.require(ApiFamily::V1, "dcmi_create_vdevice")?;
@@ -974,6 +989,10 @@ impl DeviceInfoBuffer for sys::dcmi_soc_free_resource {}
 impl DeviceInfoBuffer for sys::dcmi_vdev_query_stru {}
 impl DeviceInfoBuffer for sys::dcmi_hccs_statistic_info {}
 impl DeviceInfoBuffer for sys::dcmi_hccs_statistic_info_u64 {}
+/// Super-pod placement (main command 12, sub command 1); Huawei's plugin reads it on Ascend950 with the V2 call.
+impl DeviceInfoBuffer for sys::dcmi_spod_info {
+    const ON_V2: bool = true;
+}
 /// Ascend950 reports SIO errors through `dcmiv2_get_device_info` (Huawei's `collector_for_sio.go` supports it).
 impl DeviceInfoBuffer for sys::dcmi_sio_crc_err_statistic_info {
     const ON_V2: bool = true;

@@ -187,6 +187,7 @@ mod library_check;
 mod limits;
 mod links;
 mod numa;
+mod placement;
 mod reset;
 pub mod sampler;
 mod telemetry;
@@ -214,6 +215,7 @@ pub use ids::{CardId, ChipIds, ChipLocator, DeviceId, LogicId, PhyId};
 pub use library_check::{check_library, ownership_violations, OwnershipProblem, OwnershipViolation};
 pub use limits::{HCCS_LINKS, MAX_FAULT_CODES, MAX_PROCESSES};
 pub use links::{HccsStatistics, SioCrcErrors};
+pub use placement::SuperPodInfo;
 pub use reset::BootStatus;
 pub use sampler::{
     BandwidthSample, ChipSample, ChipStateSample, GroupSet, GroupStatus, LinkSample, MemorySample, Metric, MetricGroup,

@@ -232,6 +232,24 @@ async fn volcano_mode_through_a_fault_timeline() {
     assert!(settled.chips("-Recovering").is_empty() && settled.chips("-NetworkUnhealthy").is_empty());
     assert_eq!(settled.faults(), json!([]));
 
+    // Volcano counts the free chips from the Node annotation baseDeviceInfos: every chip by name, with the RoCE
+    // address of that chip (the sample's physical ids 4..7, 0..3 have 192.168.100.10..17).
+    let expected: BTreeMap<String, String> =
+        (0..8).map(|phy| (format!("Ascend910-{phy}"), format!("192.168.100.{}", 10 + (phy + 4) % 8))).collect();
+    let started = Instant::now();
+    loop {
+        let text = server.get::<Node>(None, NODE).and_then(|node| node.metadata.annotations?.remove("baseDeviceInfos"));
+        let ips = text.map(|text| {
+            let entries: BTreeMap<String, serde_json::Value> = serde_json::from_str(&text).expect("a JSON map");
+            entries.into_iter().map(|(chip, entry)| (chip, entry["IP"].as_str().unwrap_or("").to_owned())).collect()
+        });
+        if ips.as_ref() == Some(&expected) {
+            break;
+        }
+        assert!(started.elapsed() < WAIT, "baseDeviceInfos never named the eight chips' addresses: {ips:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
     // Every write in order: Volcano's reader decodes it, UpdateTime strictly increases, no chip is free and
     // unhealthy at once, the held chips are never free after the pod was served, and the timeline's states
     // appear in its order.

@@ -44,7 +44,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let dcmi = Arc::new(dcmi);
     metrics.set_driver_loaded(true);
     let observer: Arc<dyn crate::PluginObserver> = metrics.clone();
-    let monitor = HealthMonitor::start(dcmi, config.monitor.clone(), observer.clone())?;
+    let monitor = HealthMonitor::start(dcmi.clone(), config.monitor.clone(), observer.clone())?;
     let client = match volcano.is_some() || events_node.is_some() {
         true => Some(
             ascend_kube::connect_as("ascend-device-plugin", env!("CARGO_PKG_VERSION"))
@@ -72,6 +72,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let assigner = match (volcano, client) {
         (Some(volcano), Some(client)) => {
             tracing::info!(node = %volcano.node_name, "Volcano mode: writing device info, assigning chips from pod annotations");
+            crate::volcano::start_node_annotation(client.clone(), dcmi, &monitor, &volcano, stopped(stop.clone()))?;
             let assigner: Arc<dyn DeviceAssigner> =
                 crate::volcano::start(client, &monitor, volcano, stopped(stop.clone()))?;
             Some(assigner)

@@ -7,10 +7,15 @@
 //!   The list itself is [`device_list`] (with [`key_set`] and [`is_whole_chips`]).
 //! - Allocate hands out the chips Volcano wrote on the pod ([`VolcanoAssigner`], looking as [`LookupConfig`] says),
 //!   not the kubelet's ids.
+//! - The Node annotation `baseDeviceInfos` ([`ascend_kube::device_info::BaseDeviceInfos`]), from whose chips Volcano
+//!   counts the free ones (its default `self-maintain-available-card`), kept current by [`BaseInfoLoop`]; the
+//!   content is [`base_device_infos`].
 //!
-//! [`start`] wires both to a running health monitor; the daemon's `--volcano` flag calls it.
+//! [`start`] wires the first two to a running health monitor, [`start_node_annotation`] the third; the daemon's
+//! `--volcano` flag calls both.
 
 mod assigner;
+mod base_infos;
 mod device_list;
 mod publisher;
 
@@ -18,7 +23,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ascend_kube::device_info::{DeviceInfoPublisher, PublisherConfig};
+use ascend_dcmi::DeviceManager;
+use ascend_kube::device_info::{BaseInfoWriter, DeviceInfoPublisher, PublisherConfig, BASE_INFO_CHECK_INTERVAL};
 use ascend_kube::pod_assignment::PodAssignments;
 use ascend_kube::BackoffPolicy;
 use tokio::sync::Notify;
@@ -27,6 +33,7 @@ use crate::error::{Error, Result};
 use ascend_node::monitor::HealthMonitor;
 
 pub use assigner::{LookupConfig, VolcanoAssigner};
+pub use base_infos::{base_device_infos, BaseInfoLoop};
 pub use device_list::{device_list, is_whole_chips, key_set};
 pub use publisher::PublisherLoop;
 
@@ -43,6 +50,8 @@ pub struct VolcanoConfig {
     pub backoff: BackoffPolicy,
     /// How long one API request may take.
     pub request_timeout: Duration,
+    /// How often the chips of `baseDeviceInfos` are read again ([`BASE_INFO_CHECK_INTERVAL`]).
+    pub base_info_interval: Duration,
 }
 
 impl VolcanoConfig {
@@ -54,6 +63,7 @@ impl VolcanoConfig {
             lookup: LookupConfig::default(),
             backoff: BackoffPolicy::default(),
             request_timeout: Duration::from_secs(10),
+            base_info_interval: BASE_INFO_CHECK_INTERVAL,
         }
     }
 }
@@ -85,6 +95,31 @@ pub fn start(
     };
     tokio::spawn(publishing.run(shutdown));
     Ok(Arc::new(VolcanoAssigner::new(pods, config.lookup, assigned)))
+}
+
+/// Starts the writer of the Node annotation `baseDeviceInfos` on the current Tokio runtime, reading the chips'
+/// addresses from `manager`; it stops when `shutdown` completes.
+///
+/// # Errors
+/// [`Error::Config`] for a node name that cannot be an object name.
+pub fn start_node_annotation(
+    client: kube::Client,
+    manager: Arc<dyn DeviceManager>,
+    monitor: &HealthMonitor,
+    config: &VolcanoConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<()> {
+    let writer =
+        BaseInfoWriter::new(client, &config.node_name).map_err(config_error)?.with_timeout(config.request_timeout);
+    let annotating = BaseInfoLoop {
+        writer,
+        manager,
+        snapshot: monitor.subscribe(),
+        backoff: config.backoff,
+        check_interval: config.base_info_interval,
+    };
+    tokio::spawn(annotating.run(shutdown));
+    Ok(())
 }
 
 fn config_error(error: ascend_kube::Error) -> Error {

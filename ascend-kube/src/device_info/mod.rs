@@ -29,10 +29,18 @@
 //!
 //! [`DeviceInfoPublisher`] writes the ConfigMap at the pace Volcano expects ([`PublisherConfig`],
 //! [`DEFAULT_REFRESH_INTERVAL`]) and reads back the chips an operator separated by hand.
+//!
+//! The same scheduler also reads the Node annotation `baseDeviceInfos` (every chip of the node with its IP address
+//! and super-device id), from which it computes the free chips: [`BASE_DEVICE_INFOS_ANNOTATION`],
+//! [`BaseDeviceInfos`] and its writer [`BaseInfoWriter`], documented in their module.
 
+mod base_device_infos;
 mod document;
 mod publisher;
 
+pub use base_device_infos::{
+    BaseDeviceInfos, BaseInfoWriter, NpuBaseInfo, BASE_DEVICE_INFOS_ANNOTATION, BASE_INFO_CHECK_INTERVAL,
+};
 pub use document::{
     check_code, config_map_name, device_info_cfg, go_json, parse_device_info_cfg, parse_manually_separated,
     DeviceFault, DeviceInfoDocument, DeviceList, FamilyDevices, FaultTimeAndLevel, KeySet, Placement,

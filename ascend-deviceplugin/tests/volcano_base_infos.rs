@@ -1,0 +1,100 @@
+//! Volcano mode's Node annotation `baseDeviceInfos` on a simulated Atlas 800I A3 (dcmi-sim, sixteen 910_9382 dies
+//! with RoCE addresses and super-device ids): the plugin reads the chips through the real DCMI calls and patches
+//! the Node on a fake API server with the document of `tests/fixtures/base-device-infos-atlas-800i-a3.json`, which
+//! Volcano's struct decodes, once: an unchanged content is never written again.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ascend_dcmi::{Dcmi, DeviceManager};
+use ascend_deviceplugin::volcano::{start_node_annotation, VolcanoConfig};
+use ascend_deviceplugin::{HealthMonitor, NoopObserver, PluginConfig, PluginObserver};
+use ascend_kube::device_info::BASE_DEVICE_INFOS_ANNOTATION;
+use fake_apiserver::FakeApiServer;
+use k8s_openapi::api::core::v1::Node;
+use serde::Deserialize;
+use serde_json::json;
+
+const NODE: &str = "worker-1";
+
+/// What Volcano's plugin decodes each entry into: mind-cluster `component/ascend-for-volcano/common/util/type.go`,
+/// `NpuBaseInfo` (`DeviceID *int32` with `json:"DeviceID,omitempty"`, `IP string`, `SuperDeviceID uint32`,
+/// `LevelList []RankLevel` with `json:"levelList,omitempty"`), read by `common/util/util.go`,
+/// `GetNodeDevListFromAnno`, into a `map[string]NpuBaseInfo`. Unknown fields are refused here, so a misspelt key
+/// fails instead of decoding to a zero value as Go would let it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case, dead_code)]
+struct VolcanoNpuBaseInfo {
+    #[serde(default)]
+    DeviceID: Option<i32>,
+    IP: String,
+    SuperDeviceID: u32,
+    #[serde(default)]
+    levelList: Option<Vec<serde_json::Value>>,
+}
+
+/// A private copy of the simulated `libdcmi.so` (its own simulator state), loaded with a sample topology.
+fn simulator(sample: &str) -> (Dcmi, tempfile::TempDir) {
+    let built = dcmi_sim::library_path().expect("the simulator is built with the tests");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let library = dir.path().join("libdcmi.so");
+    std::fs::copy(built, &library).expect("copy libdcmi_sim.so");
+    // The only simulator of this test binary: nothing else reads the variable.
+    std::env::set_var(dcmi_sim::CONFIG_ENV, format!("sample:{sample}"));
+    let dcmi = Dcmi::builder().library_path(&library).verify_library_ownership(false).init().expect("simulator loads");
+    (dcmi, dir)
+}
+
+fn annotation(server: &FakeApiServer) -> Option<String> {
+    server.get::<Node>(None, NODE)?.metadata.annotations?.remove(BASE_DEVICE_INFOS_ANNOTATION)
+}
+
+fn node_patches(server: &FakeApiServer) -> usize {
+    server.requests().iter().filter(|request| request.method == "PATCH" && request.path.contains("/nodes/")).count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_node_gets_each_chips_address_and_super_device_id_once() {
+    let (dcmi, _library) = simulator("atlas-800i-a3");
+    let manager: Arc<dyn DeviceManager> = Arc::new(dcmi);
+    let server = FakeApiServer::start().await.expect("fake API server");
+    server.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE,
+        "annotations": {"volcano.sh/other": "kept"}}}));
+    let client = ascend_kube::client_for(server.config(), "ascend-device-plugin", "test").expect("client");
+    let observer: Arc<dyn PluginObserver> = Arc::new(NoopObserver);
+    let monitor =
+        HealthMonitor::start(Arc::clone(&manager), PluginConfig::default().monitor, observer).expect("monitor starts");
+    let mut config = VolcanoConfig::new(NODE);
+    config.base_info_interval = Duration::from_millis(200);
+    start_node_annotation(client, manager, &monitor, &config, std::future::pending()).expect("valid node name");
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let written = loop {
+        if let Some(written) = annotation(&server) {
+            break written;
+        }
+        assert!(Instant::now() < deadline, "no {BASE_DEVICE_INFOS_ANNOTATION} annotation within 10 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/base-device-infos-atlas-800i-a3.json");
+    let expected = std::fs::read_to_string(&fixture).expect("fixture");
+    assert_eq!(written, expected.trim_end(), "the annotation differs from {}", fixture.display());
+
+    let decoded: BTreeMap<String, VolcanoNpuBaseInfo> =
+        serde_json::from_str(&written).expect("Volcano's NpuBaseInfo decodes every entry");
+    // The keys are the chip names of the device-info ConfigMap: every chip is countable as free.
+    let names: BTreeSet<String> = (0..16).map(|phy| format!("Ascend910-{phy}")).collect();
+    assert_eq!(decoded.keys().cloned().collect::<BTreeSet<_>>(), names);
+    assert!(decoded.values().all(|entry| entry.DeviceID.is_none() && !entry.IP.is_empty()), "{decoded:?}");
+
+    // A few re-reads of unchanged chips later: still the one PATCH, and the Node's other annotations untouched.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(node_patches(&server), 1, "unchanged content is not written again");
+    let node: Node = server.get(None, NODE).expect("node");
+    assert_eq!(node.metadata.annotations.unwrap_or_default().get("volcano.sh/other").map(String::as_str), Some("kept"));
+    drop(monitor);
+}
