@@ -1,13 +1,17 @@
 //! Typed identifiers for the four id spaces of an Ascend host.
 //!
 //! The DCMI V1 API addresses a chip by `(card, device)`, the V2 API (Ascend950) by logic id; the driver enumerates
-//! chips by **logic id** (also the id in fault events); `/dev/davinci<N>`, Kubernetes device names and `ASCEND_VISIBLE_DEVICES` use the **physical id**. Inside a
+//! chips by **logic id** (also the id in fault events); Kubernetes device names use the **physical id**. The `N` of a
+//! chip's device node `/dev/davinci<N>`, which `ASCEND_VISIBLE_DEVICES` and CDI device names also carry, is the
+//! physical id, except on Ascend950, where it is the logic id ([`ChipIds::device_node_number`]). Inside a
 //! container the CANN runtime renumbers the visible chips `0..n` (the "visible" ordinal, not modelled here). Mixing them
 //! up is the most common integration bug, so each is its own type.
 
 use std::fmt;
 use std::num::ParseIntError;
 use std::str::FromStr;
+
+use crate::ChipType;
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident($inner:ty)) => {
@@ -85,11 +89,30 @@ impl fmt::Display for ChipLocator {
 pub struct ChipIds {
     /// The driver's enumeration index.
     pub logic: LogicId,
-    /// The physical id (`/dev/davinci<phy>`).
+    /// The physical id (Kubernetes device names; `/dev/davinci<phy>` but on Ascend950).
     pub phy: PhyId,
     /// The `(card, device)` pair on the V1 API; `None` on the V2 API, which has no cards (an invented pair would
     /// send V1 callers to a card that does not exist).
     pub locator: Option<ChipLocator>,
+}
+
+impl ChipIds {
+    /// The `N` of the chip's device node `/dev/davinci<N>`, which is also the id `ASCEND_VISIBLE_DEVICES` and the CDI
+    /// device names carry: the logic id on Ascend950, the physical id on every other chip type. The one place the
+    /// stack decides it (the device plugin, the runtime's chip discovery, the DRA driver, `ascend-smi` and the doctor
+    /// ask here).
+    ///
+    /// Huawei's device plugin converts an Ascend950 chip's physical id to its logic id before it names
+    /// `/dev/davinci<N>` and `ASCEND_VISIBLE_DEVICES` (mind-cluster `component/ascend-device-plugin/pkg/server/plugin.go`,
+    /// `getFinalVisibleDevices` and `convertToLogicIDs`, for `Ascend910A5`), and its runtime makes `/dev/davinci<N>` of
+    /// that number unchanged (`component/ascend-docker-runtime/runtime/process/process.go`, `addDevice`): the driver
+    /// is expected to number an Ascend950's node by logic id. docs/huawei-compatibility.md has the details.
+    pub fn device_node_number(&self, chip_type: ChipType) -> u32 {
+        match chip_type {
+            ChipType::Ascend950 => self.logic.0,
+            _ => self.phy.0,
+        }
+    }
 }
 
 impl fmt::Display for ChipIds {
@@ -104,6 +127,15 @@ impl fmt::Display for ChipIds {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_ascend950_numbers_device_nodes_by_logic_id() {
+        // atlas-950-8: logic 0 is physical 4.
+        let ids = ChipIds { logic: LogicId(0), phy: PhyId(4), locator: None };
+        assert_eq!(ids.device_node_number(ChipType::Ascend950), 0);
+        assert_eq!(ids.device_node_number(ChipType::Ascend910B), 4);
+        assert_eq!(ids.device_node_number(ChipType::Ascend310P), 4);
+    }
 
     #[test]
     fn ids_parse_and_display_round_trip() {

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use ascend_dcmi::{ChipType, PhyId, VnpuId};
+use ascend_dcmi::{ChipType, VnpuId};
 
 use crate::error::{Error, Result};
 use ascend_node::inventory::{Device, DeviceKind, Resource};
@@ -21,7 +21,8 @@ pub const CDI_ANNOTATION_PREFIX: &str = "cdi.k8s.io/";
 /// Annotation naming the physical chips given to the container, in container order (Huawei's key).
 pub const PHYSICAL_CHIPS_ANNOTATION: &str = "huawei.com/AscendReal";
 
-/// Physical ids (or vNPU ids) for the runtime hook, comma-separated.
+/// The chips' node numbers (the `N` of `/dev/davinciN`: the physical id, on Ascend950 the logic id) or vNPU ids for
+/// the runtime hook, comma-separated.
 pub const VISIBLE_DEVICES_ENV: &str = "ASCEND_VISIBLE_DEVICES";
 /// Runtime hook options: empty, or `VIRTUAL` for vNPU ids.
 pub const RUNTIME_OPTIONS_ENV: &str = "ASCEND_RUNTIME_OPTIONS";
@@ -64,7 +65,7 @@ pub enum CdiDelivery {
 /// How Allocate hands chips to a container.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AllocateMode {
-    /// CDI names of the `ascend-oci` spec, `<kind>=<phy>`. vNPUs have no CDI names and get device specs instead.
+    /// CDI names of the `ascend-oci` spec, `<kind>=<N>` for the chip's `/dev/davinci<N>`. vNPUs have no CDI names and get device specs instead.
     Cdi {
         /// The CDI kind, `huawei.com/npu` by default.
         kind: String,
@@ -142,8 +143,17 @@ pub struct ContainerAllocation {
 
 /// What the requested ids stand for, after validation.
 enum Targets {
-    Chips { chip_type: ChipType, phys: Vec<PhyId>, names: Vec<String> },
-    Vnpu { vnpu: VnpuId, name: String },
+    /// `nodes`: the `N` of each chip's `/dev/davinci<N>` ([`ascend_dcmi::ChipIds::device_node_number`]), ascending,
+    /// which is the order the container sees them in.
+    Chips {
+        chip_type: ChipType,
+        nodes: Vec<u32>,
+        names: Vec<String>,
+    },
+    Vnpu {
+        vnpu: VnpuId,
+        name: String,
+    },
 }
 
 /// Plans one container's allocation.
@@ -157,7 +167,7 @@ pub fn plan_container(resource: &Resource, ids: &[String], config: &AllocateConf
     let targets = targets(resource, &devices)?;
     let mut allocation = ContainerAllocation::default();
     let (count, names) = match &targets {
-        Targets::Chips { phys, names, .. } => (phys.len(), names.join(",")),
+        Targets::Chips { nodes, names, .. } => (nodes.len(), names.join(",")),
         Targets::Vnpu { name, .. } => (1, name.clone()),
     };
     let ordinals: Vec<String> = (0..count).map(|i| i.to_string()).collect();
@@ -165,8 +175,8 @@ pub fn plan_container(resource: &Resource, ids: &[String], config: &AllocateConf
     allocation.annotations.insert(PHYSICAL_CHIPS_ANNOTATION.to_owned(), names);
 
     match (&config.mode, &targets) {
-        (AllocateMode::Cdi { kind, delivery }, Targets::Chips { phys, .. }) => {
-            let names: Vec<String> = phys.iter().map(|phy| format!("{kind}={phy}")).collect();
+        (AllocateMode::Cdi { kind, delivery }, Targets::Chips { nodes, .. }) => {
+            let names: Vec<String> = nodes.iter().map(|node| format!("{kind}={node}")).collect();
             if matches!(delivery, CdiDelivery::Annotations | CdiDelivery::Both) {
                 allocation.annotations.insert(cdi_annotation_key(&resource.name), names.join(","));
             }
@@ -253,11 +263,6 @@ fn targets(resource: &Resource, devices: &[&Device]) -> Result<Targets> {
             })
         }
     }
-    // Replicas of one chip collapse to that chip; the container sees each chip once, in physical-id order.
-    let mut chips: BTreeMap<PhyId, &Device> = BTreeMap::new();
-    for device in devices {
-        chips.entry(device.chip.phy).or_insert(device);
-    }
     // `resolve` never returns an empty list; a resource holds one chip family, so the first device speaks for all.
     let Some(chip_type) = devices.first().map(|d| d.chip_type) else {
         return Err(Error::InvalidRequest {
@@ -266,9 +271,16 @@ fn targets(resource: &Resource, devices: &[&Device]) -> Result<Targets> {
             detail: "the request names no devices".to_owned(),
         });
     };
+    // Replicas of one chip collapse to that chip; the container sees each chip once, in the order of its nodes. An
+    // Ascend950's node is numbered by logic id, as Huawei's plugin numbers it (`getFinalVisibleDevices`): `npu-4` of
+    // a host whose logic 0 is physical 4 is `/dev/davinci0` and `ASCEND_VISIBLE_DEVICES=0`.
+    let mut chips: BTreeMap<u32, &Device> = BTreeMap::new();
+    for device in devices {
+        chips.entry(device.chip.device_node_number(device.chip_type)).or_insert(device);
+    }
     Ok(Targets::Chips {
         chip_type,
-        phys: chips.keys().copied().collect(),
+        nodes: chips.keys().copied().collect(),
         names: chips.values().map(|d| d.chip_name.clone()).collect(),
     })
 }
@@ -280,9 +292,9 @@ fn add_device_specs(allocation: &mut ContainerAllocation, targets: &Targets, hos
         permissions: "rw".to_owned(),
     };
     let chip_type = match targets {
-        Targets::Chips { chip_type, phys, .. } => {
-            for phy in phys {
-                allocation.devices.push(node(format!("/dev/davinci{phy}"), format!("/dev/davinci{phy}")));
+        Targets::Chips { chip_type, nodes, .. } => {
+            for number in nodes {
+                allocation.devices.push(node(format!("/dev/davinci{number}"), format!("/dev/davinci{number}")));
             }
             Some(*chip_type)
         }
@@ -335,11 +347,11 @@ fn unified_bus_nodes(host_root: &Path) -> Result<Vec<String>> {
 
 fn add_runtime_env(allocation: &mut ContainerAllocation, targets: &Targets) {
     let (visible, options) = match targets {
-        Targets::Chips { phys, chip_type, .. } => {
+        Targets::Chips { nodes, chip_type, .. } => {
             if *chip_type == ChipType::Ascend310B {
                 allocation.envs.insert("ASCEND_ALLOW_LINK".to_owned(), "True".to_owned());
             }
-            (phys.iter().map(ToString::to_string).collect::<Vec<_>>().join(","), "")
+            (nodes.iter().map(ToString::to_string).collect::<Vec<_>>().join(","), "")
         }
         Targets::Vnpu { vnpu, .. } => (vnpu.to_string(), "VIRTUAL"),
     };
@@ -362,7 +374,7 @@ fn exists_on_host(host_root: &Path, path: &Path) -> bool {
 mod tests {
     use std::collections::BTreeMap;
 
-    use ascend_dcmi::{CardId, ChipIds, ChipLocator, DeviceId, LogicId, VnpuTemplate};
+    use ascend_dcmi::{CardId, ChipIds, ChipLocator, DeviceId, LogicId, PhyId, VnpuTemplate};
 
     use super::*;
     use ascend_node::inventory::{ChipRecord, Health, InventoryOptions, Snapshot};
@@ -471,6 +483,63 @@ mod tests {
         assert!(cdi.cdi_devices.is_empty());
         assert_eq!(cdi.devices[0].host_path, "/dev/vdavinci100");
         assert_eq!(cdi.devices[0].container_path, "/dev/davinci100");
+    }
+
+    /// The `huawei.com/npu` resource of an `atlas-950-8` host as dcmi-sim lays it out (logic 0..7 are physical
+    /// 4..7, 0..3), with the fake host's root.
+    fn atlas_950_8() -> (tempfile::TempDir, Resource) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let library = dir.path().join("libdcmi.so");
+        std::fs::write(&library, b"x").expect("library stand-in");
+        let topology = dcmi_sim::samples::by_name("atlas-950-8").expect("sample").topology().expect("valid");
+        let options = dcmi_sim::fake_host::FakeHostOptions {
+            library: Some(library),
+            plain_device_nodes: true,
+            ..dcmi_sim::fake_host::FakeHostOptions::default()
+        };
+        dcmi_sim::fake_host::FakeHost::build(&topology, &dir.path().join("host"), &options).expect("fake host");
+        let chips: Vec<ChipRecord> = topology
+            .chips()
+            .map(|found| ChipRecord {
+                ids: ChipIds { logic: LogicId(found.chip.logic_id), phy: PhyId(found.chip.phy_id), locator: None },
+                chip_type: ChipType::Ascend950,
+                numa_node: None,
+                vnpus: Vec::new(),
+            })
+            .collect();
+        let health = chips.iter().map(|chip| (chip.ids.phy, Health::Healthy)).collect();
+        let snapshot = Snapshot::build(&chips, &health, &InventoryOptions::default());
+        let resource = snapshot.resource("huawei.com/npu").cloned().expect("huawei.com/npu advertised");
+        (dir, resource)
+    }
+
+    #[test]
+    fn an_ascend950_chip_is_its_logic_numbered_node_with_the_a5_device_set() {
+        let (dir, resource) = atlas_950_8();
+        let host_root = dir.path().join("host");
+        let config = |mode| AllocateConfig { mode, host_root: host_root.clone() };
+        // Huawei's plugin gives `npu-4` (logic 0) /dev/davinci0 and ASCEND_VISIBLE_DEVICES=0.
+        let specs =
+            plan_container(&resource, &ids(&["npu-4"]), &config(AllocateMode::DeviceSpecs { driver_mounts: vec![] }))
+                .expect("plans");
+        let paths: Vec<&str> = specs.devices.iter().map(|d| d.host_path.as_str()).collect();
+        let mut expected = vec!["/dev/davinci0", "/dev/davinci_manager", "/dev/hisi_hdc"];
+        let unified_bus: Vec<String> = (0..8)
+            .map(|n| format!("/dev/uburma/uburma{n}"))
+            .chain((0..8).map(|n| format!("/dev/ummu/ummu{n}")))
+            .collect();
+        expected.extend(unified_bus.iter().map(String::as_str));
+        assert_eq!(paths, expected, "no devmm_svm and no dvpp_cmdlist on an Ascend950");
+        assert!(specs.devices.iter().all(|d| d.host_path == d.container_path));
+        let env = plan_container(&resource, &ids(&["npu-4"]), &config(AllocateMode::RuntimeEnv)).expect("plans");
+        assert_eq!(env.envs.get(VISIBLE_DEVICES_ENV).map(String::as_str), Some("0"));
+        let cdi = plan_container(&resource, &ids(&["npu-4"]), &config(AllocateMode::default())).expect("plans");
+        assert_eq!(cdi.cdi_devices, ["huawei.com/npu=0"]);
+        // Two chips: in the order of their nodes, physical 0 (logic 4) after physical 5 (logic 1).
+        let two =
+            plan_container(&resource, &ids(&["npu-0", "npu-5"]), &config(AllocateMode::RuntimeEnv)).expect("plans");
+        assert_eq!(two.envs.get(VISIBLE_DEVICES_ENV).map(String::as_str), Some("1,4"));
+        assert_eq!(two.annotations.get(PHYSICAL_CHIPS_ANNOTATION).map(String::as_str), Some("npu-5,npu-0"));
     }
 
     #[test]

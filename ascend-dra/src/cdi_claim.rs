@@ -23,7 +23,8 @@ pub const VISIBLE_DEVICES_ENV: &str = "ASCEND_RT_VISIBLE_DEVICES";
 /// What the claim's container gets for one allocated device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaimNode {
-    /// A whole chip: `/dev/davinci<phy>`.
+    /// A whole chip: `/dev/davinci<N>`, `N` its [`ascend_dcmi::ChipIds::device_node_number`] (the physical id, on
+    /// Ascend950 the logic id).
     Chip(u32),
     /// A vNPU: host `/dev/vdavinci<id>` shown as `/dev/davinci<id>`.
     Vnpu(u32),
@@ -99,7 +100,7 @@ impl ClaimSpecs {
         let mut device_nodes = Vec::with_capacity(nodes.len());
         for node in nodes {
             let (id, options) = match *node {
-                ClaimNode::Chip(phy) => (phy, RuntimeOptions::empty()),
+                ClaimNode::Chip(number) => (number, RuntimeOptions::empty()),
                 ClaimNode::Vnpu(id) => (id, RuntimeOptions::VIRTUAL),
             };
             device_nodes.push(cdi_node(&self.root, &chip_device_node(&self.root, id, options)?));
@@ -171,6 +172,51 @@ fn remove_unlisted_specs(dir: &Path, prefix: &str, is_prepared: impl Fn(&str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inventory::NpuChip;
+    use ascend_dcmi::{ChipIds, ChipType, LogicId, PhyId};
+    use dcmi_sim::fake_host::{DeviceNodeKind, FakeHost, FakeHostOptions};
+
+    /// The device-node paths of a CDI edit list.
+    fn node_paths(edits: &serde_json::Value) -> Vec<String> {
+        let nodes = edits["deviceNodes"].as_array().cloned().unwrap_or_default();
+        nodes.iter().filter_map(|node| node["path"].as_str().map(str::to_owned)).collect()
+    }
+
+    #[test]
+    fn an_ascend950_claim_gets_its_logic_numbered_node_and_the_a5_device_set() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let library = dir.path().join("libdcmi.so");
+        std::fs::write(&library, b"x").expect("library stand-in");
+        let topology = dcmi_sim::samples::by_name("atlas-950-8").expect("sample").topology().expect("valid");
+        let options = FakeHostOptions { library: Some(library), ..FakeHostOptions::default() };
+        let host = FakeHost::build(&topology, &dir.path().join("host"), &options).expect("fake host");
+        assert_eq!(host.device_nodes, DeviceNodeKind::CharacterDevices, "needs root to make device nodes");
+        // atlas-950-8: physical 4 is logic 0.
+        let logic = topology.chip_by_phy_id(4).expect("chip 4").chip.logic_id;
+        let chip = NpuChip {
+            ids: ChipIds { logic: LogicId(logic), phy: PhyId(4), locator: None },
+            chip_type: ChipType::Ascend950,
+            model: "Ascend950DT".to_owned(),
+            numa_node: None,
+            pcie_address: None,
+            aicore: 32,
+            memory_bytes: None,
+            driver_version: None,
+            vnpu_templates: Vec::new(),
+        };
+        let specs = ClaimSpecs::new(&host.root, &dir.path().join("cdi"), "npu.huawei.com", Some("Ascend950".into()))
+            .expect("claim specs");
+        let (path, _) =
+            specs.write("uid-1", &[ClaimNode::Chip(chip.device_node_number())], &BTreeMap::new()).expect("write");
+        let spec: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).expect("read spec")).expect("spec is JSON");
+        assert_eq!(node_paths(&spec["devices"][0]["containerEdits"]), ["/dev/davinci0"], "Huawei's node of npu-4");
+        let shared = node_paths(&spec["containerEdits"]);
+        let mut expected = vec!["/dev/davinci_manager".to_owned(), "/dev/hisi_hdc".to_owned()];
+        expected.extend((0..8).map(|n| format!("/dev/uburma/uburma{n}")));
+        expected.extend((0..8).map(|n| format!("/dev/ummu/ummu{n}")));
+        assert_eq!(shared, expected, "the Ascend950 set: no devmm_svm, no dvpp_cmdlist");
+    }
 
     #[test]
     fn only_this_drivers_unlisted_claim_specs_are_removed() {

@@ -104,7 +104,7 @@ impl AscendDriver {
         let mut nodes = Vec::with_capacity(plan.devices.len());
         for device in &plan.devices {
             let Some(template) = &device.vnpu_template else {
-                nodes.push(ClaimNode::Chip(device.phy));
+                nodes.push(ClaimNode::Chip(self.device_node_number(device.phy)?));
                 continue;
             };
             let logic = self.chips[&device.phy].ids.logic;
@@ -128,6 +128,15 @@ impl AscendDriver {
         entry.state = PrepareState::Completed;
         checkpoint.put(uid, entry.clone())?;
         Ok(entry.devices.iter().map(prepared_device).collect())
+    }
+
+    /// The `N` of the `/dev/davinci<N>` of the chip of physical id `phy` ([`NpuChip::device_node_number`]).
+    fn device_node_number(&self, phy: u32) -> Result<u32, ClaimError> {
+        let chip = self
+            .chips
+            .get(&phy)
+            .ok_or_else(|| ClaimError::new(format!("the claim names chip {phy}, which this node does not have")))?;
+        Ok(chip.device_node_number())
     }
 
     async fn create_vnpu(&self, logic: LogicId, template: &str) -> Result<u32, ClaimError> {

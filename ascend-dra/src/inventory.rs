@@ -34,6 +34,12 @@ impl NpuChip {
         device_name(self.ids.phy.get())
     }
 
+    /// The `N` of its `/dev/davinci<N>`, which its claims' CDI specs name: the physical id, on Ascend950 the logic id
+    /// ([`ascend_dcmi::ChipIds::device_node_number`]), as Huawei's device plugin and runtime number it.
+    pub fn device_node_number(&self) -> u32 {
+        self.ids.device_node_number(self.chip_type)
+    }
+
     /// The HCCS group: chips of one group talk over HCCS links, so a multi-chip job wants them together.
     pub fn hccs_group(&self) -> Option<u32> {
         ascend_node::topology::hccs_group(self.chip_type, self.ids.phy)

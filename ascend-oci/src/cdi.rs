@@ -219,10 +219,10 @@ pub fn generate_spec(root: &HostRoot, host: &HostChips, options: &GenerateOption
     let mut devices = Vec::new();
     let mut all_nodes = Vec::new();
     for chip in &host.chips {
-        let node = cdi_node(root, &chip_device_node(root, chip.phy_id, RuntimeOptions::default())?);
+        let node = cdi_node(root, &chip_device_node(root, chip.node_id, RuntimeOptions::default())?);
         all_nodes.push(node.clone());
         devices.push(CdiDevice {
-            name: chip.phy_id.to_string(),
+            name: chip.node_id.to_string(),
             container_edits: ContainerEdits { device_nodes: vec![node], ..ContainerEdits::default() },
         });
     }

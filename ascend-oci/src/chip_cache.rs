@@ -36,7 +36,7 @@ use crate::secure_path::{check_trusted_file, HostRoot};
 pub const DEFAULT_CHIP_CACHE: &str = "/run/ascend-ctk/chips.json";
 
 /// The version of the file's layout; a file of another version is a miss.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// The largest cache file read.
 const MAX_CACHE_BYTES: u64 = 1024 * 1024;
@@ -72,7 +72,7 @@ struct CacheFile {
     library_file: FileIdentity,
     chip_type: Option<String>,
     product_type: Option<String>,
-    phy_ids: Vec<u32>,
+    node_ids: Vec<u32>,
 }
 
 /// What the answer depends on, apart from the library file.
@@ -164,7 +164,7 @@ impl ChipCache {
         let chips = HostChips {
             chip_type: cached.chip_type.clone(),
             product_type: cached.product_type.clone(),
-            chips: cached.phy_ids.iter().map(|&phy_id| HostChip { phy_id }).collect(),
+            chips: cached.node_ids.iter().map(|&node_id| HostChip { node_id }).collect(),
         };
         Some(DiscoveredChips {
             chips,
@@ -202,7 +202,7 @@ impl ChipCache {
             library_file: FileIdentity::of(library)?,
             chip_type: chips.chip_type.clone(),
             product_type: chips.product_type.clone(),
-            phy_ids: chips.chips.iter().map(|chip| chip.phy_id).collect(),
+            node_ids: chips.chips.iter().map(|chip| chip.node_id).collect(),
         };
         let bytes = serde_json::to_vec_pretty(&file)
             .map_err(|source| Error::Json { what: format!("serialise {}", self.path.display()), source })?;

@@ -79,7 +79,7 @@ pub struct DiscoveredChips {
 impl DiscoveredChips {
     /// One line describing what was found, for logs.
     pub fn summary(&self) -> String {
-        let ids: Vec<String> = self.chips.chips.iter().map(|chip| chip.phy_id.to_string()).collect();
+        let ids: Vec<String> = self.chips.chips.iter().map(|chip| chip.node_id.to_string()).collect();
         format!(
             "chips [{}], chip type {}, product {}, from {}",
             ids.join(","),

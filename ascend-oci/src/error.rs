@@ -20,30 +20,30 @@ pub enum Error {
     },
 
     /// The request names a chip that the host does not have.
-    #[error("{variable} requests chip {phy_id} but {path} does not exist on this host (chips present: {available})")]
+    #[error("{variable} requests chip {node_id} but {path} does not exist on this host (chips present: {available})")]
     ChipAbsent {
         /// The variable the request came from.
         variable: &'static str,
-        /// The physical id that was asked for.
-        phy_id: u32,
+        /// The id that was asked for (the `N` of `/dev/davinciN`).
+        node_id: u32,
         /// The host device node that is missing.
         path: PathBuf,
         /// The chips the host has, formatted as a request value.
         available: String,
     },
 
-    /// The driver reports a chip whose `/dev/davinci<phy>` node does not exist: the driver is
+    /// The driver reports a chip whose `/dev/davinci<N>` node does not exist: the driver is
     /// loaded but the node was not created (or was removed).
     #[error(
-        "{reported_by} reports chip {phy_id} but its device node {path} does not exist: the driver is loaded \
+        "{reported_by} reports chip {node_id} but its device node {path} does not exist: the driver is loaded \
          but the node is missing (reload the driver or check its udev rules); refusing to describe fewer chips \
          than the host has"
     )]
     DeviceNodeMissing {
         /// Where the chip list came from (`"DCMI"`).
         reported_by: &'static str,
-        /// The physical id of the chip.
-        phy_id: u32,
+        /// The chip's node number (the `N` of `/dev/davinciN`).
+        node_id: u32,
         /// The missing node, including the host root.
         path: PathBuf,
     },

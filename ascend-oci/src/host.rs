@@ -12,11 +12,12 @@ use crate::error::{Error, Result};
 use crate::request::{format_id_runs, DeviceSelection, RuntimeOptions, VISIBLE_DEVICES_ENV};
 use crate::secure_path::{directory_entries, HostRoot};
 
-/// One physical chip of the host.
+/// One chip of the host.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct HostChip {
-    /// The physical id: the `N` of `/dev/davinciN`.
-    pub phy_id: u32,
+    /// The `N` of its `/dev/davinciN`, the id `ASCEND_VISIBLE_DEVICES` and CDI device names carry: the physical
+    /// id, on Ascend950 the logic id (`ascend_dcmi::ChipIds::device_node_number`).
+    pub node_id: u32,
 }
 
 /// The products that have no `devmm_svm` and `hisi_hdc` nodes (`Atlas200ISoc` and `Atlas200`, for which
@@ -33,7 +34,7 @@ pub struct HostChips {
     /// The product type DCMI reports (`dcmi_get_product_type`, 310 family only), when known;
     /// [`PRODUCTS_WITHOUT_SVM_AND_HDC`] lack two shared nodes.
     pub product_type: Option<String>,
-    /// The chips, sorted by physical id.
+    /// The chips, sorted by node number.
     pub chips: Vec<HostChip>,
 }
 
@@ -47,16 +48,16 @@ impl HostChips {
         let ids: BTreeSet<u32> = chip_node_entries(root)?
             .into_iter()
             .filter(|entry| entry.file_type == FileType::CharacterDevice)
-            .map(|entry| entry.phy_id)
+            .map(|entry| entry.node_id)
             .collect();
         Ok(HostChips {
             chip_type,
             product_type: None,
-            chips: ids.into_iter().map(|phy_id| HostChip { phy_id }).collect(),
+            chips: ids.into_iter().map(|node_id| HostChip { node_id }).collect(),
         })
     }
 
-    /// Checks that every chip has its `/dev/davinci<phy>` character device, so that a chip the
+    /// Checks that every chip has its `/dev/davinci<N>` character device, so that a chip the
     /// driver reports but whose node was never created fails loudly instead of silently
     /// shrinking "all". `reported_by` names the source of the chip list (`"DCMI"`).
     ///
@@ -65,13 +66,13 @@ impl HostChips {
     /// [`DeviceNode::from_host`] (a node that is a symlink or not a character device).
     pub fn check_device_nodes(&self, root: &HostRoot, reported_by: &'static str) -> Result<()> {
         for chip in &self.chips {
-            match chip_device_node(root, chip.phy_id, RuntimeOptions::default()) {
+            match chip_device_node(root, chip.node_id, RuntimeOptions::default()) {
                 Ok(_) => {}
                 Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                     return Err(Error::DeviceNodeMissing {
                         reported_by,
-                        phy_id: chip.phy_id,
-                        path: root.host_path(&chip_device_path(chip.phy_id)),
+                        node_id: chip.node_id,
+                        path: root.host_path(&chip_device_path(chip.node_id)),
                     });
                 }
                 Err(other) => return Err(other),
@@ -80,9 +81,9 @@ impl HostChips {
         Ok(())
     }
 
-    /// The physical ids.
-    pub fn phy_ids(&self) -> BTreeSet<u32> {
-        self.chips.iter().map(|chip| chip.phy_id).collect()
+    /// The node numbers (the `N` of each `/dev/davinciN`).
+    pub fn node_ids(&self) -> BTreeSet<u32> {
+        self.chips.iter().map(|chip| chip.node_id).collect()
     }
 
     /// The chips a selection stands for, checked against this host.
@@ -91,7 +92,7 @@ impl HostChips {
     /// [`Error::ChipAbsent`] for the first requested id the host does not have (not checked with
     /// `VIRTUAL`, where ids are vNPU ids; the device-node lookup fails instead).
     pub fn select(&self, selection: &DeviceSelection, options: RuntimeOptions, root: &HostRoot) -> Result<Vec<u32>> {
-        let present = self.phy_ids();
+        let present = self.node_ids();
         match selection {
             DeviceSelection::Nothing => Ok(Vec::new()),
             DeviceSelection::All => Ok(present.into_iter().collect()),
@@ -100,7 +101,7 @@ impl HostChips {
                     if let Some(&missing) = ids.iter().find(|id| !present.contains(id)) {
                         return Err(Error::ChipAbsent {
                             variable: VISIBLE_DEVICES_ENV,
-                            phy_id: missing,
+                            node_id: missing,
                             path: root.host_path(&chip_device_path(missing)),
                             available: if present.is_empty() { "none".to_owned() } else { format_id_runs(&present) },
                         });
@@ -115,7 +116,7 @@ impl HostChips {
 /// One `davinci<N>` entry of `<host root>/dev`, as the directory listing gives it.
 pub(crate) struct ChipNodeEntry {
     /// The `N`.
-    pub phy_id: u32,
+    pub node_id: u32,
     /// The entry's name (`davinci<N>`).
     pub name: String,
     /// Its host path.
@@ -136,11 +137,11 @@ pub(crate) fn chip_node_entries(root: &HostRoot) -> Result<Vec<ChipNodeEntry>> {
     for entry in entries {
         let entry = entry.map_err(|e| Error::errno("read directory", &dev_path, e))?;
         let name = OsStr::from_bytes(entry.file_name().to_bytes());
-        let Some((name, phy_id)) = name.to_str().and_then(|name| Some((name, parse_davinci_name(name)?))) else {
+        let Some((name, node_id)) = name.to_str().and_then(|name| Some((name, parse_davinci_name(name)?))) else {
             continue;
         };
         found.push(ChipNodeEntry {
-            phy_id,
+            node_id,
             name: name.to_owned(),
             host_path: dev_path.join(name),
             file_type: entry.file_type(),
@@ -157,9 +158,9 @@ fn parse_davinci_name(name: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-/// `/dev/davinci<phy_id>`.
-pub fn chip_device_path(phy_id: u32) -> PathBuf {
-    PathBuf::from(format!("/dev/davinci{phy_id}"))
+/// `/dev/davinci<node_id>`.
+pub fn chip_device_path(node_id: u32) -> PathBuf {
+    PathBuf::from(format!("/dev/davinci{node_id}"))
 }
 
 /// A character device to create in the container, with the host's numbers.
@@ -302,10 +303,10 @@ fn unified_bus_nodes(root: &HostRoot) -> Result<Vec<DeviceNode>> {
 ///
 /// # Errors
 /// As [`DeviceNode::from_host`].
-pub fn chip_device_node(root: &HostRoot, phy_id: u32, options: RuntimeOptions) -> Result<DeviceNode> {
-    let container_path = chip_device_path(phy_id);
+pub fn chip_device_node(root: &HostRoot, node_id: u32, options: RuntimeOptions) -> Result<DeviceNode> {
+    let container_path = chip_device_path(node_id);
     let host_path = if options.contains(RuntimeOptions::VIRTUAL) {
-        PathBuf::from(format!("/dev/vdavinci{phy_id}"))
+        PathBuf::from(format!("/dev/vdavinci{node_id}"))
     } else {
         container_path.clone()
     };

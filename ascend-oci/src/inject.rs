@@ -39,7 +39,7 @@ impl Default for InjectionConfig {
 /// Everything one container gets, resolved and checked against the host.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InjectionPlan {
-    /// The physical ids, sorted.
+    /// The chips' node numbers (the `N` of `/dev/davinciN`), sorted.
     pub chips: Vec<u32>,
     /// Chip nodes followed by the shared manager nodes.
     pub device_nodes: Vec<DeviceNode>,

@@ -8,7 +8,7 @@
 //!   resolution of every host path with ownership and mode checks.
 //! * [`discover_chips`]: where the chip list and chip type come from ([`ChipSource`]): an operator's chip type,
 //!   DCMI (feature `dcmi`: `libdcmi.so` loaded at run time, chips cross-checked against their
-//!   `/dev/davinci<phy>` nodes), or the `/dev` scan; [`ChipCache`] remembers DCMI's answer
+//!   `/dev/davinci<N>` nodes), or the `/dev` scan; [`ChipCache`] remembers DCMI's answer
 //!   between container starts.
 //! * [`MountList`]: the vendor's `.list` files naming driver files to mount.
 //! * [`InjectionPlan`]: the plan for one container, and [`apply_plan`], its idempotent application to

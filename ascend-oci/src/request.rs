@@ -10,7 +10,8 @@
 //! ```
 //!
 //! `""`, `void` and `none` ask for nothing; `all` asks for every chip of the host and cannot be
-//! combined with other tokens. Ids are physical ids (the `N` of `/dev/davinciN`); the result is
+//! combined with other tokens. Ids are the `N` of `/dev/davinciN`: the physical id, on Ascend950 the logic id, as Huawei's
+//! device plugin writes them (`ascend_dcmi::ChipIds::device_node_number`); the result is
 //! deduplicated and sorted. Any other token is refused with a message that quotes it.
 
 use std::collections::BTreeSet;

@@ -55,7 +55,7 @@ fn dcmi_answer_is_remembered_until_the_host_changes() {
     // The first start asks DCMI and writes the cache (its directory created), root-only writable.
     let first = discover(&cache, &root);
     assert_from_dcmi(&first, "first start");
-    assert_eq!(first.found.chips.phy_ids().into_iter().collect::<Vec<_>>(), host.phy_ids);
+    assert_eq!(first.found.chips.node_ids().into_iter().collect::<Vec<_>>(), host.node_numbers());
     assert_eq!(first.found.chips.chip_type.as_deref(), Some("Ascend910B"));
     assert_eq!(mode_of(cache.path()), 0o644);
 
@@ -125,8 +125,8 @@ fn dcmi_answer_is_remembered_until_the_host_changes() {
     let removed = host.path("dev/davinci5");
     std::fs::remove_file(&removed).expect("remove node");
     match cache.discover(&root, None) {
-        Err(Error::DeviceNodeMissing { phy_id, path, .. }) => {
-            assert_eq!(phy_id, 5);
+        Err(Error::DeviceNodeMissing { node_id, path, .. }) => {
+            assert_eq!(node_id, 5);
             assert_eq!(path, removed);
         }
         other => panic!("expected DeviceNodeMissing, got {other:?}"),

@@ -64,7 +64,7 @@ fn request_for_an_absent_chip_names_it() {
     let before = std::fs::read_to_string(bundle.path().join("config.json")).expect("read");
     let err = prepare_bundle(bundle.path(), &options(&host)).expect_err("chip 7 is absent");
     let message = err.to_string();
-    assert!(matches!(err, Error::ChipAbsent { phy_id: 7, .. }), "{message}");
+    assert!(matches!(err, Error::ChipAbsent { node_id: 7, .. }), "{message}");
     assert!(message.contains("davinci7") && message.contains("chips present: 0,1"), "{message}");
     let after = std::fs::read_to_string(bundle.path().join("config.json")).expect("read");
     assert_eq!(before, after, "a failed injection must leave config.json untouched");
@@ -86,7 +86,7 @@ fn all_nodrv_and_virtual() {
     assert!(make_character_device(&host.path("/dev/vdavinci100"), DAVINCI_MAJOR, 100), "mknod vdavinci100");
     let root = HostRoot::open(&host.root).expect("root");
     let chips = HostChips::scan(&root, None).expect("scan");
-    assert_eq!(chips.phy_ids().into_iter().collect::<Vec<_>>(), [0, 2]);
+    assert_eq!(chips.node_ids().into_iter().collect::<Vec<_>>(), [0, 2]);
 
     let request =
         DeviceRequest::from_env(["ASCEND_VISIBLE_DEVICES=all", "ASCEND_RUNTIME_OPTIONS=NODRV"]).expect("request");

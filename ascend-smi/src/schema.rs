@@ -61,7 +61,8 @@ impl ChipStatus {
 pub struct ChipIdsReport {
     /// The driver's enumeration index (DCMI logic id; the id in fault events).
     pub logic_id: u32,
-    /// The physical id: `/dev/davinci<phy_id>`, Kubernetes device names, `ASCEND_VISIBLE_DEVICES`.
+    /// The physical id: Kubernetes device names; `/dev/davinci<phy_id>` and `ASCEND_VISIBLE_DEVICES` on every chip
+    /// type but Ascend950, whose node is `/dev/davinci<logic_id>` (`ascend_dcmi::ChipIds::device_node_number`).
     pub phy_id: u32,
     /// The card (`dcmi_get_card_list`); `null` on the DCMI V2 API (Ascend950), which has no cards.
     pub card_id: Option<i32>,

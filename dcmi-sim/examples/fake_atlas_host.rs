@@ -28,15 +28,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let topology = sample.topology()?;
     let host = FakeHost::build(&topology, &root, &FakeHostOptions::default())?;
     println!("{} laid out under {}", sample.name, host.root.display());
-    println!("  device nodes /dev/davinci{:?} ({:?})", host.phy_ids, host.device_nodes);
+    println!("  device nodes /dev/davinci{:?} ({:?})", host.node_numbers(), host.device_nodes);
     println!("  driver library {}", host.library.display());
     println!("  topology {} (set DCMI_SIM_CONFIG to it)", host.topology.display());
 
     // What a node daemon finds there: a device node per chip of the topology, and the driver's library.
     let missing: Vec<u32> = topology
         .chips()
-        .map(|found| found.chip.phy_id)
-        .filter(|phy| !host.root.join(format!("dev/davinci{phy}")).exists())
+        .map(|found| dcmi_sim::fake_host::device_node_number(found.chip))
+        .filter(|number| !host.root.join(format!("dev/davinci{number}")).exists())
         .collect();
     if !missing.is_empty() {
         return Err(format!("no /dev/davinci node for the topology's chips {missing:?}").into());

@@ -6,9 +6,9 @@
 //!
 //! | path under the root | what |
 //! |---|---|
-//! | `dev/davinci<phy>` | one node per chip: major [`DAVINCI_MAJOR`], minor = physical id |
+//! | `dev/davinci<N>` | one node per chip: major [`DAVINCI_MAJOR`], minor `N`, the chip's [`device_node_number`] (its physical id, on Ascend950 its logic id) |
 //! | `dev/davinci_manager`, `dev/devmm_svm`, `dev/hisi_hdc`, `dev/dvpp_cmdlist` | the shared manager nodes ([`MANAGER_NODES`]); an Ascend950 (DCMI V2) host has only `davinci_manager` and `hisi_hdc` ([`MANAGER_NODES_V2`]) |
-//! | `dev/uburma/uburma<phy>`, `dev/ummu/ummu<phy>` | Ascend950 only: one unified-bus (URMA) and one UB MMU node per chip ([`UB_NODE_DIRECTORIES`]) |
+//! | `dev/uburma/uburma<N>`, `dev/ummu/ummu<N>` | Ascend950 only: one unified-bus (URMA) and one UB MMU node per chip, numbered as its `davinci<N>` ([`UB_NODE_DIRECTORIES`]) |
 //! | `usr/local/Ascend/driver/version.info`, `usr/local/Ascend/firmware/version.info` | the driver (version of the topology) and firmware, as [`FakeSoftware`] writes them |
 //! | `usr/local/Ascend/driver/lib64/driver/libdcmi.so` | the simulator library (also linked from `lib64/` and `/usr/local/dcmi`) |
 //! | `usr/local/Ascend/driver/lib64/common/`, `.../include/`, `usr/local/dcmi/dcmi_interface_api.h`, `usr/local/bin/npu-smi`, `var/queue_schedule/` | the other driver files the vendor's `base.list` names |
@@ -50,9 +50,27 @@ pub const MANAGER_NODES: [(&str, u32); 4] =
 /// `component/ascend-docker-runtime/runtime/process/process.go`), same major numbers as [`MANAGER_NODES`].
 pub const MANAGER_NODES_V2: [(&str, u32); 2] = [("davinci_manager", 241), ("hisi_hdc", 243)];
 
-/// Ascend950 hosts' unified-bus node directories with the major of their nodes (minor = physical id):
-/// every node in them goes into a container that uses a chip.
+/// Ascend950 hosts' unified-bus node directories with the major of their nodes (name and minor: the chip's
+/// [`device_node_number`]): every node in them goes into a container that uses a chip, as Huawei's plugin and runtime
+/// pass them (mind-cluster `component/ascend-device-plugin/pkg/server/plugin.go`, `mountUBDevice`;
+/// `component/ascend-docker-runtime/runtime/process/process.go`, `addUBDevice`). The names inside the directories are
+/// not known from real hardware; nothing reads them but as a listing.
 pub const UB_NODE_DIRECTORIES: [(&str, u32); 2] = [("uburma", 245), ("ummu", 246)];
+
+/// The `N` of a chip's `/dev/davinci<N>`: its logic id on an Ascend950 (DCMI V2) host, its physical id elsewhere.
+///
+/// What the real Ascend950 driver does is not known from hardware; this follows what Huawei's code expects of it: its
+/// device plugin converts the chip's physical id to its logic id before it names `/dev/davinci<N>` and
+/// `ASCEND_VISIBLE_DEVICES` (mind-cluster `component/ascend-device-plugin/pkg/server/plugin.go`,
+/// `getFinalVisibleDevices`, `convertToLogicIDs`), and its runtime opens `/dev/davinci<N>` of that number. The stack's
+/// own answer is `ascend_dcmi::ChipIds::device_node_number`; tests hold the two together.
+pub fn device_node_number(chip: &crate::topology::Chip) -> u32 {
+    if chip.chip_type.api() == crate::chip_type::Api::V2 {
+        chip.logic_id
+    } else {
+        chip.phy_id
+    }
+}
 
 /// Where the driver's files live on an Atlas host, relative to the root.
 pub const DRIVER_DIR: &str = "usr/local/Ascend/driver";
@@ -181,10 +199,22 @@ pub struct FakeHost {
     pub topology: PathBuf,
     /// What the device nodes are.
     pub device_nodes: DeviceNodeKind,
-    /// The physical ids that got a `/dev/davinci<phy>` node, ascending.
+    /// The physical ids of the chips that got a `/dev/davinci<N>` node, ascending.
     pub phy_ids: Vec<u32>,
+    /// The chips that got a node, by physical id, each with the `N` of its `/dev/davinci<N>` ([`device_node_number`]):
+    /// the same as the physical id but on Ascend950.
+    pub chip_nodes: Vec<ChipNode>,
     /// The installed simulated `hccn_tool`, if one was.
     pub hccn_tool: Option<PathBuf>,
+}
+
+/// One chip's `/dev/davinci<N>` on a fake host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChipNode {
+    /// The chip's physical id.
+    pub phy_id: u32,
+    /// The `N` of its `/dev/davinci<N>`.
+    pub number: u32,
 }
 
 impl FakeHost {
@@ -203,10 +233,16 @@ impl FakeHost {
 
         let use_char_devices = !options.plain_device_nodes && rustix::process::geteuid().is_root();
         let phy_ids = options.node_phy_ids(topology)?;
+        let chip_nodes: Vec<ChipNode> = phy_ids
+            .iter()
+            .filter_map(|&phy_id| topology.chip_by_phy_id(phy_id))
+            .map(|found| ChipNode { phy_id: found.chip.phy_id, number: device_node_number(found.chip) })
+            .collect();
         let mut device_nodes =
             if use_char_devices { DeviceNodeKind::CharacterDevices } else { DeviceNodeKind::PlainFiles };
-        for phy in &phy_ids {
-            device_nodes = writer.device_node(&format!("dev/davinci{phy}"), DAVINCI_MAJOR, *phy, device_nodes)?;
+        for node in &chip_nodes {
+            let number = node.number;
+            device_nodes = writer.device_node(&format!("dev/davinci{number}"), DAVINCI_MAJOR, number, device_nodes)?;
         }
         let is_v2 = topology.api() == crate::chip_type::Api::V2;
         let manager_nodes: &[(&str, u32)] = if is_v2 { &MANAGER_NODES_V2 } else { &MANAGER_NODES };
@@ -215,9 +251,9 @@ impl FakeHost {
         }
         if is_v2 {
             for (directory, major) in UB_NODE_DIRECTORIES {
-                for phy in &phy_ids {
-                    let node = format!("dev/{directory}/{directory}{phy}");
-                    device_nodes = writer.device_node(&node, major, *phy, device_nodes)?;
+                for node in &chip_nodes {
+                    let path = format!("dev/{directory}/{directory}{}", node.number);
+                    device_nodes = writer.device_node(&path, major, node.number, device_nodes)?;
                 }
             }
         }
@@ -246,8 +282,21 @@ impl FakeHost {
             topology: root.join(TOPOLOGY_PATH),
             device_nodes,
             phy_ids,
+            chip_nodes,
             hccn_tool,
         })
+    }
+
+    /// The `N` of the `/dev/davinci<N>` of the chip with physical id `phy_id`, if it got one.
+    pub fn node_number(&self, phy_id: u32) -> Option<u32> {
+        self.chip_nodes.iter().find(|node| node.phy_id == phy_id).map(|node| node.number)
+    }
+
+    /// Every `N` of a `/dev/davinci<N>` made, ascending.
+    pub fn node_numbers(&self) -> Vec<u32> {
+        let mut numbers: Vec<u32> = self.chip_nodes.iter().map(|node| node.number).collect();
+        numbers.sort_unstable();
+        numbers
     }
 
     /// The path of a file under the root, for example `host.path("dev/davinci0")`.
@@ -541,6 +590,11 @@ mod tests {
         let topology = crate::samples::by_name("atlas-950-8").expect("sample").topology().expect("valid");
         let host = FakeHost::build(&topology, root.path(), &options).expect("built");
         assert_eq!(host.phy_ids, (0..8).collect::<Vec<u32>>());
+        // Logic 0..7 are physical 4..7, 0..3: the chip of physical id 4 is /dev/davinci0, that of 0 /dev/davinci4.
+        assert_eq!(host.node_number(4), Some(0));
+        assert_eq!(host.node_number(0), Some(4));
+        assert_eq!(host.node_number(3), Some(7));
+        assert_eq!(host.node_numbers(), (0..8).collect::<Vec<u32>>());
         for node in ["dev/davinci0", "dev/davinci7", "dev/davinci_manager", "dev/hisi_hdc"] {
             assert!(host.path(node).exists(), "{node}");
         }
@@ -549,6 +603,13 @@ mod tests {
         }
         assert!(!host.path("dev/devmm_svm").exists(), "Ascend950 hosts have no devmm_svm");
         assert!(!host.path("dev/dvpp_cmdlist").exists(), "Ascend950 hosts have no dvpp_cmdlist");
+
+        let only_4 = FakeHostOptions { chip_nodes: Some(vec![4]), ..options };
+        let one = FakeHost::build(&topology, &root.path().join("one"), &only_4).expect("built");
+        for node in ["dev/davinci0", "dev/uburma/uburma0", "dev/ummu/ummu0"] {
+            assert!(one.path(node).exists(), "the chip of physical id 4 is logic 0: {node}");
+        }
+        assert!(!one.path("dev/davinci4").exists(), "physical 4 is not numbered by its physical id");
     }
 
     #[test]
@@ -579,6 +640,7 @@ mod tests {
             FakeHostOptions { library: Some(library), chip_nodes: Some(vec![5]), ..FakeHostOptions::default() };
         let host = FakeHost::build(&two_chip_topology(), &root.path().join("host"), &options).expect("built");
         assert_eq!(host.phy_ids, [5]);
+        assert_eq!(host.node_number(5), Some(5), "a V1 chip's node is numbered by physical id");
         assert!(host.path("dev/davinci5").exists());
         assert!(!host.path("dev/davinci4").exists(), "chip 4 was not chosen");
         assert!(host.path("dev/davinci_manager").exists(), "the shared nodes stay");

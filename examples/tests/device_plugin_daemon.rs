@@ -383,7 +383,8 @@ async fn daemon_on_the_simulated_atlas_950_node_in_volcano_mode() {
     let response = &allocation.container_responses[0];
     let nodes: Vec<&str> = response.devices.iter().map(|d| d.container_path.as_str()).collect();
     let unified_bus = ["uburma", "ummu"].map(|kind| (0..8).map(move |phy| format!("/dev/{kind}/{kind}{phy}")));
-    let expected: Vec<String> = ["/dev/davinci6", "/dev/davinci_manager", "/dev/hisi_hdc"]
+    // npu-6 is logic 2: its node is /dev/davinci2, as Huawei's plugin numbers an Ascend950's node.
+    let expected: Vec<String> = ["/dev/davinci2", "/dev/davinci_manager", "/dev/hisi_hdc"]
         .map(str::to_owned)
         .into_iter()
         .chain(unified_bus.into_iter().flatten())

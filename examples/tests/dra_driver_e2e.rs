@@ -194,9 +194,10 @@ async fn end_to_end(sample: &str, chip_type: &str, shared: &[String]) {
     tokio::time::sleep(POLL * 20).await;
     assert!(server.requests().is_empty(), "an idle driver asks: {:?}\n{}", server.request_counts(), driver.log());
     let devices = our_devices(&server, &driver_name);
-    let (phy, logic) = {
+    // The chip's /dev/davinci<N>: N is the physical id, on Ascend950 the logic id.
+    let (phy, logic, node) = {
         let chip = host.topology.chips().find(|found| found.chip.phy_id != found.chip.logic_id).expect("phy != logic");
-        (chip.chip.phy_id, chip.chip.logic_id)
+        (chip.chip.phy_id, chip.chip.logic_id, dcmi_sim::fake_host::device_node_number(chip.chip))
     };
     let device_name = format!("npu-{phy}");
     let published = devices.iter().find(|d| d.name == device_name).expect("the chip is published");
@@ -243,7 +244,7 @@ async fn end_to_end(sample: &str, chip_type: &str, shared: &[String]) {
     let context = describe(&output);
     assert!(output.status.success(), "podman run failed\n{context}");
     let probe = Probe::parse(&output.stdout);
-    assert_eq!(probe.npu_devices, expected_npu_nodes(&[phy], shared), "{context}");
+    assert_eq!(probe.npu_devices, expected_npu_nodes(&[node], shared), "{context}");
     assert_eq!(probe.rt_visible, "0", "{context}");
     probe.assert_devices_allowed(&context);
 

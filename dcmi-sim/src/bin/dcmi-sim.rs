@@ -123,7 +123,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 DeviceNodeKind::PlainFiles => "plain files (not root: no character devices)",
             };
             println!("fake host laid out under {}", host.root.display());
-            println!("  chips (phy ids): {:?}", host.phy_ids);
+            println!("  chips (phy ids): {:?}, /dev/davinci{:?}", host.phy_ids, host.node_numbers());
             println!("  device nodes:    {nodes}");
             println!("  libdcmi.so:      {}", host.library.display());
             println!("  topology:        {}", host.topology.display());
