@@ -13,6 +13,7 @@ use tokio::net::UnixListener;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::UnixListenerStream;
+use tokio_stream::StreamExt;
 use tonic::transport::{Channel, Server};
 use tonic::{Request, Response, Status};
 
@@ -22,7 +23,7 @@ use crate::api::v1beta1::{Device, DevicePluginOptions, Empty, RegisterRequest};
 use crate::error::grpc_error;
 use crate::error::{Error, Result};
 use crate::kubelet::{API_VERSION, KUBELET_SOCKET};
-use kubelet_socket::connect;
+use kubelet_socket::{connect, AuthorityRewriter};
 
 /// The file a restarting kubelet keeps.
 pub const CHECKPOINT_FILE: &str = "kubelet_internal_checkpoint";
@@ -133,10 +134,13 @@ impl FakeKubelet {
         })?;
         let service = RegistrationService { dir: self.dir.clone(), state: Arc::clone(&self.state) };
         let (stop, stopped) = oneshot::channel::<()>();
+        // The kubelet is a grpc-go server, which takes any `:authority`; a grpc-go plugin (Huawei's) registers with
+        // the socket path as its authority, which tonic's h2 refuses unless it is rewritten.
+        let incoming = UnixListenerStream::new(listener).map(|accepted| accepted.map(AuthorityRewriter::new));
         let task = tokio::spawn(async move {
             let _ = Server::builder()
                 .add_service(RegistrationServer::new(service))
-                .serve_with_incoming_shutdown(UnixListenerStream::new(listener), async {
+                .serve_with_incoming_shutdown(incoming, async {
                     let _ = stopped.await;
                 })
                 .await;

@@ -391,12 +391,25 @@ impl Store {
     ) -> ApiResult<Value> {
         if status_only {
             let status = new.get("status").cloned();
+            let written_metadata = status_write_keeps_metadata(kind).then(|| new["metadata"].clone());
             new = old.clone();
             match status {
                 Some(status) => new["status"] = status,
                 None => {
                     if let Some(fields) = new.as_object_mut() {
                         fields.remove("status");
+                    }
+                }
+            }
+            if let Some(written) = written_metadata {
+                for field in ["labels", "annotations"] {
+                    match written.get(field) {
+                        Some(value) => new["metadata"][field] = value.clone(),
+                        None => {
+                            if let Some(metadata) = new["metadata"].as_object_mut() {
+                                metadata.remove(field);
+                            }
+                        }
                     }
                 }
             }
@@ -607,6 +620,16 @@ fn metadata_mut(object: &mut Value) -> ApiResult<&mut Map<String, Value>> {
 fn set_type(kind: &Kind, object: &mut Value) {
     object["apiVersion"] = json!(kind.api_version());
     object["kind"] = json!(kind.kind);
+}
+
+/// Whether a write to the kind's status subresource also takes the labels and annotations it carries. kube-apiserver's
+/// Node status strategy resets only the spec (k8s.io/kubernetes `pkg/registry/core/node/strategy.go`,
+/// `nodeStatusStrategy.PrepareForUpdate`), and clients rely on it: the kubelet sets a Node's labels through
+/// `nodes/status` (`pkg/kubelet/kubelet_node_status.go`, `registerWithAPIServer` -> `nodeutil.PatchNodeStatus`), and so
+/// does Huawei's device plugin (mind-cluster `component/ascend-device-plugin/pkg/kubeclient/kubeclient.go`,
+/// `PatchNodeState`). Newer kinds reset the metadata too (`ResetObjectMetaForStatus`).
+fn status_write_keeps_metadata(kind: &Kind) -> bool {
+    kind.group.is_empty() && kind.plural == "nodes"
 }
 
 /// The object without metadata and status: what `generation` counts changes of.

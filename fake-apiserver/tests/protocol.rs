@@ -125,6 +125,13 @@ async fn merge_strategic_and_json_patches() {
     let patched = nodes.patch_status("worker-1", &params, &Patch::Strategic(npu)).await.expect("npu");
     assert_eq!(conditions(patched.status), [("Ready".into(), "True".into()), ("NPUHealthy".into(), "False".into())]);
 
+    // A Node's status write takes its labels and annotations too, as kube-apiserver's Node status strategy does (the
+    // kubelet and Huawei's device plugin label Nodes through nodes/status); its spec stays.
+    let labelled = json!({"metadata": {"labels": {"status-written": "1"}}, "spec": {"unschedulable": true}});
+    let patched = nodes.patch_status("worker-1", &params, &Patch::Strategic(labelled)).await.expect("labels");
+    assert_eq!(patched.metadata.labels.expect("labels").get("status-written").map(String::as_str), Some("1"));
+    assert_eq!(patched.spec.and_then(|spec| spec.unschedulable), None);
+
     // A write of the main resource does not change the status (the status subresource's rule).
     let ignored = json!({"status": {"conditions": []}, "metadata": {"annotations": {"a": "b"}}});
     let patched = nodes.patch("worker-1", &params, &Patch::Merge(ignored)).await.expect("merge");

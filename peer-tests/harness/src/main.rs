@@ -1,0 +1,268 @@
+//! `peer-node`: the node a device plugin under comparison runs on (peer-tests/README.md).
+//!
+//! It serves what a device plugin talks to, the same way for Huawei's and ours: the kubelet's `Registration` on
+//! `<dir>/device-plugins/kubelet.sock` (the in-repo fake kubelet, which follows each plugin's `ListAndWatch`), and an
+//! API server over TLS with the in-cluster files a pod gets (`<dir>/serviceaccount/{ca.crt,token,namespace}`;
+//! Huawei's plugin reaches the API server only that way). The Node exists with the labels and an annotation a kubelet
+//! gives it (Huawei's plugin panics on a Node without annotations). Once every plugin's device lists have stayed the
+//! same for `--settle-seconds`, it calls `Allocate` for the first N healthy devices of each resource (`--allocate N`,
+//! repeatable) and writes what the plugins told the kubelet and the API server to `--out` as JSON: registrations,
+//! device lists, Allocate responses, the Node's labels and annotations, and every ConfigMap.
+//!
+//! `<dir>/ready` holds the API server's port once everything serves.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use ascend_deviceplugin::api::v1beta1::{AllocateRequest, ContainerAllocateRequest, Device};
+use ascend_deviceplugin::fake_kubelet::FakeKubelet;
+use clap::Parser;
+use fake_apiserver::FakeApiServer;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+use serde_json::{json, Value};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::TlsAcceptor;
+
+/// A stand-in node for comparing device plugins.
+#[derive(Debug, Parser)]
+struct Args {
+    /// The node's directory: device-plugins/, serviceaccount/, ready.
+    #[arg(long)]
+    dir: PathBuf,
+    /// The Node's name (the plugin's NODE_NAME).
+    #[arg(long)]
+    node_name: String,
+    /// Allocate the first N healthy devices of each resource (repeatable).
+    #[arg(long = "allocate")]
+    allocate: Vec<usize>,
+    /// Before each Allocate, create the pending pod Volcano would have bound: requesting the devices, with the
+    /// scheduler's annotations naming them (`<resource>: <ids>`, `predicate-time`), as Volcano-mode plugins need.
+    #[arg(long)]
+    volcano: bool,
+    /// How long every device list must stay unchanged before the record is taken.
+    #[arg(long, default_value_t = 3)]
+    settle_seconds: u64,
+    /// How long to wait for a registration and settled device lists.
+    #[arg(long, default_value_t = 90)]
+    timeout_seconds: u64,
+    /// Where to write the record.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let args = Args::parse();
+    let api = FakeApiServer::start().await.context("starting the fake API server")?;
+    seed(&api, &args.node_name);
+    let tls_port = serve_tls(&api, &args.dir.join("serviceaccount")).await?;
+    let plugins = args.dir.join("device-plugins");
+    std::fs::create_dir_all(&plugins).with_context(|| format!("creating {}", plugins.display()))?;
+    let kubelet = FakeKubelet::start(&plugins).await.context("starting the fake kubelet")?;
+    std::fs::write(args.dir.join("ready"), tls_port.to_string()).context("writing ready")?;
+
+    let devices =
+        settled_devices(&kubelet, Duration::from_secs(args.settle_seconds), Duration::from_secs(args.timeout_seconds))
+            .await?;
+    let mut allocations = Vec::new();
+    for (resource, list) in &devices {
+        let mut healthy: Vec<&str> = list.iter().filter(|d| d.health == "Healthy").map(|d| d.id.as_str()).collect();
+        healthy.sort_by_key(|id| natural(id));
+        for &count in &args.allocate {
+            if count == 0 || count > healthy.len() {
+                continue;
+            }
+            let ids: Vec<String> = healthy[..count].iter().map(|id| (*id).to_owned()).collect();
+            let pod = args.volcano.then(|| bound_pod(&api, &args.node_name, resource, &ids));
+            let mut allocation = allocate(&kubelet, resource, ids).await;
+            if let Some(pod) = pod {
+                // The plugin writes what it handed out on the pod; give it a moment to land.
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                let stored: Option<Pod> = api.get(Some("default"), &pod);
+                allocation["pod_annotations"] = json!(stored.and_then(|p| p.metadata.annotations));
+                // Its containers have run: the next pod's chips are free again.
+                finish_pod(&api, &pod);
+            }
+            allocations.push(allocation);
+        }
+    }
+    let record = json!({
+        "registrations": kubelet.registrations().iter().map(|r| json!({
+            "resource": r.request.resource_name,
+            "pre_start_required": r.options.pre_start_required,
+            "get_preferred_allocation_available": r.options.get_preferred_allocation_available,
+        })).collect::<Vec<_>>(),
+        "devices": devices.iter().map(|(resource, list)| (resource.clone(), list.iter().map(|d| json!({
+            "id": d.id, "health": d.health,
+            "numa": d.topology.as_ref().map(|t| t.nodes.iter().map(|n| n.id).collect::<Vec<_>>()),
+        })).collect::<Vec<_>>())).collect::<BTreeMap<_, _>>(),
+        "allocations": allocations,
+        "node": node_record(&api, &args.node_name),
+        "configmaps": api.list::<ConfigMap>().iter().map(|map| json!({
+            "namespace": map.metadata.namespace, "name": map.metadata.name, "labels": map.metadata.labels,
+            "data": map.data,
+        })).collect::<Vec<_>>(),
+    });
+    std::fs::write(&args.out, serde_json::to_vec_pretty(&record)?)
+        .with_context(|| format!("writing {}", args.out.display()))?;
+    Ok(())
+}
+
+/// The Node as the kubelet registers it, and the namespace the device-info ConfigMap goes to.
+fn seed(api: &FakeApiServer, node_name: &str) {
+    api.seed(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {
+            "name": node_name,
+            "labels": {"kubernetes.io/hostname": node_name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"},
+            "annotations": {"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"},
+        },
+        "status": {"addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": node_name}]},
+    }));
+    for namespace in ["kube-system", "default"] {
+        api.seed(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}));
+    }
+    let _: Option<Namespace> = api.get(None, "kube-system");
+}
+
+/// A pending pod on the node as Volcano binds it: one container requesting the devices, the scheduler's choice in
+/// the pod's annotations (`<resource>: Ascend910-0,...` and `predicate-time`, the nanoseconds it decided at: what
+/// Huawei's plugin orders candidate pods by). Returns its name.
+fn bound_pod(api: &FakeApiServer, node_name: &str, resource: &str, ids: &[String]) -> String {
+    let name = format!("volcano-{}", ids.len());
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let count = ids.len().to_string();
+    api.seed(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"),
+            "annotations": {resource: ids.join(","), "predicate-time": nanos.to_string()}},
+        "spec": {"nodeName": node_name, "schedulerName": "volcano", "containers": [{"name": "main", "image": "busybox",
+            "resources": {"requests": {resource: count}, "limits": {resource: count}}}]},
+        "status": {"phase": "Pending"},
+    }));
+    name
+}
+
+/// Marks a pod Succeeded, as the kubelet does when its containers have exited.
+fn finish_pod(api: &FakeApiServer, name: &str) {
+    if let Some(mut pod) = api.get_json("v1", "Pod", Some("default"), name) {
+        pod["status"] = json!({"phase": "Succeeded"});
+        if let Some(metadata) = pod["metadata"].as_object_mut() {
+            metadata.remove("resourceVersion");
+        }
+        api.seed(pod);
+    }
+}
+
+fn node_record(api: &FakeApiServer, node_name: &str) -> Value {
+    let node: Option<Node> = api.get(None, node_name);
+    let metadata = node.map(|n| n.metadata).unwrap_or_default();
+    json!({"labels": metadata.labels, "annotations": metadata.annotations})
+}
+
+/// Serves the fake API server over TLS on a loopback port, and writes the in-cluster files that trust it.
+async fn serve_tls(api: &FakeApiServer, dir: &Path) -> Result<u16> {
+    let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate()?)?;
+    let key = KeyPair::generate()?;
+    let params = CertificateParams::new(vec![
+        "127.0.0.1".to_owned(),
+        "localhost".to_owned(),
+        "kubernetes.default.svc".to_owned(),
+    ])?;
+    let cert = params.signed_by(&key, &ca)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::write(dir.join("ca.crt"), ca.pem())?;
+    std::fs::write(dir.join("token"), "peer-tests")?;
+    std::fs::write(dir.join("namespace"), "kube-system")?;
+
+    let chain = vec![cert.der().clone()];
+    let private = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_single_cert(chain, private)?;
+    // HTTP/1.1 only, as the fake API server speaks it: Go's client then does not try HTTP/2.
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let acceptor = TlsAcceptor::from(Arc::new(config));
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let port = listener.local_addr()?.port();
+    let backend = api.address();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(relay(acceptor.clone(), stream, backend));
+        }
+    });
+    Ok(port)
+}
+
+async fn relay(acceptor: TlsAcceptor, stream: TcpStream, backend: SocketAddr) {
+    let Ok(mut tls) = acceptor.accept(stream).await else { return };
+    let Ok(mut plain) = TcpStream::connect(backend).await else { return };
+    let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
+}
+
+/// Every resource's device list once none has changed for `settle`.
+async fn settled_devices(
+    kubelet: &FakeKubelet,
+    settle: Duration,
+    timeout: Duration,
+) -> Result<BTreeMap<String, Vec<Device>>> {
+    let deadline = Instant::now() + timeout;
+    let snapshot = || -> BTreeMap<String, Vec<Device>> {
+        kubelet
+            .registrations()
+            .iter()
+            .filter_map(|r| kubelet.devices(&r.request.resource_name).map(|d| (r.request.resource_name.clone(), d)))
+            .collect()
+    };
+    let (mut last, mut since) = (snapshot(), Instant::now());
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let now = snapshot();
+        if now != last {
+            (last, since) = (now, Instant::now());
+        } else if !last.is_empty() && since.elapsed() >= settle {
+            return Ok(last);
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "no settled device list within {timeout:?}: registrations {:?}, devices {last:?}",
+                kubelet.registrations().iter().map(|r| r.request.resource_name.clone()).collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
+async fn allocate(kubelet: &FakeKubelet, resource: &str, ids: Vec<String>) -> Value {
+    let request = AllocateRequest { container_requests: vec![ContainerAllocateRequest { devices_ids: ids.clone() }] };
+    let response = match kubelet.plugin_client(resource).await {
+        Ok(mut client) => client.allocate(request).await.map(|r| r.into_inner()).map_err(|e| e.to_string()),
+        Err(error) => Err(error.to_string()),
+    };
+    match response {
+        Ok(response) => {
+            let containers: Vec<Value> = response.container_responses.iter().map(|c| json!({
+                "envs": c.envs,
+                "annotations": c.annotations,
+                "mounts": c.mounts.iter().map(|m| json!({"container_path": m.container_path, "host_path": m.host_path, "read_only": m.read_only})).collect::<Vec<_>>(),
+                "devices": c.devices.iter().map(|d| json!({"container_path": d.container_path, "host_path": d.host_path, "permissions": d.permissions})).collect::<Vec<_>>(),
+                "cdi_devices": c.cdi_devices.iter().map(|d| d.name.clone()).collect::<Vec<_>>(),
+            })).collect();
+            json!({"resource": resource, "ids": ids, "containers": containers})
+        }
+        Err(error) => json!({"resource": resource, "ids": ids, "error": error}),
+    }
+}
+
+/// Sorts `Ascend910-10` after `Ascend910-9`.
+fn natural(id: &str) -> (String, u64) {
+    let digits = id.len() - id.chars().rev().take_while(char::is_ascii_digit).count();
+    (id[..digits].to_owned(), id[digits..].parse().unwrap_or(0))
+}

@@ -1,0 +1,173 @@
+"""The device plugin: Huawei's and ours, each on its own stand-in node (peer-node: the in-repo fake kubelet and a TLS
+fake API server, peer-tests/harness) on the same simulated host, in plain and in Volcano mode.
+
+Compared: the resources registered with the kubelet, the devices and their health listed to it, the Allocate response
+for the first one and two healthy devices (device nodes, mounts, environment, annotations), the Node's labels and
+annotations and every ConfigMap, as each side's node software leaves them. Ours is what our chart runs on a node: the
+device plugin and the node labeller (Huawei's plugin labels the Node itself).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from .differences import Collector, Key, compare_mappings
+from .host import Host, Program, wait_for
+
+PROGRAM = "device-plugin"
+NODE_NAME = "peer-node"
+# What the stand-in Node has before any plugin runs: not compared.
+SEEDED_LABELS = {"kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch"}
+SEEDED_ANNOTATIONS = {"node.alpha.kubernetes.io/ttl", "volumes.kubernetes.io/controller-managed-attach-detach"}
+# Each mode: Huawei's flags and environment, ours, and whether the stand-in binds Volcano's pods before Allocate.
+# Huawei's plugin hands out device specs unless its own container runs under Huawei's runtime, which sets
+# ASCEND_DOCKER_RUNTIME=True in it (mind-cluster component/ascend-device-plugin/main.go, setUseAscendDocker); then it
+# hands out ASCEND_VISIBLE_DEVICES for the runtime. Ours says which with --allocate-mode (its default, CDI, is
+# compared by the runtime comparison).
+MODES = {
+    "device-specs": ([], {}, ["--allocate-mode=device-specs"], False),
+    "runtime-env": ([], {"ASCEND_DOCKER_RUNTIME": "True"}, ["--allocate-mode=runtime-env"], False),
+    "volcano": (["-volcanoType=true"], {"ASCEND_DOCKER_RUNTIME": "True"}, ["--volcano", "--allocate-mode=runtime-env"],
+                True),
+}
+# The stand-in nodes' directories: short, for the kubelet's unix sockets there (a socket path has at most 107 bytes,
+# and the fake kubelet dials `<dir>/device-plugins/<endpoint>`); made and removed per run.
+NODE_DIRS = Path("/run/ascend-peer-tests")
+
+# Keys of the device-info document that carry a time or a checksum of the rest: not compared.
+VOLATILE_KEYS = {"UpdateTime", "CheckCode"}
+
+
+def _run(host: Host, name: str, node_dir: Path, our_bin: Path, plugins: list[list[str]], logs: Path,
+         env: dict[str, str], volcano: bool) -> dict:
+    """Starts a stand-in node, then the plugin programs in the host wired to it; returns the node's record."""
+    node_dir.mkdir(parents=True, exist_ok=True)
+    for stale in ("ready", "record.json"):
+        (node_dir / stale).unlink(missing_ok=True)
+    record = node_dir / "record.json"
+    node = subprocess.Popen([str(our_bin / "peer-node"), "--dir", str(node_dir), "--node-name", NODE_NAME,
+                             "--allocate", "1", "--allocate", "2", "--out", str(record),
+                             *(["--volcano"] if volcano else [])],
+                            stdout=(logs / f"{name}.peer-node.log").open("wb"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while not (node_dir / "ready").exists():
+        if node.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"{name}: the stand-in node did not start: {(logs / f'{name}.peer-node.log').read_text()[-800:]}")
+        time.sleep(0.1)
+    port = (node_dir / "ready").read_text().strip()
+    binds = [f"{node_dir / 'device-plugins'}:/var/lib/kubelet/device-plugins",
+             f"{node_dir / 'serviceaccount'}:/var/run/secrets/kubernetes.io/serviceaccount"]
+    environment = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": port, "NODE_NAME": NODE_NAME,
+                   **env}
+    programs = [Program(host, argv, logs / f"{name}.{Path(argv[0]).name}.out", binds=binds, extra_env=environment)
+                for argv in plugins]
+    try:
+        wait_for(f"{name}: the stand-in node's record", lambda: node.poll() is not None, programs[0], 120)
+        if node.returncode != 0:
+            raise AssertionError(f"{name}: {(logs / f'{name}.peer-node.log').read_text()[-1200:]}")
+        return json.loads(record.read_text())
+    finally:
+        for program in programs:
+            program.stop()
+        if node.poll() is None:
+            node.kill()
+            node.wait()
+
+
+def _records(host: Host, huawei_bin: Path, our_bin: Path, logs: Path, mode: str) -> tuple[dict, dict]:
+    work = NODE_DIRS / str(os.getpid())
+    shutil.rmtree(work, ignore_errors=True)
+    huawei_flags, huawei_env, our_flags, volcano = MODES[mode]
+    theirs = _run(host, f"{host.name}-{mode}.huawei", work / "huawei", our_bin,
+                  [[str(huawei_bin / "ascend-device-plugin"), f"-logFile={logs / f'{host.name}-{mode}.huawei-device-plugin.log'}",
+                    *huawei_flags]], logs, huawei_env, volcano)
+    mine = _run(host, f"{host.name}-{mode}.ours", work / "ours", our_bin,
+                [[str(our_bin / "ascend-device-plugin"), *our_flags],
+                 [str(our_bin / "ascend-node-labeller"), "--interval=1s"]], logs, {}, volcano)
+    shutil.rmtree(work, ignore_errors=True)
+    return theirs, mine
+
+
+def _flatten(value, prefix: str, out: dict) -> dict:
+    """A JSON document as path -> leaf, without its volatile keys; a string holding JSON is read as JSON."""
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key not in VOLATILE_KEYS:
+                _flatten(inner, f"{prefix}.{key}" if prefix else key, out)
+    else:
+        out[prefix] = value
+    return out
+
+
+def _data_differences(add, what: str, theirs: dict, mine: dict) -> None:
+    compare_mappings(add, what, _flatten(theirs, "", {}), _flatten(mine, "", {}))
+
+
+def _allocation(record: dict, count: int) -> dict | None:
+    return next((a for a in record["allocations"] if len(a["ids"]) == count), None)
+
+
+def compare_records(host: str, mode: str, theirs: dict, mine: dict, collector: Collector) -> None:
+    def add(kind: str, what: str, example: str) -> None:
+        collector.add(Key(PROGRAM, f"{host}+{mode}", kind, what), example)
+
+    their_resources = sorted(r["resource"] for r in theirs["registrations"])
+    my_resources = sorted(r["resource"] for r in mine["registrations"])
+    if their_resources != my_resources:
+        add("value", "registered resources", f"Huawei {their_resources}, ours {my_resources}")
+    for resource in their_resources:
+        their_devices = {d["id"]: d["health"] for d in theirs["devices"].get(resource, [])}
+        my_devices = {d["id"]: d["health"] for d in mine["devices"].get(resource, [])}
+        compare_mappings(add, f"{resource} device", their_devices, my_devices)
+    for count in (1, 2):
+        their_allocation, my_allocation = _allocation(theirs, count), _allocation(mine, count)
+        if their_allocation is None or my_allocation is None:
+            if their_allocation is not my_allocation:
+                add("missing", f"allocate {count}", f"Huawei {their_allocation}, ours {my_allocation}")
+            continue
+        if their_allocation["ids"] != my_allocation["ids"]:
+            add("value", f"allocate {count} ids", f"Huawei {their_allocation['ids']}, ours {my_allocation['ids']}")
+        if "error" in their_allocation or "error" in my_allocation:
+            add("value", f"allocate {count} error", f"Huawei {their_allocation.get('error')}, ours {my_allocation.get('error')}")
+            continue
+        theirs_c, mine_c = their_allocation["containers"][0], my_allocation["containers"][0]
+        devices = lambda c: {d["container_path"]: (d["host_path"], d["permissions"]) for d in c["devices"]}
+        mounts = lambda c: {m["container_path"]: (m["host_path"], m["read_only"]) for m in c["mounts"]}
+        compare_mappings(add, f"allocate {count} device", devices(theirs_c), devices(mine_c))
+        compare_mappings(add, f"allocate {count} mount", mounts(theirs_c), mounts(mine_c))
+        compare_mappings(add, f"allocate {count} env", theirs_c["envs"], mine_c["envs"])
+        compare_mappings(add, f"allocate {count} annotation", theirs_c["annotations"], mine_c["annotations"])
+        ignored = {their_allocation["resource"], "predicate-time"}
+        compare_mappings(add, f"allocate {count} pod annotation", their_allocation.get("pod_annotations"),
+                             my_allocation.get("pod_annotations"), ignored)
+        if theirs_c["cdi_devices"] != mine_c["cdi_devices"]:
+            add("value", f"allocate {count} cdi devices", f"Huawei {theirs_c['cdi_devices']}, ours {mine_c['cdi_devices']}")
+    compare_mappings(add, "node label", theirs["node"]["labels"], mine["node"]["labels"], SEEDED_LABELS)
+    compare_mappings(add, "node annotation", theirs["node"]["annotations"], mine["node"]["annotations"],
+                         SEEDED_ANNOTATIONS)
+    maps = lambda record: {f"{m['namespace']}/{m['name']}": m for m in record["configmaps"]}
+    their_maps, my_maps = maps(theirs), maps(mine)
+    for name in sorted(set(their_maps) | set(my_maps)):
+        if name not in my_maps:
+            add("missing", f"configmap {name}", "Huawei's plugin writes it")
+        elif name not in their_maps:
+            add("extra", f"configmap {name}", "ours writes it")
+        else:
+            compare_mappings(add, f"configmap {name} label", their_maps[name]["labels"], my_maps[name]["labels"])
+            _data_differences(add, f"configmap {name}", their_maps[name]["data"] or {}, my_maps[name]["data"] or {})
+
+
+def compare(host: Host, huawei_bin: Path, our_bin: Path, logs: Path, collector: Collector) -> None:
+    for mode in MODES:
+        theirs, mine = _records(host, huawei_bin, our_bin, logs, mode)
+        compare_records(host.name, mode, theirs, mine, collector)

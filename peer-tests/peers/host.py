@@ -1,0 +1,148 @@
+"""A simulated host that Huawei's programs and ours both run on, and the programs running in it.
+
+The host is `dcmi-sim fake-host` of a sample topology whose simulated readings are frozen (one simulation tick for the
+whole run), so two exporters scraped a second apart read the same values. Programs run through
+scripts/peers/in-host.sh: in a private mount namespace where the host's usr/local and dev are the machine's, at the
+fixed paths Huawei's programs open (its README says why).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+IN_HOST = REPO / "scripts" / "peers" / "in-host.sh"
+TOPOLOGIES = REPO / "dcmi-sim" / "topologies"
+# The simulator's readings change once per tick of `sample_period_ms`, counted from the Unix epoch: a tick longer than
+# the time since 1970 makes every reading constant for the run (dcmi-sim's generator.rs).
+FROZEN_PERIOD_MS = 10**13
+
+
+def sample_hosts() -> list[str]:
+    return sorted(path.stem for path in TOPOLOGIES.glob("*.toml"))
+
+
+def frozen_topology(name: str) -> str:
+    """The sample topology `name` with its readings frozen."""
+    text = (TOPOLOGIES / f"{name}.toml").read_text()
+    line = f"sample_period_ms = {FROZEN_PERIOD_MS}"
+    simulation = re.search(r"^\[simulation\]\s*$", text, re.M)
+    if simulation is None:
+        raise ValueError(f"{name}.toml has no [simulation] table")
+    if re.search(r"^sample_period_ms\s*=.*$", text, re.M):
+        return re.sub(r"^sample_period_ms\s*=.*$", line, text, count=1, flags=re.M)
+    return text[: simulation.end()] + "\n" + line + text[simulation.end() :]
+
+
+class Host:
+    """A fake host of a sample topology under `root` (made anew)."""
+
+    def __init__(self, name: str, root: Path, target_dir: Path) -> None:
+        self.name = name
+        self.root = root
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
+        topology = root.parent / f"{name}.frozen.toml"
+        topology.write_text(frozen_topology(name))
+        subprocess.run([str(target_dir / "dcmi-sim"), "fake-host", "--topology", str(topology), "--root", str(root)],
+                       check=True, stdout=subprocess.DEVNULL)
+        self.topology = root / "etc" / "dcmi-sim" / "topology.toml"
+
+    def environment(self) -> dict[str, str]:
+        """What every program in the host is given: the simulator's topology, and the driver's library directory
+        (Huawei's programs dlopen libdcmi.so from LD_LIBRARY_PATH, as the driver's install sets it)."""
+        env = dict(os.environ)
+        env["DCMI_SIM_CONFIG"] = str(self.topology)
+        env["LD_LIBRARY_PATH"] = "/usr/local/Ascend/driver/lib64/driver"
+        return env
+
+    def write_overlay(self, text: str) -> None:
+        """Raises faults: the simulator reads the overlay beside the topology on every call."""
+        overlay = self.topology.parent / "overlay.toml"
+        overlay.write_text(text)
+
+    def clear_overlay(self) -> None:
+        (self.topology.parent / "overlay.toml").unlink(missing_ok=True)
+
+
+_HANDED_OUT: set[int] = set()
+
+
+def free_port(low: int = 20000, high: int = 40000) -> int:
+    """A loopback port free now, in [low, high): Huawei's exporter takes only 1025 to 40000 (its main.go,
+    `checkIPAndPortInPrometheus`), below the kernel's ephemeral range."""
+    start = low + os.getpid() % (high - low)
+    for offset in range(high - low):
+        port = low + (start - low + offset) % (high - low)
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            _HANDED_OUT.add(port)
+            return port
+    raise AssertionError(f"no free loopback port in {low}..{high}")
+
+
+class Program:
+    """A program running in a host until stop(); its output goes to `log`."""
+
+    def __init__(self, host: Host, argv: list[str], log: Path, binds: list[str] = (),
+                 extra_env: dict[str, str] | None = None) -> None:
+        self.argv = argv
+        self.log = log
+        log.parent.mkdir(parents=True, exist_ok=True)
+        self.output = log.open("wb")
+        bind_args = [arg for bind in binds for arg in ("--bind", bind)]
+        env = host.environment() | (extra_env or {})
+        self.process = subprocess.Popen([str(IN_HOST), *bind_args, str(host.root), *argv], env=env,
+                                        stdout=self.output, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        if self.running():
+            os.killpg(self.process.pid, 15)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, 9)
+                self.process.wait()
+        self.output.close()
+
+    def tail(self, lines: int = 15) -> str:
+        text = self.log.read_text(errors="replace").splitlines()
+        return "\n".join(text[-lines:])
+
+
+def http_get(port: int, path: str = "/metrics", timeout: float = 10) -> str | None:
+    """The body of a GET on loopback, or None while nothing answers there."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as response:
+            return response.read().decode()
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return None
+
+
+def wait_for(what: str, probe, program: Program, seconds: float):
+    """probe() until it returns something true, while the program runs; fails naming what was awaited."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not program.running():
+            raise AssertionError(f"{what}: the program exited ({program.process.returncode}):\n{program.tail()}")
+        result = probe()
+        if result:
+            return result
+        time.sleep(0.5)
+    raise AssertionError(f"{what}: not reached within {seconds:g}s:\n{program.tail()}")

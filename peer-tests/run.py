@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""The comparison tier: each of Huawei's programs beside ours on every sample host (peer-tests/README.md).
+
+    peer-tests/run.py --huawei-bin DIR --our-bin DIR [--hosts a,b] [--programs npu-exporter]
+
+Prints every difference, explained or not, then one line per (program, host) test and the closing line
+"N passed, N failed". Exits 1 when a difference is not in known-differences.toml or a known one no longer shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from peers import device_plugin, exporter, runtime  # noqa: E402
+from peers.differences import Collector, group_by_host, judge, load_known, stale  # noqa: E402
+from peers.host import Host, sample_hosts  # noqa: E402
+
+PROGRAMS = {
+    "npu-exporter": exporter.compare,
+    device_plugin.PROGRAM: device_plugin.compare,
+    runtime.PROGRAM: runtime.compare,
+}
+KNOWN = Path(__file__).resolve().parent / "known-differences.toml"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--huawei-bin", type=Path, required=True, help="Huawei's programs (scripts/peers/build.sh)")
+    parser.add_argument("--our-bin", type=Path, required=True, help="our binaries and dcmi-sim (cargo's target dir)")
+    parser.add_argument("--work", type=Path, required=True, help="a root-owned scratch directory for hosts and logs")
+    parser.add_argument("--hosts", default=",".join(sample_hosts()))
+    parser.add_argument("--programs", default=",".join(PROGRAMS))
+    args = parser.parse_args()
+    hosts = [name for name in args.hosts.split(",") if name]
+    programs = [name for name in args.programs.split(",") if name]
+    for name in hosts:
+        if name not in sample_hosts():
+            parser.error(f"no sample host {name!r}; the sample hosts are {', '.join(sample_hosts())}")
+    for name in programs:
+        if name not in PROGRAMS:
+            parser.error(f"no comparison of {name!r}; there are {', '.join(PROGRAMS)}")
+    known = load_known(KNOWN)
+    logs = args.work / "logs"
+    results: list[tuple[str, str, str, float]] = []
+    collector = Collector()
+    for name in hosts:
+        host = Host(name, args.work / "hosts" / name, args.our_bin)
+        for program in programs:
+            started = time.monotonic()
+            try:
+                PROGRAMS[program](host, args.huawei_bin, args.our_bin, logs, collector)
+                error = ""
+            except AssertionError as failure:
+                error = str(failure)
+            results.append((program, name, error, time.monotonic() - started))
+    unexplained, explained = judge(collector.all(), known)
+    for difference, entry in explained:
+        print(f"known ({entry.verdict}): {difference.line()}"[:300])
+    failed_tests = {(d.key.program, d.key.host.split("+")[0]) for d in unexplained}
+    for host_name, differences in group_by_host(unexplained).items():
+        print(f"\n{len(differences)} unexplained difference(s) on {host_name}:")
+        for difference in differences:
+            print(f"  {difference.line()}"[:300])
+    leftovers = stale(known, set(programs), set(hosts))
+    for entry in leftovers:
+        print(f"\nstale: {entry.where} ({entry.kind} {entry.metric}) matched no difference on {', '.join(hosts)}: "
+              "remove it, or say why it still applies")
+    print()
+    passed = failed = 0
+    for program, name, error, seconds in results:
+        ok = not error and (program, name) not in failed_tests
+        passed += ok
+        failed += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {program} on {name} ({seconds:.0f} s){': ' + error if error else ''}")
+    failed += bool(leftovers)
+    print(f"\n{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
