@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::atomic_file::write_atomically;
 use crate::error::{Error, Result};
 use crate::host::{chip_device_node, shared_device_nodes, DeviceNode, HostChips};
-use crate::inject::{driver_library_dirs, InjectionConfig};
+use crate::inject::{driver_library_dirs, InjectionConfig, ASCEND_DOCKER_RUNTIME};
 use crate::mount_list::{resolve_mounts, MountEntry, MountList};
 use crate::request::RuntimeOptions;
 use crate::secure_path::HostRoot;
@@ -232,6 +232,7 @@ pub fn generate_spec(root: &HostRoot, host: &HostChips, options: &GenerateOption
     });
     let mut common = ContainerEdits {
         device_nodes: shared_device_nodes(root, host)?.iter().map(|node| cdi_node(root, node)).collect(),
+        env: vec![format!("{}={}", ASCEND_DOCKER_RUNTIME.0, ASCEND_DOCKER_RUNTIME.1)],
         ..ContainerEdits::default()
     };
     if !options.no_driver {

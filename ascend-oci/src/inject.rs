@@ -36,6 +36,12 @@ impl Default for InjectionConfig {
     }
 }
 
+/// What Huawei's runtime sets in every container it starts (mind-cluster
+/// `component/ascend-docker-runtime/runtime/process/process.go`, `addAscendDockerEnv`), and what Huawei's device plugin
+/// reads in its own container to choose how it hands out chips (`component/ascend-device-plugin/main.go`,
+/// `setUseAscendDocker`): both of our injection paths, the runtime's and the CDI spec's, set it too.
+pub(crate) const ASCEND_DOCKER_RUNTIME: (&str, &str) = ("ASCEND_DOCKER_RUNTIME", "True");
+
 /// Everything one container gets, resolved and checked against the host.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InjectionPlan {
@@ -71,7 +77,7 @@ impl InjectionPlan {
         device_nodes.extend(shared_device_nodes(root, host)?);
 
         let mut mounts = Vec::new();
-        let mut env = vec![("ASCEND_DOCKER_RUNTIME".to_owned(), "True".to_owned())];
+        let mut env = vec![(ASCEND_DOCKER_RUNTIME.0.to_owned(), ASCEND_DOCKER_RUNTIME.1.to_owned())];
         // Inside the container the chips are enumerated from 0 in phy-id order; CANN's
         // ASCEND_RT_VISIBLE_DEVICES takes those ordinals, not the host's phy ids.
         let ordinals: Vec<String> = (0..chips.len()).map(|i| i.to_string()).collect();
