@@ -364,10 +364,11 @@ async fn daemon_on_the_simulated_atlas_950_node_in_volcano_mode() {
     wait_health_of(&kubelet, NPU, "npu 6 healthy", |d| unhealthy_count(d) == 0).await;
     wait_device_list(&server, NODE, "every NPU free again", |list| list.get(NPU) == Some(&all)).await;
 
-    // Volcano chose npu-6 for the pod; the kubelet asks for npu-0.
+    // Volcano chose npu-6 for the pod and, on an Ascend950 node, names it by its logic id from the node's
+    // baseDeviceInfos, npu-2 (Huawei's SetNPUTopologyToPodFn); the kubelet asks for npu-0.
     server.seed(json!({
         "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "train", "namespace": "jobs", "annotations": {NPU: "npu-6", "predicate-time": "100"}},
+        "metadata": {"name": "train", "namespace": "jobs", "annotations": {NPU: "npu-2", "predicate-time": "100"}},
         "spec": {"nodeName": NODE, "schedulerName": "volcano", "containers": [{"name": "train", "image": "x",
             "resources": {"limits": {NPU: "1"}}}]},
         "status": {"phase": "Pending"},
@@ -383,7 +384,7 @@ async fn daemon_on_the_simulated_atlas_950_node_in_volcano_mode() {
     let response = &allocation.container_responses[0];
     let nodes: Vec<&str> = response.devices.iter().map(|d| d.container_path.as_str()).collect();
     let unified_bus = ["uburma", "ummu"].map(|kind| (0..8).map(move |phy| format!("/dev/{kind}/{kind}{phy}")));
-    // npu-6 is logic 2: its node is /dev/davinci2, as Huawei's plugin numbers an Ascend950's node.
+    // npu-6 is logic 2: its node is /dev/davinci2, as Huawei's plugin gives it for Volcano's npu-2.
     let expected: Vec<String> = ["/dev/davinci2", "/dev/davinci_manager", "/dev/hisi_hdc"]
         .map(str::to_owned)
         .into_iter()

@@ -9,7 +9,8 @@ use tokio::sync::{Mutex, Notify};
 
 use crate::assigner::DeviceAssigner;
 use crate::error::{Error, Result};
-use ascend_node::inventory::Resource;
+use ascend_dcmi::ChipType;
+use ascend_node::inventory::{DeviceKind, Resource};
 
 /// How the pod of an Allocate call is looked for: a LIST of the node's pods, again whenever the watch of them sees a
 /// change, until the pod is there or the time is up.
@@ -66,7 +67,7 @@ impl VolcanoAssigner {
             return Ok(Some(chips));
         }
         let Some(pod) = oldest_waiting(&pods, &resource.name, kubelet_ids.len()) else { return Ok(None) };
-        let chips = pod.chosen_chips(&resource.name);
+        let chips = annotated_chips(resource, pod.chosen_chips(&resource.name));
         check_chips(resource, pod, &chips, &pods)?;
         match self.pods.mark_served(pod, kubelet_ids, &chips).await {
             Ok(()) => {
@@ -79,6 +80,30 @@ impl VolcanoAssigner {
             Err(error) => Err(Self::refuse(resource, format!("marking pod {} served: {error}", pod.key()))),
         }
     }
+}
+
+/// Our device ids for the chips of Volcano's annotation. On Ascend950 Huawei's Volcano plugin names each chosen chip
+/// by the `DeviceID` of the node's `baseDeviceInfos` annotation, the chip's logic id (mind-cluster
+/// `component/ascend-for-volcano/internal/npu/base/task.go`, `SetNPUTopologyToPodFn`, `PhyIDToDeviceIDMap`), which
+/// Huawei's plugin reads as the `N` of `/dev/davinci<N>` (`plugin.go`, `Allocate`; `GetRealAllocateDevicesFromEnv`,
+/// `convertLogicIDToPhyID`): `npu-<logic>` is turned back into the device `npu-<physical>` whose
+/// [`ascend_dcmi::ChipIds::device_node_number`] it is. Elsewhere the annotation names the devices themselves. A name
+/// that fits no chip is kept, for [`check_chips`] to refuse.
+fn annotated_chips(resource: &Resource, names: Vec<String>) -> Vec<String> {
+    names
+        .into_iter()
+        .map(|name| {
+            let Some((prefix, number)) = name.rsplit_once('-') else { return name };
+            let Ok(number) = number.parse::<u32>() else { return name };
+            let chip = resource.devices.values().find(|device| {
+                device.chip_type == ChipType::Ascend950
+                    && matches!(device.kind, DeviceKind::Chip { replica: None })
+                    && device.chip.device_node_number(device.chip_type) == number
+                    && device.id.rsplit_once('-').is_some_and(|(own_prefix, _)| own_prefix == prefix)
+            });
+            chip.map_or(name, |device| device.id.clone())
+        })
+        .collect()
 }
 
 /// Every chip must be one of this resource's, healthy, named once, and held by no other active pod.
@@ -136,5 +161,47 @@ impl DeviceAssigner for VolcanoAssigner {
                 kubelet_ids.len()
             ),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use ascend_dcmi::{ChipIds, LogicId, PhyId};
+    use ascend_node::inventory::{ChipRecord, Health, InventoryOptions, Snapshot};
+
+    use super::*;
+
+    /// The chip resource of a host whose logic ids 0..7 are physical 4..7, 0..3 (`atlas-950-8`).
+    fn resource(chip_type: ChipType) -> Resource {
+        let chips: Vec<ChipRecord> = (0..8)
+            .map(|logic| ChipRecord {
+                ids: ChipIds { logic: LogicId(logic), phy: PhyId((logic + 4) % 8), locator: None },
+                chip_type,
+                numa_node: None,
+                vnpus: Vec::new(),
+            })
+            .collect();
+        let health: BTreeMap<PhyId, Health> = chips.iter().map(|chip| (chip.ids.phy, Health::Healthy)).collect();
+        let snapshot = Snapshot::build(&chips, &health, &InventoryOptions::default());
+        let name = if chip_type == ChipType::Ascend950 { "huawei.com/npu" } else { "huawei.com/Ascend910" };
+        snapshot.resource(name).cloned().unwrap_or_else(|| panic!("{name} advertised"))
+    }
+
+    fn names(names: &[&str]) -> Vec<String> {
+        names.iter().map(|name| (*name).to_owned()).collect()
+    }
+
+    #[test]
+    fn an_ascend950_annotation_names_chips_by_their_node_number() {
+        // Huawei's Volcano writes npu-<logic>: logic 0 is npu-4, logic 6 is npu-2.
+        let a5 = resource(ChipType::Ascend950);
+        assert_eq!(annotated_chips(&a5, names(&["npu-0", "npu-6"])), ["npu-4", "npu-2"]);
+        // A name that fits no chip stays, for check_chips to refuse.
+        assert_eq!(annotated_chips(&a5, names(&["npu-20", "npu"])), ["npu-20", "npu"]);
+        // Other chip types: the annotation names the devices themselves.
+        let a2 = resource(ChipType::Ascend910B);
+        assert_eq!(annotated_chips(&a2, names(&["Ascend910-0", "Ascend910-6"])), ["Ascend910-0", "Ascend910-6"]);
     }
 }
