@@ -20,7 +20,7 @@ use std::str::FromStr;
 
 use crate::error::{Error, Result};
 
-/// The largest physical chip id accepted in a request (the bound of Huawei's parser).
+/// The largest chip id (the `N` of `/dev/davinciN`) accepted in a request (the bound of Huawei's parser).
 pub const MAX_PHY_ID: u32 = 128;
 
 /// Environment variable naming the requested chips.
