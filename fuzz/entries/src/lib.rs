@@ -12,6 +12,7 @@
 pub mod dra;
 pub mod driver;
 pub mod exporter;
+pub mod kubelet;
 pub mod network;
 pub mod oci;
 pub mod runtime_config;
@@ -50,6 +51,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("pod_container", versions::pod_container),
     ("hccn_output", network::hccn_output),
     ("hccn_ub_output", network::hccn_ub_output),
+    ("authority_rewrite", kubelet::authority_rewrite),
 ];
 
 /// The entry named `name`.
