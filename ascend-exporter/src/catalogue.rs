@@ -344,86 +344,91 @@ static DRIVER_METRICS: &[MetricDef] = &[
     def("machine_unknown_npu_nums", Gauge, Huawei, Some(G::ChipState), "",
         "Amount of the npus whose health status cannot be obtained via DCMI interface on the machine.",
         Machine(|m, s| s.push(count_health_unknown(m)))),
-    def("npu_chip_info_name", Gauge, Huawei, Some(G::Identity), "name", "the Ascend npu name with value '1'",
-        Chip(|c, s| if let Some(id) = &c.chip.identity { s.push_labeled([("name", id.info.model_name().into())], 1.0) })),
-    def("npu_chip_info_serial_number", Gauge, Huawei, Some(G::Identity), "serial_number", "the npu serial number with value '1'",
+    def("npu_chip_info_name", Gauge, Huawei, Some(G::Identity), "", "the Ascend npu name with value '1'",
+        // The series labels carry the model as `name` instead of `model_name` (render.rs, huawei_npu_name_labels).
+        Chip(|c, s| if c.chip.identity.is_some() { s.push(1.0) })),
+    def("npu_chip_info_serial_number", Gauge, Huawei, Some(G::Identity), "serial_number", "the npu serial number information",
         Chip(|c, s| if let Some(sn) = c.chip.identity.as_ref().and_then(|id| id.serial_number()) {
             s.push_labeled([("serial_number", sn.to_owned().into())], 1.0);
         })),
-    def("npu_chip_info_product_type", Gauge, Huawei, Some(G::Identity), "product_type", "the npu product type with value '1'",
-        Chip(|c, s| if let Some(pt) = c.chip.identity.as_ref().and_then(|id| id.product_type.clone()) {
+    def("npu_chip_info_product_type", Gauge, Huawei, Some(G::Identity), "product_type", "the npu product_type information",
+        // Only on 310P, the one type whose product type Huawei's exporter reads (mind-cluster
+        // `component/npu-exporter/collector/common/npu_collector.go`, `setProductType`).
+        Chip(|c, s| if let Some(pt) = c.chip.identity.as_ref().filter(|id| id.chip_type == Some(ChipType::Ascend310P))
+            .and_then(|id| id.product_type.clone()) {
             s.push_labeled([("product_type", pt.into())], 1.0);
         })),
-    def("npu_chip_info_health_status", Gauge, Huawei, Some(G::ChipState), "", "the npu health status: 1 healthy, 0 unhealthy, -1 unknown",
+    def("npu_chip_info_health_status", Gauge, Huawei, Some(G::ChipState), "", "the npu health status",
         Chip(|c, s| s.push(match &c.chip.health { Some(h) if h.is_healthy() => 1.0, Some(_) => 0.0, None => -1.0 }))),
-    def("npu_chip_info_error_code", Gauge, Huawei, Some(G::ChipState), "", "the npu first error code (decimal), 0 if none",
-        Chip(|c, s| if let Some(h) = &c.chip.health { s.push(h.faults.as_slice().first().map_or(0.0, |f| f.0 as f64)) })),
-    def("npu_chip_info_error_code_1", Gauge, Huawei, Some(G::ChipState), "", "the npu 2nd error code", Chip(|c, s| error_code(c, s, 1))),
-    def("npu_chip_info_error_code_2", Gauge, Huawei, Some(G::ChipState), "", "the npu 3rd error code", Chip(|c, s| error_code(c, s, 2))),
-    def("npu_chip_info_error_code_3", Gauge, Huawei, Some(G::ChipState), "", "the npu 4th error code", Chip(|c, s| error_code(c, s, 3))),
-    def("npu_chip_info_error_code_4", Gauge, Huawei, Some(G::ChipState), "", "the npu 5th error code", Chip(|c, s| error_code(c, s, 4))),
-    def("npu_chip_info_error_code_5", Gauge, Huawei, Some(G::ChipState), "", "the npu 6th error code", Chip(|c, s| error_code(c, s, 5))),
-    def("npu_chip_info_error_code_6", Gauge, Huawei, Some(G::ChipState), "", "the npu 7th error code", Chip(|c, s| error_code(c, s, 6))),
-    def("npu_chip_info_error_code_7", Gauge, Huawei, Some(G::ChipState), "", "the npu 8th error code", Chip(|c, s| error_code(c, s, 7))),
-    def("npu_chip_info_error_code_8", Gauge, Huawei, Some(G::ChipState), "", "the npu 9th error code", Chip(|c, s| error_code(c, s, 8))),
-    def("npu_chip_info_error_code_9", Gauge, Huawei, Some(G::ChipState), "", "the npu 10th error code", Chip(|c, s| error_code(c, s, 9))),
-    def("npu_chip_info_temperature", Gauge, Huawei, Some(G::ChipState), "", "the npu temperature (celsius)",
+    // One name per active fault code, none without faults (mind-cluster
+    // `component/npu-exporter/collector/metrics/collector_for_npu.go`, `updateErrorCodesInfo`).
+    def("npu_chip_info_error_code", Gauge, Huawei, Some(G::ChipState), "", "the npu error code", Chip(|c, s| error_code(c, s, 0))),
+    def("npu_chip_info_error_code_1", Gauge, Huawei, Some(G::ChipState), "", "the npu error code", Chip(|c, s| error_code(c, s, 1))),
+    def("npu_chip_info_error_code_2", Gauge, Huawei, Some(G::ChipState), "", "the npu error code", Chip(|c, s| error_code(c, s, 2))),
+    def("npu_chip_info_error_code_3", Gauge, Huawei, Some(G::ChipState), "", "the npu error code", Chip(|c, s| error_code(c, s, 3))),
+    def("npu_chip_info_error_code_4", Gauge, Huawei, Some(G::ChipState), "", "the npu error code", Chip(|c, s| error_code(c, s, 4))),
+    def("npu_chip_info_error_code_5", Gauge, Huawei, Some(G::ChipState), "", "the npu error code", Chip(|c, s| error_code(c, s, 5))),
+    def("npu_chip_info_error_code_6", Gauge, Huawei, Some(G::ChipState), "", "the npu error code", Chip(|c, s| error_code(c, s, 6))),
+    def("npu_chip_info_error_code_7", Gauge, Huawei, Some(G::ChipState), "", "the npu error code", Chip(|c, s| error_code(c, s, 7))),
+    def("npu_chip_info_error_code_8", Gauge, Huawei, Some(G::ChipState), "", "the npu error code", Chip(|c, s| error_code(c, s, 8))),
+    def("npu_chip_info_error_code_9", Gauge, Huawei, Some(G::ChipState), "", "the npu error code", Chip(|c, s| error_code(c, s, 9))),
+    def("npu_chip_info_temperature", Gauge, Huawei, Some(G::ChipState), "", "the npu temperature",
         Chip(|c, s| if let Some(t) = c.chip.temperature { s.push(f64::from(t.0)) })),
-    def("npu_chip_info_power", Gauge, Huawei, Some(G::ChipState), "", "the npu power (W; 310P: whole card)",
+    def("npu_chip_info_power", Gauge, Huawei, Some(G::ChipState), "", "the npu power",
         Chip(|c, s| if let Some(p) = c.chip.power { s.push(p.watts().0) })),
-    def("npu_chip_info_voltage", Gauge, Huawei, Some(G::ChipState), "", "the npu voltage (V)",
+    def("npu_chip_info_voltage", Gauge, Huawei, Some(G::ChipState), "", "the npu voltage",
         Chip(|c, s| if let Some(v) = c.chip.voltage { s.push(v.0) })),
-    def("npu_chip_info_aicore_current_freq", Gauge, Huawei, Some(G::ChipState), "", "the npu ai core current frequency (MHz)",
+    def("npu_chip_info_aicore_current_freq", Gauge, Huawei, Some(G::ChipState), "", "the npu ai core current frequency, unit is 'MHz'",
         Chip(|c, s| if let Some(f) = c.chip.clock_of(FrequencyKind::AiCoreCurrent) { s.push(f64::from(f.0)) })),
     def("npu_chip_info_process_info_num", Gauge, Huawei, Some(G::Memory), "", "the npu process num",
         Chip(|c, s| if let Some(p) = &c.chip.processes { s.push(p.len() as f64) })),
     def("npu_chip_info_process_info", Gauge, Huawei, Some(G::Memory), "process_id, container_id",
-        "the npu process memory (MB); container_id is empty (attribution is per pod)",
+        "the npu process info, unit is 'MB'. if process run on host, container_id and container_name will be empty",
         Chip(|c, s| if let Some(p) = &c.chip.processes {
             for process in p.as_slice() {
                 let labels = [("process_id", LabelText::Int(i64::from(process.pid))), ("container_id", "".into())];
                 s.push_labeled(labels, megabytes(process.memory_bytes));
             }
         })),
-    def("npu_chip_info_utilization", Gauge, Huawei, Some(G::Utilization), "", "the ai core utilization (%)",
+    def("npu_chip_info_utilization", Gauge, Huawei, Some(G::Utilization), "", "the ai core utilization",
         Chip(|c, s| utilization_percent(c, s, UtilizationKind::AiCore))),
-    def("npu_chip_info_overall_utilization", Gauge, Huawei, Some(G::Utilization), "", "the overall utilization of npu (%)",
-        Chip(|c, s| utilization_percent(c, s, UtilizationKind::Overall))),
-    def("npu_chip_info_vector_utilization", Gauge, Huawei, Some(G::Utilization), "", "the vector ai core utilization (%)",
+    def("npu_chip_info_overall_utilization", Gauge, Huawei, Some(G::Utilization), "", "the overall utilization of npu",
+        Chip(|c, s| if has_multi_utilization(c) { utilization_percent(c, s, UtilizationKind::Overall) })),
+    def("npu_chip_info_vector_utilization", Gauge, Huawei, Some(G::Utilization), "", "the vector utilization",
         Chip(|c, s| utilization_percent(c, s, UtilizationKind::VectorCore))),
-    def("npu_chip_info_cube_utilization", Gauge, Huawei, Some(G::Utilization), "", "the cube ai core utilization (%)",
-        Chip(|c, s| utilization_percent(c, s, UtilizationKind::AiCube))),
-    def("npu_chip_info_total_memory", Gauge, Huawei, Some(G::Memory), "", "the npu total memory (DDR, MB)",
+    def("npu_chip_info_cube_utilization", Gauge, Huawei, Some(G::Utilization), "", "the cube utilization",
+        Chip(|c, s| if has_multi_utilization(c) { utilization_percent(c, s, UtilizationKind::AiCube) })),
+    def("npu_chip_info_total_memory", Gauge, Huawei, Some(G::Memory), "", "the npu total memory",
         Chip(|c, s| if let Some(d) = &c.chip.ddr { s.push(megabytes(d.total_bytes)) })),
-    def("npu_chip_info_used_memory", Gauge, Huawei, Some(G::Memory), "", "the npu used memory (DDR, MB)",
+    def("npu_chip_info_used_memory", Gauge, Huawei, Some(G::Memory), "", "the npu used memory",
         Chip(|c, s| if let Some(d) = &c.chip.ddr { s.push(megabytes(d.used_bytes())) })),
-    def("npu_chip_info_hbm_total_memory", Gauge, Huawei, Some(G::Memory), "", "the npu hbm total memory (MB)",
+    def("npu_chip_info_hbm_total_memory", Gauge, Huawei, Some(G::Memory), "", "the npu hbm total memory",
         Chip(|c, s| if let Some(h) = &c.chip.hbm { s.push(megabytes(h.total_bytes)) })),
-    def("npu_chip_info_hbm_used_memory", Gauge, Huawei, Some(G::Memory), "", "the npu hbm used memory (MB)",
+    def("npu_chip_info_hbm_used_memory", Gauge, Huawei, Some(G::Memory), "", "the npu hbm used memory",
         Chip(|c, s| if let Some(h) = &c.chip.hbm { s.push(megabytes(h.used_bytes)) })),
-    def("npu_chip_info_hbm_utilization", Gauge, Huawei, Some(G::Memory), "", "the npu hbm utilization (%)",
-        Chip(|c, s| if let Some(h) = c.chip.hbm.filter(|h| h.total_bytes > 0) {
-            s.push(h.used_bytes as f64 * 100.0 / h.total_bytes as f64);
-        })),
-    def("npu_chip_info_hbm_temperature", Gauge, Huawei, Some(G::Memory), "", "the npu hbm temperature (celsius)",
+    // The driver's HBM utilisation rate (type 6), not used over total: mind-cluster
+    // `component/npu-exporter/collector/metrics/collector_for_hbm.go`, `getAllHBMEccInfo`.
+    def("npu_chip_info_hbm_utilization", Gauge, Huawei, Some(G::Memory), "", "the npu hbm utilization",
+        Chip(|c, s| if c.chip.hbm.is_some() { utilization_percent(c, s, UtilizationKind::Hbm) })),
+    def("npu_chip_info_hbm_temperature", Gauge, Huawei, Some(G::Memory), "", "the npu hbm temperature",
         Chip(|c, s| if let Some(h) = &c.chip.hbm { s.push(f64::from(h.temperature.0)) })),
-    def("npu_chip_info_hbm_bandwidth_utilization", Gauge, Huawei, Some(G::Memory), "", "the npu hbm bandwidth utilization (%)",
+    def("npu_chip_info_hbm_bandwidth_utilization", Gauge, Huawei, Some(G::Memory), "", "the npu hbm bandwidth util rate",
         Chip(|c, s| if let Some(h) = &c.chip.hbm { s.push(f64::from(h.bandwidth_utilization.get())) })),
     def("npu_chip_info_hbm_ecc_enable_flag", Gauge, Huawei, Some(G::Memory), "", "whether HBM ecc detection is enabled",
         Chip(|c, s| hbm_ecc(c, s, |e| u32::from(e.enabled)))),
-    def("npu_chip_info_hbm_ecc_single_bit_error_cnt", Gauge, Huawei, Some(G::Memory), "", "the npu hbm single bit error count",
+    def("npu_chip_info_hbm_ecc_single_bit_error_cnt", Gauge, Huawei, Some(G::Memory), "", "HBM Single Bit Error Count",
         Chip(|c, s| hbm_ecc(c, s, |e| e.single_bit_errors))),
-    def("npu_chip_info_hbm_ecc_double_bit_error_cnt", Gauge, Huawei, Some(G::Memory), "", "the npu hbm double bit error count",
+    def("npu_chip_info_hbm_ecc_double_bit_error_cnt", Gauge, Huawei, Some(G::Memory), "", "HBM Double Bit Error Count",
         Chip(|c, s| hbm_ecc(c, s, |e| e.double_bit_errors))),
-    def("npu_chip_info_hbm_ecc_total_single_bit_error_cnt", Gauge, Huawei, Some(G::Memory), "", "the npu hbm lifetime single bit error count",
+    def("npu_chip_info_hbm_ecc_total_single_bit_error_cnt", Gauge, Huawei, Some(G::Memory), "", "HBM Single Bit Aggregate Total Err Cnt",
         Chip(|c, s| hbm_ecc(c, s, |e| e.total_single_bit_errors))),
-    def("npu_chip_info_hbm_ecc_total_double_bit_error_cnt", Gauge, Huawei, Some(G::Memory), "", "the npu hbm lifetime double bit error count",
+    def("npu_chip_info_hbm_ecc_total_double_bit_error_cnt", Gauge, Huawei, Some(G::Memory), "", "HBM Double Bit Aggregate Total Err Cnt",
         Chip(|c, s| hbm_ecc(c, s, |e| e.total_double_bit_errors))),
-    def("npu_chip_info_hbm_ecc_single_bit_isolated_pages_cnt", Gauge, Huawei, Some(G::Memory), "", "the npu hbm single bit isolated pages count",
+    def("npu_chip_info_hbm_ecc_single_bit_isolated_pages_cnt", Gauge, Huawei, Some(G::Memory), "", "HBM Single Bit Isolated Pages Count",
         Chip(|c, s| hbm_ecc(c, s, |e| e.single_bit_isolated_pages))),
-    def("npu_chip_info_hbm_ecc_double_bit_isolated_pages_cnt", Gauge, Huawei, Some(G::Memory), "", "the npu hbm double bit isolated pages count",
+    def("npu_chip_info_hbm_ecc_double_bit_isolated_pages_cnt", Gauge, Huawei, Some(G::Memory), "", "HBM Double Bit Isolated Pages Count",
         Chip(|c, s| hbm_ecc(c, s, |e| e.double_bit_isolated_pages))),
-    def("npu_chip_info_network_status", Gauge, Huawei, Some(G::ChipState), "", "the npu network health state: 1 healthy, 0 unhealthy",
+    def("npu_chip_info_network_status", Gauge, Huawei, Some(G::ChipState), "", "the npu network health status",
         Chip(|c, s| if let Some(n) = c.chip.network { s.push_bool(n.is_healthy()) })),
     // Huawei's sio group: Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_sio.go. A failed
     // read keeps the last value there as here (its cache entry is not replaced).
@@ -488,12 +493,12 @@ static DRIVER_METRICS: &[MetricDef] = &[
         Chip(|c, s| huawei_hccs_bandwidth(c, s, None, |b| b.total_rx))),
     // Huawei's pcie group (MB/ms over --profilingTime; a failed read keeps the last value there as here).
     // Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_pcie.go
-    pcie_bandwidth!("npu_chip_info_pcie_rx_p_bw", "the npu write bw to remote's speed, unit is 'MB/ms'", rx_posted),
+    pcie_bandwidth!("npu_chip_info_pcie_rx_p_bw", "the npu write bw to remote‘s speed, unit is 'MB/ms'", rx_posted),
     pcie_bandwidth!("npu_chip_info_pcie_rx_np_bw", "the npu read bw's speed from remote, unit is 'MB/ms'", rx_non_posted),
     pcie_bandwidth!("npu_chip_info_pcie_rx_cpl_bw", "the npu reply remote read operate cpl's speed, unit is 'MB/ms'", rx_completion),
     pcie_bandwidth!("npu_chip_info_pcie_tx_p_bw", "the npu receive remote write operate's speed, unit is 'MB/ms'", tx_posted),
     pcie_bandwidth!("npu_chip_info_pcie_tx_np_bw", "the npu receive remote read operate's speed, unit is 'MB/ms'", tx_non_posted),
-    pcie_bandwidth!("npu_chip_info_pcie_tx_cpl_bw", "the npu read cpl's response bw speed from remote, unit is 'MB/ms'", tx_completion),
+    pcie_bandwidth!("npu_chip_info_pcie_tx_cpl_bw", "the npu read cpl's responese bw speed from remote, unit is 'MB/ms'", tx_completion),
     // Huawei's ub group (Ascend950), read through dcmiv2_get_port_pkt_stats_info; the core_mib_* names on UBoE ports
     // only. Ascend/mind-cluster component/npu-exporter/collector/metrics/collector_for_ub.go
     ub_counter!("npu_chip_info_ub_ipv4_pkt_cnt_rx", "number of ipv4 ub packets received by rx on ub port", 0),
@@ -553,13 +558,13 @@ static DRIVER_METRICS: &[MetricDef] = &[
     def("vnpu_pod_used_memory", Gauge, Huawei, Some(G::Vnpu), "", "the vnpu used memory on pod, unit is 'KB'",
         Vnpu(|v, s| if is_310p(v) { if let Some(kb) = v.vnpu.activity_memory_used_kb { s.push(kb as f64) } })),
     def("container_npu_utilization", Gauge, Huawei, Some(G::Utilization), "",
-        "the npu ai core utilization in container (%), on chips held by one container",
+        "npu ai core utilization in container, unit is '%'",
         Chip(|c, s| if c.holders.len() == 1 { utilization_percent(c, s, UtilizationKind::AiCore) })),
     def("container_npu_total_memory", Gauge, Huawei, Some(G::Memory), "",
-        "the npu total memory in container (MB: HBM, else DDR)",
+        "npu total memory in container, unit is 'MB'",
         Chip(|c, s| if c.holders.len() == 1 { if let Some(total) = device_memory_total(c.chip) { s.push(megabytes(total)) } })),
     def("container_npu_used_memory", Gauge, Huawei, Some(G::Memory), "",
-        "the npu used memory in container (MB: HBM, else DDR)",
+        "the npu used memory in container, unit is 'MB'",
         Chip(|c, s| if c.holders.len() == 1 { if let Some(used) = device_memory_used(c.chip) { s.push(megabytes(used)) } })),
 ];
 
@@ -619,6 +624,15 @@ fn utilization_percent(c: &ChipView<'_>, s: &mut SampleSink, kind: UtilizationKi
     if let Some(percent) = c.chip.utilization_of(kind) {
         s.push(f64::from(percent.get()));
     }
+}
+
+/// Whether Huawei's exporter reads the chip's overall and cube utilisation: only on the types it reads through the
+/// multi-utilisation call, 910B, A3 and Ascend950 (mind-cluster
+/// `component/npu-exporter/collector/metrics/collector_for_utilization.go`, `PreCollect`; its `collectUtilV1` leaves
+/// both unset on the others).
+fn has_multi_utilization(c: &ChipView<'_>) -> bool {
+    let chip_type = c.chip.identity.as_ref().and_then(|id| id.chip_type);
+    matches!(chip_type, Some(ChipType::Ascend910B | ChipType::Ascend910A3 | ChipType::Ascend950))
 }
 
 fn count_health(m: &MachineView<'_>, healthy: bool) -> f64 {

@@ -3,6 +3,7 @@
 //! (`UPDATE_GOLDEN=1 cargo test -p ascend-exporter --lib metric_table`). Only the tests compile it.
 
 use crate::catalogue::{Extract, MetricKind, Naming, CATALOGUE};
+use crate::series_labels::HUAWEI_NPU_NAME;
 
 /// Marker line before the generated table in the docs.
 pub const TABLE_BEGIN: &str = "<!-- metric-table:begin (generated from ascend-exporter/src/catalogue.rs) -->";
@@ -21,6 +22,9 @@ pub fn markdown_table(naming: Naming) -> String {
         let group = metric.group.map_or("exporter", |g| g.name());
         let series = match (metric.extract, naming) {
             (Extract::Chip(_) | Extract::ChipInfo(_), Naming::Native) => "chip, namespace, pod, container",
+            (Extract::Chip(_), Naming::Huawei) if metric.name == HUAWEI_NPU_NAME => {
+                "id, name, vdie_id, pcie_bus_info, namespace, pod_name, container_name"
+            }
             (Extract::Chip(_) | Extract::ChipInfo(_), Naming::Huawei) => {
                 "id, model_name, vdie_id, pcie_bus_info, namespace, pod_name, container_name"
             }

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use ascend_dcmi::ChipType;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::exemplar::Exemplar;
@@ -20,10 +21,10 @@ use crate::pod_attribution::{PodAttribution, SharedAttribution};
 use crate::sample::{LabelText, Sample, SampleSink};
 use crate::selection::Selection;
 use crate::series_labels::{
-    container_labels, huawei_chip_labels, huawei_vnpu_labels, native_chip_labels, native_vnpu_labels, LabelsWith,
-    SeriesLabels,
+    container_labels, huawei_chip_labels, huawei_npu_name_labels, huawei_vnpu_labels, native_chip_labels,
+    native_vnpu_labels, LabelsWith, SeriesLabels, HUAWEI_NPU_NAME,
 };
-use crate::snapshot::{Snapshot, SnapshotSource};
+use crate::snapshot::{ChipSnapshot, Snapshot, SnapshotSource};
 
 /// Which naming schemes to serve (`--metrics.naming`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,8 +114,13 @@ impl SnapshotCollector {
         // Samples are gathered first so that a metric without any value gets no HELP/TYPE lines either.
         let mut rows: Vec<(&SeriesLabels, Sample)> = Vec::new();
         let mut info_rows: Vec<(&SeriesLabels, Vec<(&'static str, LabelText)>)> = Vec::new();
+        let renamed: Vec<SeriesLabels>;
         let chip_labels = match metric.naming {
             Naming::Native => &context.native_labels,
+            Naming::Huawei if metric.name == HUAWEI_NPU_NAME => {
+                renamed = context.huawei_labels.iter().map(huawei_npu_name_labels).collect();
+                &renamed
+            }
             Naming::Huawei => &context.huawei_labels,
         };
         let chips = context.snapshot.map_or(&[][..], |s| s.chips.as_slice());
@@ -187,7 +193,7 @@ impl SnapshotCollector {
             MetricKind::Counter => (metric.name, MetricType::Counter),
             MetricKind::Info => (metric.name, MetricType::Info),
         };
-        let mut metric_encoder = encoder.encode_descriptor(name, metric.help, None, metric_type)?;
+        let mut metric_encoder = encoder.encode_descriptor(name, help_of(metric, chips), None, metric_type)?;
         for (series, own) in &info_rows {
             metric_encoder.encode_info(&LabelsWith { series, own })?;
         }
@@ -210,6 +216,18 @@ impl SnapshotCollector {
             }
         }
         Ok(())
+    }
+}
+
+/// A metric's HELP: its own, except Huawei's `network` names on an Ascend950 host, which Huawei's exporter describes
+/// per UB port ([`crate::network::catalogue::UB_PORT_HELP`]).
+fn help_of(metric: &MetricDef, chips: &[ChipSnapshot]) -> &'static str {
+    let ascend950 =
+        chips.iter().find_map(|chip| chip.identity.as_ref().and_then(|id| id.chip_type)) == Some(ChipType::Ascend950);
+    let ub_port = crate::network::catalogue::UB_PORT_HELP.iter().find(|(name, _)| *name == metric.name);
+    match ub_port {
+        Some((_, help)) if metric.naming == Naming::Huawei && ascend950 => help,
+        _ => metric.help,
     }
 }
 

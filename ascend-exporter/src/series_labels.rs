@@ -1,6 +1,6 @@
 //! The labels that identify a chip's (or a container's) series, in both naming schemes.
 
-use ascend_dcmi::{PhyId, Vnpu, VnpuId};
+use ascend_dcmi::{PcieAddress, PhyId, Vnpu, VnpuId};
 use prometheus_client::encoding::{EncodeLabel, EncodeLabelSet, LabelSetEncoder};
 
 use crate::pod_attribution::ContainerRef;
@@ -32,6 +32,8 @@ pub fn native_chip_labels(phy: PhyId, holders: &[ContainerRef]) -> SeriesLabels 
 }
 
 /// Huawei chip labels: `id`, `model_name`, `vdie_id`, `pcie_bus_info`, `namespace`, `pod_name`, `container_name`.
+/// The PCIe address is in upper-case hex, as Huawei's exporter formats it (mind-cluster
+/// `component/ascend-common/devmanager/dcmi/dcmi.go`, `DcGetPCIeBusInfo`: `%04X:%02X:%02X.%X`).
 pub fn huawei_chip_labels(chip: &ChipSnapshot, holders: &[ContainerRef]) -> SeriesLabels {
     let [namespace, pod, container] = holder_values(holders, HUAWEI_MULTIPLE_HOLDERS);
     let identity = chip.identity.as_ref();
@@ -39,11 +41,26 @@ pub fn huawei_chip_labels(chip: &ChipSnapshot, holders: &[ContainerRef]) -> Seri
         ("id", chip.ids.phy.to_string()),
         ("model_name", identity.map(|i| i.info.model_name()).unwrap_or_default()),
         ("vdie_id", identity.and_then(|i| i.die_id).map(|d| d.to_string()).unwrap_or_default()),
-        ("pcie_bus_info", identity.and_then(|i| i.pcie_address).map(|a| a.to_string()).unwrap_or_default()),
+        ("pcie_bus_info", identity.and_then(|i| i.pcie_address).map(huawei_pcie_bus_info).unwrap_or_default()),
         ("namespace", namespace),
         ("pod_name", pod),
         ("container_name", container),
     ]
+}
+
+/// A PCIe address as Huawei's `pcie_bus_info` spells it: `DDDD:BB:DD.F` in upper-case hex (`0000:3B:00.0`).
+pub fn huawei_pcie_bus_info(address: PcieAddress) -> String {
+    format!("{:04X}:{:02X}:{:02X}.{:X}", address.domain, address.bus, address.device, address.function)
+}
+
+/// The Huawei metric whose series labels are [`huawei_npu_name_labels`].
+pub const HUAWEI_NPU_NAME: &str = "npu_chip_info_name";
+
+/// The Huawei chip labels of `npu_chip_info_name`, whose `name` label stands where the others have `model_name`
+/// (mind-cluster `component/npu-exporter/collector/metrics/collector_for_npu.go`, `init`: `cardLabelForNpuName[1] =
+/// "name"`).
+pub fn huawei_npu_name_labels(labels: &SeriesLabels) -> SeriesLabels {
+    labels.iter().map(|(key, value)| (if *key == "model_name" { "name" } else { key }, value.clone())).collect()
 }
 
 /// Native vNPU labels: `chip` (the physical id of the chip it is carved from), `vnpu`, `namespace`, `pod`,
@@ -123,5 +140,19 @@ mod tests {
         assert_eq!(one[1..], [("namespace", "ns".into()), ("pod", "p".into()), ("container", "c".into())]);
         let two = native_chip_labels(PhyId(4), &[holder("p"), holder("q")]);
         assert_eq!(two[2], ("pod", MULTIPLE_HOLDERS.to_owned()));
+    }
+
+    #[test]
+    fn huawei_writes_the_pcie_address_in_upper_case() {
+        let address = PcieAddress { domain: 0, bus: 0x3b, device: 0x1f, function: 1 };
+        assert_eq!(huawei_pcie_bus_info(address), "0000:3B:1F.1");
+        assert_eq!(address.to_string(), "0000:3b:1f.1", "the native spelling stays Linux's");
+    }
+
+    #[test]
+    fn the_npu_name_metric_has_name_where_the_others_have_model_name() {
+        let labels = vec![("id", "0".to_owned()), ("model_name", "910B3".to_owned()), ("vdie_id", String::new())];
+        let keys: Vec<&str> = huawei_npu_name_labels(&labels).iter().map(|(key, _)| *key).collect();
+        assert_eq!(keys, ["id", "name", "vdie_id"]);
     }
 }

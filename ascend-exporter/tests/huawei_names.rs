@@ -118,6 +118,11 @@ const SIO: [&str; 2] = ["npu_chip_info_sio_crc_tx_err_cnt", "npu_chip_info_sio_c
 
 const CARDS: [&str; 1] = ["machine_card_nums"];
 
+/// Names Huawei's exporter does not serve on 310 and 310P (read through its single-utilisation path), nor without
+/// faults.
+const V1_UNSERVED: [&str; 3] =
+    ["npu_chip_info_overall_utilization", "npu_chip_info_cube_utilization", "npu_chip_info_error_code"];
+
 /// Huawei's 48 UB port counter names (Ascend950).
 fn ub_names() -> Vec<String> {
     ascend_dcmi::UB_COUNTER_NAMES.iter().map(|name| format!("npu_chip_info_{name}")).collect()
@@ -147,6 +152,18 @@ fn atlas_800t_a2_serves_the_910b_names() {
         .filter(|line| line.starts_with("npu_chip_info_pcie_tx_p_bw{") && line.contains("pcie_bw_type=\"avgPcieBw\""))
         .count();
     assert_eq!(average, 8, "one average per chip");
+    // Huawei's spelling of the chip labels and values (peer-tests compares them with Huawei's exporter).
+    let huawei_lines = || body.lines().filter(|line| line.starts_with("npu_chip_info_"));
+    assert!(huawei_lines().any(|line| line.contains("pcie_bus_info=\"0000:C1:00.0\"")), "upper-case PCIe address");
+    assert!(!huawei_lines().any(|line| line.contains("pcie_bus_info=\"0000:c1")), "no lower-case PCIe address");
+    let name = "npu_chip_info_name{id=\"4\",name=\"910B3-Ascend-V1\",vdie_id=";
+    assert_eq!(sample_value(&body, name), Some(1.0), "name stands where model_name is");
+    let hbm_rate = sample_value(
+        &body,
+        "ascend_npu_utilization_ratio{chip=\"4\",namespace=\"\",pod=\"\",container=\"\",unit=\"hbm\"}",
+    );
+    let hbm = sample_value(&body, &chip("npu_chip_info_hbm_utilization", 4));
+    assert_eq!(hbm, hbm_rate.map(|ratio| (ratio * 100.0).round()), "the driver's HBM utilisation rate");
 }
 
 /// A failed HCCS read (statistics or bandwidth) is -1 on every link and in total, as Huawei reports it; the other
@@ -170,8 +187,11 @@ fn a_failed_hccs_read_is_minus_one() {
 #[test]
 fn atlas_300i_duo_counts_its_cards_not_its_chips() {
     let values = [("machine_card_nums ", 4.0), ("machine_npu_nums ", 8.0)];
-    let absent = [hccs_link_names(0..8), names([&HCCS_TOTALS[..], &PCIE, &SIO]), ub_names()].concat();
-    check_host("atlas-300i-duo", &names([&CARDS[..]]), &absent, &values);
+    // Huawei reads overall and cube utilisation only through the multi-utilisation call (910B, A3, Ascend950); no
+    // fault codes without faults.
+    let absent = [hccs_link_names(0..8), names([&HCCS_TOTALS[..], &PCIE, &SIO, &V1_UNSERVED]), ub_names()].concat();
+    let present = names([&CARDS[..], &["npu_chip_info_product_type"]]);
+    check_host("atlas-300i-duo", &present, &absent, &values);
 }
 
 #[test]
@@ -200,6 +220,8 @@ fn atlas_950_has_no_cards_and_no_hccs() {
 
 #[test]
 fn edge_310_is_not_counted_by_card() {
-    let absent = [hccs_link_names(0..8), names([&CARDS[..], &SIO, &PCIE, &HCCS_TOTALS]), ub_names()].concat();
+    // Huawei reads the product type on 310P only.
+    let absent = [hccs_link_names(0..8), names([&CARDS[..], &SIO, &PCIE, &HCCS_TOTALS, &V1_UNSERVED]), ub_names()];
+    let absent = [absent.concat(), names([&["npu_chip_info_product_type"][..]])].concat();
     check_host("edge-310", &[], &absent, &[]);
 }

@@ -139,7 +139,7 @@ pub static NETWORK_METRICS: &[MetricDef] = &[
     net("npu_chip_link_up_num", Gauge, Huawei, Network, "", "the npu interface receive link-up num",
         |c, s| training_link(c, s, |r| r.link_ups.map(|ups| ups as f64))),
     net("npu_chip_info_link_status", Gauge, Huawei, Network, PORT_LABELS,
-        "the npu link status: 1 up, 0 down, -1 unknown",
+        "the npu link status",
         |c, s| link_ports(c, s, |r| Some(match r.link {
             Some(LinkState::Up) => 1.0,
             Some(_) => 0.0,
@@ -190,47 +190,56 @@ pub static NETWORK_METRICS: &[MetricDef] = &[
     net("npu_chip_roce_verification_err_num", Gauge, Huawei, Roce, "",
         "the npu interface receive roce-verification-err-num",
         |c, s| counter(c, s, "roce_verification_err_num")),
-    net("npu_chip_optical_state", Gauge, Huawei, Optical, "", "the npu interface receive optical-state (1 present, 0 not)",
+    net("npu_chip_optical_state", Gauge, Huawei, Optical, "", "the npu interface receive optical-state",
         |c, s| training_optical(c, s, |o| Some(f64::from(u8::from(o.present))))),
-    net("npu_chip_optical_vcc", Gauge, Huawei, Optical, "", "the npu interface receive optical-vcc (mV)",
+    net("npu_chip_optical_vcc", Gauge, Huawei, Optical, "", "the npu interface receive optical-vcc",
         |c, s| training_optical(c, s, |o| o.vcc_millivolts)),
-    net("npu_chip_optical_temp", Gauge, Huawei, Optical, "", "the npu interface receive optical-temperature (celsius)",
+    net("npu_chip_optical_temp", Gauge, Huawei, Optical, "", "the npu interface receive optical-temperature",
         |c, s| training_optical(c, s, |o| o.temperature_celsius)),
-    net("npu_chip_optical_tx_power_0", Gauge, Huawei, Optical, "", "npu interface receive optical-tx-power-0 (mW)",
+    net("npu_chip_optical_tx_power_0", Gauge, Huawei, Optical, "", "npu interface receive optical-tx-power-0",
         |c, s| training_optical(c, s, |o| o.tx_power_milliwatts[0])),
-    net("npu_chip_optical_tx_power_1", Gauge, Huawei, Optical, "", "npu interface receive optical-tx-power-1 (mW)",
+    net("npu_chip_optical_tx_power_1", Gauge, Huawei, Optical, "", "npu interface receive optical-tx-power-1",
         |c, s| training_optical(c, s, |o| o.tx_power_milliwatts[1])),
-    net("npu_chip_optical_tx_power_2", Gauge, Huawei, Optical, "", "npu interface receive optical-tx-power-2 (mW)",
+    net("npu_chip_optical_tx_power_2", Gauge, Huawei, Optical, "", "npu interface receive optical-tx-power-2",
         |c, s| training_optical(c, s, |o| o.tx_power_milliwatts[2])),
-    net("npu_chip_optical_tx_power_3", Gauge, Huawei, Optical, "", "npu interface receive optical-tx-power-3 (mW)",
+    net("npu_chip_optical_tx_power_3", Gauge, Huawei, Optical, "", "npu interface receive optical-tx-power-3",
         |c, s| training_optical(c, s, |o| o.tx_power_milliwatts[3])),
-    net("npu_chip_optical_rx_power_0", Gauge, Huawei, Optical, "", "npu interface receive optical-rx-power-0 (mW)",
+    net("npu_chip_optical_rx_power_0", Gauge, Huawei, Optical, "", "npu interface receive optical-rx-power-0",
         |c, s| training_optical(c, s, |o| o.rx_power_milliwatts[0])),
-    net("npu_chip_optical_rx_power_1", Gauge, Huawei, Optical, "", "npu interface receive optical-rx-power-1 (mW)",
+    net("npu_chip_optical_rx_power_1", Gauge, Huawei, Optical, "", "npu interface receive optical-rx-power-1",
         |c, s| training_optical(c, s, |o| o.rx_power_milliwatts[1])),
-    net("npu_chip_optical_rx_power_2", Gauge, Huawei, Optical, "", "npu interface receive optical-rx-power-2 (mW)",
+    net("npu_chip_optical_rx_power_2", Gauge, Huawei, Optical, "", "npu interface receive optical-rx-power-2",
         |c, s| training_optical(c, s, |o| o.rx_power_milliwatts[2])),
-    net("npu_chip_optical_rx_power_3", Gauge, Huawei, Optical, "", "npu interface receive optical-rx-power-3 (mW)",
+    net("npu_chip_optical_rx_power_3", Gauge, Huawei, Optical, "", "npu interface receive optical-rx-power-3",
         |c, s| training_optical(c, s, |o| o.rx_power_milliwatts[3])),
     net("npu_chip_info_optical_index_num", Gauge, Huawei, Optical, "udie, port",
         "the npu link optical index num on ub port",
         |c, s| ub_optical(c, s, |o| Some(f64::from(o.modules)))),
     net("npu_chip_info_optical_tx_power_0", Gauge, Huawei, Optical, "udie, port",
-        "npu interface receive optical_tx_power_0 on ub port (dBm)", |c, s| ub_optical(c, s, |o| o.tx_power_dbm[0])),
+        "npu interface receive optical_tx_power_0 on ub port", |c, s| ub_optical(c, s, |o| o.tx_power_dbm[0])),
     net("npu_chip_info_optical_tx_power_1", Gauge, Huawei, Optical, "udie, port",
-        "npu interface receive optical_tx_power_1 on ub port (dBm)", |c, s| ub_optical(c, s, |o| o.tx_power_dbm[1])),
+        "npu interface receive optical_tx_power_1 on ub port", |c, s| ub_optical(c, s, |o| o.tx_power_dbm[1])),
     net("npu_chip_info_optical_tx_power_2", Gauge, Huawei, Optical, "udie, port",
-        "npu interface receive optical_tx_power_2 on ub port (dBm)", |c, s| ub_optical(c, s, |o| o.tx_power_dbm[2])),
+        "npu interface receive optical_tx_power_2 on ub port", |c, s| ub_optical(c, s, |o| o.tx_power_dbm[2])),
     net("npu_chip_info_optical_tx_power_3", Gauge, Huawei, Optical, "udie, port",
-        "npu interface receive optical_tx_power_3 on ub port (dBm)", |c, s| ub_optical(c, s, |o| o.tx_power_dbm[3])),
+        "npu interface receive optical_tx_power_3 on ub port", |c, s| ub_optical(c, s, |o| o.tx_power_dbm[3])),
     net("npu_chip_info_optical_rx_power_0", Gauge, Huawei, Optical, "udie, port",
-        "npu interface receive optical_rx_power_0 on ub port (dBm)", |c, s| ub_optical(c, s, |o| o.rx_power_dbm[0])),
+        "npu interface receive optical_rx_power_0 on ub port", |c, s| ub_optical(c, s, |o| o.rx_power_dbm[0])),
     net("npu_chip_info_optical_rx_power_1", Gauge, Huawei, Optical, "udie, port",
-        "npu interface receive optical_rx_power_1 on ub port (dBm)", |c, s| ub_optical(c, s, |o| o.rx_power_dbm[1])),
+        "npu interface receive optical_rx_power_1 on ub port", |c, s| ub_optical(c, s, |o| o.rx_power_dbm[1])),
     net("npu_chip_info_optical_rx_power_2", Gauge, Huawei, Optical, "udie, port",
-        "npu interface receive optical_rx_power_2 on ub port (dBm)", |c, s| ub_optical(c, s, |o| o.rx_power_dbm[2])),
+        "npu interface receive optical_rx_power_2 on ub port", |c, s| ub_optical(c, s, |o| o.rx_power_dbm[2])),
     net("npu_chip_info_optical_rx_power_3", Gauge, Huawei, Optical, "udie, port",
-        "npu interface receive optical_rx_power_3 on ub port (dBm)", |c, s| ub_optical(c, s, |o| o.rx_power_dbm[3])),
+        "npu interface receive optical_rx_power_3 on ub port", |c, s| ub_optical(c, s, |o| o.rx_power_dbm[3])),
+];
+
+/// The HELP of Huawei's `network` names on an Ascend950 host, where each is per UB port and Huawei's exporter builds
+/// them with other texts (mind-cluster `component/npu-exporter/collector/metrics/collector_for_network.go`,
+/// `initNpuNetWorkDesc`).
+pub const UB_PORT_HELP: [(&str, &str); 3] = [
+    ("npu_chip_info_link_status", "the npu link status on ub port"),
+    ("npu_chip_info_bandwidth_tx", "the npu port transport speed, unit is 'MB/s'"),
+    ("npu_chip_info_bandwidth_rx", "the npu port receive speed, unit is 'MB/s'"),
 ];
 
 /// Adds the network groups' values of `ascend_npu_sample_age_seconds` and `_timestamp_seconds`: `value` turns the
@@ -325,7 +334,17 @@ fn training_optical(c: &ChipView<'_>, s: &mut SampleSink, value: fn(&ascend_hccn
     }
 }
 
+/// Ascend950 main boards whose optical modules Huawei's exporter does not read: the Atlas 350 cards (0x68, 0x6b,
+/// 0x6c) and the Atlas 950 1D boards (0x03, 0x07) (`notSupportedOpticalNpuDevices` in mind-cluster
+/// `component/npu-exporter/collector/metrics/collector_for_optical.go`, `IsSupported`; ids from
+/// `component/ascend-common/api/default_name.go`).
+const NO_OPTICAL_950_MAIN_BOARDS: [u32; 5] = [0x68, 0x6b, 0x6c, 0x03, 0x07];
+
 fn ub_optical(c: &ChipView<'_>, s: &mut SampleSink, value: fn(&ascend_hccn::UbOpticalInfo) -> Option<f64>) {
+    let board = c.chip.identity.as_ref().and_then(|id| id.mainboard_id);
+    if board.is_some_and(|board| NO_OPTICAL_950_MAIN_BOARDS.contains(&board)) {
+        return;
+    }
     for (port, optical) in optical_ports(c) {
         if let (OpticalReadings::Ub(info), Some(port)) = (optical, port) {
             if let Some(value) = value(info) {
