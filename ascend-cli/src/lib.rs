@@ -1,5 +1,6 @@
 //! The conventions every bundled Ascend NPU binary shares, so that an operator learns them once:
 //!
+//! * [`lang`]: the language of messages: `--lang`, else `LC_ALL`, `LC_MESSAGES`, `LANG` (`zh_CN.*` is Chinese).
 //! * [`duration`]: one grammar for durations in flags, environment variables and configuration files
 //!   (`500ms`, `5s`, `1.5s`, `2m`, `1h30m`, or a plain number of seconds).
 //! * [`log_format`]: the `--log-format text|json` flag, as a clap [`Args`](clap::Args) group to flatten.
@@ -39,6 +40,7 @@ pub const OPENMETRICS_CONTENT_TYPE: &str = "application/openmetrics-text; versio
 pub mod duration;
 #[cfg(feature = "health-endpoint")]
 pub mod health_endpoint;
+pub mod lang;
 pub mod log_format;
 #[cfg(feature = "logging")]
 pub mod logging;
@@ -46,4 +48,5 @@ pub mod logging;
 pub mod signal;
 
 pub use duration::{format_duration, parse_duration, DurationError};
+pub use lang::{Lang, LangArgs};
 pub use log_format::{LogArgs, LogFormat};

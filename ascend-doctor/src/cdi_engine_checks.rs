@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::advice::{Advice, Fix};
 use super::check::{CheckResult, Section, Status};
 use super::compatibility::Version;
 use super::container_engines::{detect, CdiState, Engine, EngineKind};
@@ -80,7 +81,7 @@ pub fn cdi_engine(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
             .with_status(Status::Skip);
     }
     let mut check = check;
-    let mut fixes = Vec::new();
+    let mut fixes: Vec<Fix> = Vec::new();
     for engine in &engines {
         check = check.evidence_lines(engine.evidence.iter().map(|line| format!("{}: {line}", engine.kind)));
         match &engine.cdi {
@@ -93,7 +94,7 @@ pub fn cdi_engine(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
                             engine.kind,
                             spec_dirs.join(", ")
                         ));
-                        fixes.push(format!("add {dir} to {}'s cdi_spec_dirs, then restart it", engine.kind));
+                        fixes.push(Advice::CdiSpecDir { dir, engine: engine.kind.to_string() }.into());
                     }
                 }
             }
@@ -104,7 +105,10 @@ pub fn cdi_engine(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
             CdiState::Unsupported => {
                 let (major, minor) = engine.kind.cdi_floor();
                 check = check.evidence(format!("{}: this release cannot load CDI devices", engine.label()));
-                fixes.push(format!("upgrade {} to {major}.{minor} or newer, the first release with CDI", engine.kind));
+                fixes.push(
+                    Advice::CdiUnsupported { engine: engine.kind.to_string(), floor: format!("{major}.{minor}") }
+                        .into(),
+                );
             }
             CdiState::Unknown => {}
         }
@@ -114,14 +118,8 @@ pub fn cdi_engine(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     }
     // CDI is one of two ways devices reach containers; a node with our spec was set up for it.
     let status = if facts.cdi_specs.is_empty() { Status::Warn } else { Status::Fail };
-    let needed = "CDI is needed for `--allocate-mode cdi` of the device plugin, the DRA driver and `--device \
-                  huawei.com/npu=<N>`";
-    check
-        .fix(format!(
-            "{}; {needed}; restarting an engine kills the node's containers: drain it first",
-            fixes.join("; ")
-        ))
-        .with_status(status)
+    fixes.push(Advice::CdiEngineRestart.into());
+    check.advise(Fix::join(fixes, "; ")).with_status(status)
 }
 
 /// container_runtime.cdi_version: each engine that loads CDI knows the `cdiVersion` of the node's spec.
@@ -144,7 +142,7 @@ pub fn cdi_version(_options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     }
     let mut check = check;
     let mut status = Status::Ok;
-    let mut fixes = Vec::new();
+    let mut fixes: Vec<Fix> = Vec::new();
     for (spec, declared) in &facts.cdi_specs {
         let Some(spec_version) = Version::parse(declared) else { continue };
         for engine in &loaders {
@@ -163,20 +161,19 @@ pub fn cdi_version(_options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
                 continue;
             }
             // A known limit is a failure (the engine skips the spec); an unknown one only cannot be vouched for.
-            let (miss, verdict) = match read_limit(engine) {
-                Some(_) => (Status::Fail, format!("{} does not load cdiVersion {declared}", engine.label())),
-                None => (Status::Warn, format!("{} may not load cdiVersion {declared}", engine.label())),
-            };
-            status = status.max(miss);
-            fixes.push(format!(
-                "{verdict}: regenerate the spec with `ascend-ctk cdi generate` (it writes the lowest version the spec \
-                 needs, {KNOWN_TO_EVERY_ROW} or lower for a plain spec), or upgrade {}",
-                engine.kind
-            ));
+            let known_limit = read_limit(engine).is_some();
+            status = status.max(if known_limit { Status::Fail } else { Status::Warn });
+            fixes.push(Fix::from(Advice::CdiVersion {
+                engine_label: engine.label(),
+                declared: declared.clone(),
+                known_limit,
+                lowest: KNOWN_TO_EVERY_ROW.to_owned(),
+                engine: engine.kind.to_string(),
+            }));
         }
     }
     if fixes.is_empty() {
         return check;
     }
-    check.fix(fixes.join("; ")).with_status(status)
+    check.advise(Fix::join(fixes, "; ")).with_status(status)
 }

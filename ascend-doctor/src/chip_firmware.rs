@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use ascend_smi::DRIVER_VERSION_INFO;
 
+use super::advice::{Advice, Fix};
 use super::check::{CheckResult, Section, Status};
 use super::context::{DoctorOptions, Facts};
 use super::package_compatibility::{chip_firmware_against_driver, chip_firmware_against_package};
@@ -83,15 +84,13 @@ pub fn chip_firmware(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
     if !failed.is_empty() {
         status = status.max(Status::Warn);
         evidence.extend(failed);
-        fixes.push(
-            "a chip that does not say which firmware it runs cannot be judged: see driver.chips_healthy".to_owned(),
-        );
+        fixes.push(Advice::ChipFirmwareUnknown.into());
     }
     evidence.extend(unsupported);
     let check = check.evidence_lines(evidence).with_status(status);
     if fixes.is_empty() {
         check
     } else {
-        check.fix(fixes.join("\n"))
+        check.advise(Fix::join(fixes, "\n"))
     }
 }

@@ -54,6 +54,9 @@ pub struct DoctorCli {
     /// How long the chips, and each API server request, may take (`10`, `10s`, `1m`; plain numbers are seconds).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = ascend_cli::duration::parse_positive_duration)]
     pub timeout: Duration,
+    /// The language of titles and fixes (`--lang`; default from LC_ALL, LC_MESSAGES, LANG).
+    #[command(flatten)]
+    pub lang: ascend_cli::LangArgs,
 }
 
 /// A section on the command line.
@@ -95,6 +98,7 @@ pub fn options(cli: &DoctorCli) -> Result<DoctorOptions> {
     options.pod.clone_from(&cli.pod);
     options.runtime_class_manifest.clone_from(&cli.runtime_class_manifest);
     options.node_name.clone_from(&cli.node);
+    options.lang = cli.lang.lang();
     Ok(options)
 }
 

@@ -17,6 +17,7 @@ use std::fmt;
 use ascend_oci::cdi::{DYNAMIC_SPEC_DIR, STATIC_SPEC_DIR};
 use ascend_oci::runtime_config::cri_plugin_key;
 
+use super::advice::{Advice, Fix};
 use super::host::HostRoot;
 use super::installed_version::{dpkg_version, first_binary, major_minor, FoundVersion};
 
@@ -111,7 +112,7 @@ pub enum CdiState {
     /// Off in the configuration, or not switched on where the release needs it.
     Disabled {
         /// The fix: what to set, where.
-        fix: String,
+        fix: Fix,
     },
     /// The engine's release predates CDI.
     Unsupported,
@@ -232,11 +233,12 @@ fn containerd(host: &HostRoot) -> Option<Engine> {
         CdiState::Enabled { spec_dirs }
     } else {
         CdiState::Disabled {
-            fix: format!(
-                "set `enable_cdi = true` and `cdi_spec_dirs = [\"{STATIC_SPEC_DIR}\", \"{DYNAMIC_SPEC_DIR}\"]` under \
-                 [plugins.\"{plugin_key}\"] in {CONTAINERD_CONFIG} (`ascend-ctk runtime configure --runtime containerd \
-                 --cdi` does it), then restart containerd"
-            ),
+            fix: Advice::CdiOffContainerd {
+                plugin_key: plugin_key.to_string(),
+                config: CONTAINERD_CONFIG.to_owned(),
+                spec_dirs: format!("[\"{STATIC_SPEC_DIR}\", \"{DYNAMIC_SPEC_DIR}\"]"),
+            }
+            .into(),
         }
     };
     engine.evidence = evidence;
@@ -305,12 +307,7 @@ fn docker(host: &HostRoot) -> Option<Engine> {
     engine.cdi = if feature.unwrap_or(default_on) {
         CdiState::Enabled { spec_dirs: default_spec_dirs() }
     } else {
-        CdiState::Disabled {
-            fix: format!(
-                "add `\"features\": {{\"cdi\": true}}` to {DOCKER_CONFIG} (`ascend-ctk runtime configure --runtime docker \
-                 --cdi` does it), then restart Docker (25.0 or newer)"
-            ),
-        }
+        CdiState::Disabled { fix: Advice::CdiOffDocker { config: DOCKER_CONFIG.to_owned() }.into() }
     };
     engine.evidence = evidence;
     Some(engine)

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use ascend_cli::Lang;
 use ascend_dcmi::{Dcmi, DeviceManager};
 
 use super::check::Section;
@@ -77,6 +78,8 @@ pub struct DoctorOptions {
     pub pod_resources_socket: PathBuf,
     /// The API server (`None`: only files on the host are read).
     pub cluster_api: Option<Box<dyn ClusterApi>>,
+    /// The language of titles and fixes (default English; the binary's `--lang`, else the locale).
+    pub lang: Lang,
 }
 
 impl std::fmt::Debug for DoctorOptions {
@@ -89,6 +92,7 @@ impl std::fmt::Debug for DoctorOptions {
             .field("runtime_class_manifest", &self.runtime_class_manifest)
             .field("node_name", &self.node_name)
             .field("sections", &self.sections)
+            .field("lang", &self.lang)
             .field("cluster_api", &self.cluster_api.is_some())
             .finish_non_exhaustive()
     }
@@ -130,6 +134,7 @@ impl DoctorOptions {
             sections: Section::ALL.to_vec(),
             pod_resources_socket: default_pod_resources_socket(),
             cluster_api: cluster_api(timeout),
+            lang: Lang::En,
             host,
         })
     }

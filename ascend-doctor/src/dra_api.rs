@@ -9,6 +9,7 @@
 //! the kubelet's plugin registry); otherwise a cluster serving an older DRA API gets a warning (DRA is in use there,
 //! but the Ascend driver could not join) and one without DRA is evidence.
 
+use super::advice::Advice;
 use super::check::{CheckResult, Section, Status};
 use super::context::{DoctorOptions, Facts};
 
@@ -18,9 +19,6 @@ pub const DRA_GROUP: &str = "resource.k8s.io";
 pub const DRA_DRIVER_VERSION: &str = "v1";
 /// The Ascend DRA driver's registration socket under its default driver name (`npu.huawei.com`).
 pub const DRA_DRIVER_SOCKET: &str = "/var/lib/kubelet/plugins_registry/npu.huawei.com-reg.sock";
-
-const UPGRADE_FIX: &str = "upgrade the control plane to Kubernetes 1.34 or newer (resource.k8s.io/v1, on by default), \
-                           then the kubelets; until then serve NPUs with the device plugin";
 
 /// kubernetes.dra_api: the API server serves `resource.k8s.io/v1`, the version the Ascend DRA driver writes.
 pub fn dra_api(options: &DoctorOptions, _facts: &mut Facts) -> CheckResult {
@@ -39,7 +37,7 @@ pub fn dra_api(options: &DoctorOptions, _facts: &mut Facts) -> CheckResult {
         Err(error) => {
             return check
                 .evidence(format!("API discovery not read: {error}"))
-                .fix("check the API server configuration (the pod's service account, or KUBECONFIG) and its access")
+                .advise(Advice::DraDiscoveryAccess)
                 .with_status(Status::Warn)
         }
     };
@@ -73,10 +71,10 @@ pub fn dra_api(options: &DoctorOptions, _facts: &mut Facts) -> CheckResult {
         ),
     };
     if driver_here {
-        return check.fix(UPGRADE_FIX).with_status(Status::Fail);
+        return check.advise(Advice::DraUpgrade).with_status(Status::Fail);
     }
     if status == Status::Ok {
         return check;
     }
-    check.fix(UPGRADE_FIX).with_status(status)
+    check.advise(Advice::DraUpgrade).with_status(status)
 }

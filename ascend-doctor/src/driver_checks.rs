@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::advice::{Advice, Fix};
 use super::check::{CheckResult, Section, Status};
 use super::compatibility::{Version, VersionRange};
 use super::context::{DoctorOptions, Facts};
@@ -56,11 +57,6 @@ pub const LIBRARY_DIRECTORIES: [&str; 4] = [
 
 const SECURE_BOOT_VARIABLE: &str = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c";
 
-const DRIVER_INSTALL_FIX: &str =
-    "install the Ascend driver and firmware (Ascend-hdk-<chip>-npu-driver_<version>_linux-<arch>.run \
-     --full, then the firmware .run) and reboot: npu-smi shows no cards until the reboot; install logs are under \
-     /var/log/ascend_seclog/";
-
 fn parse_hex(text: &str) -> Option<u32> {
     let text = text.trim();
     u32::from_str_radix(text.strip_prefix("0x").unwrap_or(text), 16).ok()
@@ -89,10 +85,7 @@ pub fn pci_devices(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
         return check
             .evidence("no PCI function with vendor 19e5 and an Ascend device id under /sys/bus/pci/devices")
             .evidence_lines(other_huawei)
-            .fix(
-                "the kernel does not see any Ascend card: check that it is seated and powered, that the slot is enabled \
-                 in the BIOS, and `lspci -d 19e5:`; a card missing there is a hardware or BIOS problem, not a driver one",
-            )
+            .advise(Advice::PciNoCards)
             .with_status(Status::Fail);
     }
     let lines = facts.npu_functions.iter().map(|(bdf, device)| {
@@ -130,16 +123,10 @@ pub fn kernel_headers(options: &DoctorOptions, _facts: &mut Facts) -> CheckResul
     installed.sort();
     installed.dedup();
     let seen = if installed.is_empty() { "none".to_owned() } else { installed.join(", ") };
-    let fix = format!(
-        "install the headers of the running kernel: `apt-get install linux-headers-{release}` (Debian/Ubuntu) or \
-         `yum install kernel-devel-{release}` (openEuler/CentOS), or boot the kernel the installed headers belong to; \
-         a security-patched kernel without matching headers makes the driver's module build fail (\"kernel module \
-         build failed\")"
-    );
     let check = check
         .evidence(format!("running kernel {release}; no headers for it in {}", candidates.join(", ")))
         .evidence(format!("headers installed for: {seen}"))
-        .fix(fix);
+        .advise(Advice::KernelHeaders { release: release.clone() });
     if !loaded_driver_modules(host).is_empty() {
         // The loaded modules keep working; the next driver install or upgrade is what will fail.
         check
@@ -179,7 +166,7 @@ pub fn driver_loaded(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
                 "no module named {}* in /sys/module or /proc/modules",
                 DRIVER_MODULE_PREFIXES.join("*, ")
             ))
-            .fix(DRIVER_INSTALL_FIX)
+            .advise(Advice::DriverNotLoaded)
             .with_status(Status::Fail);
     }
     check.evidence(format!("loaded: {}", modules.join(", ")))
@@ -206,8 +193,6 @@ pub fn secure_boot(options: &DoctorOptions, _facts: &mut Facts) -> CheckResult {
     if !enabled {
         return check.evidence("Secure Boot is off");
     }
-    let fix = "disable Secure Boot in the firmware setup, or enroll the key the driver modules are signed with \
-               (`mokutil --import <key.der>`, then confirm at the next boot)";
     if !loaded_driver_modules(host).is_empty() {
         return check
             .evidence("Secure Boot is on, and the driver modules are loaded: they are signed with an enrolled key");
@@ -216,7 +201,7 @@ pub fn secure_boot(options: &DoctorOptions, _facts: &mut Facts) -> CheckResult {
         .evidence(
             "Secure Boot is on and the driver is not loaded: the kernel refuses modules without an enrolled signature",
         )
-        .fix(fix)
+        .advise(Advice::SecureBoot)
         .with_status(Status::Fail)
 }
 
@@ -249,12 +234,7 @@ pub fn device_nodes(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     });
     if facts.davinci_ids.is_empty() || !missing.is_empty() {
         let check = if missing.is_empty() { check } else { check.evidence(format!("missing: {}", missing.join(", "))) };
-        return check
-            .fix(format!(
-                "the driver creates these nodes when it loads: {DRIVER_INSTALL_FIX}; if `npu-smi info` works but the \
-                 nodes are missing, check that nothing (udev rules, a container's /dev) hides them"
-            ))
-            .with_status(Status::Fail);
+        return check.advise(Advice::DeviceNodesMissing).with_status(Status::Fail);
     }
     let check = check.evidence(format!("present: {}", manager_nodes.join(", ")));
     if not_char.is_empty() {
@@ -262,7 +242,7 @@ pub fn device_nodes(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     }
     check
         .evidence(format!("not character devices: {}", not_char.join(", ")))
-        .fix("these must be the driver's character devices; remove whatever replaced them and reload the driver (reboot)")
+        .advise(Advice::DeviceNodesNotChar)
         .with_status(Status::Warn)
 }
 
@@ -276,16 +256,13 @@ pub fn libdcmi(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
         facts.library_problem = Some("libdcmi.so not found".to_owned());
         return check
             .evidence(format!("not found in {}", LIBRARY_DIRECTORIES.join(", ")))
-            .fix(format!("libdcmi.so comes with the driver package: {DRIVER_INSTALL_FIX}"))
+            .advise(Advice::LibdcmiMissing)
             .with_status(Status::Fail);
     };
     match library_safety::check(host, found) {
         Err(problem) => {
             facts.library_problem = Some(problem.to_string());
-            check
-                .evidence(problem.to_string())
-                .fix("reinstall the driver package; the library must be a regular file")
-                .with_status(Status::Fail)
+            check.evidence(problem.to_string()).advise(Advice::LibdcmiNotRegular).with_status(Status::Fail)
         }
         Ok(verdict) if verdict.violations.is_empty() => {
             facts.library = Some(host.path(&verdict.resolved));
@@ -311,11 +288,7 @@ pub fn libdcmi(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
             check
                 .evidence(format!("{} -> {}", found.display(), verdict.resolved.display()))
                 .evidence_lines(evidence)
-                .fix(format!(
-                    "the vendor's tools and ascend-dcmi refuse a libdcmi.so that anyone but root could replace (it runs \
-                     as root in every agent); run: {}",
-                    commands.join(" && ")
-                ))
+                .advise(Advice::LibdcmiOwnership { commands: commands.join(" && ") })
                 .with_status(Status::Fail)
         }
     }
@@ -340,14 +313,7 @@ pub fn dcmi_init(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
             let check = check.evidence(format!("{shown} loaded; API {family}; {version}"));
             api_family_fits_the_cards(check, family, facts)
         }
-        Err(error) => check
-            .evidence(error.to_string())
-            .fix(
-                "dcmi_init fails when the driver is not loaded or the device nodes are missing (see the checks above), \
-                 right after an install that needs a reboot, or when the driver and firmware do not match; check \
-                 /var/log/ascend_seclog/ and `dmesg | grep -i davinci`",
-            )
-            .with_status(Status::Fail),
+        Err(error) => check.evidence(error.to_string()).advise(Advice::DcmiInitFailed).with_status(Status::Fail),
     }
 }
 
@@ -364,7 +330,7 @@ fn api_family_fits_the_cards(check: CheckResult, family: ascend_dcmi::ApiFamily,
     let cards = if expected == ascend_dcmi::ApiFamily::V2 { "Ascend950" } else { "pre-Ascend950" };
     check
         .evidence(format!("the PCI bus shows {cards} cards, which need {expected}, but the driver serves {family}"))
-        .fix(format!("install the driver package built for these cards (it serves {expected}): {DRIVER_INSTALL_FIX}"))
+        .advise(Advice::ApiFamily { expected: expected.to_string() })
         .with_status(Status::Fail)
 }
 
@@ -380,12 +346,7 @@ pub fn chips_healthy(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
         Collector::new(manager, CollectOptions { deadline: options.chip_deadline, ..CollectOptions::default() });
     let report = match collector.collect() {
         Ok(report) => report,
-        Err(error) => {
-            return check
-                .evidence(error.to_string())
-                .fix("the driver cannot list its chips: reboot the node; if it persists, collect /var/log/ascend and contact support")
-                .with_status(Status::Fail)
-        }
+        Err(error) => return check.evidence(error.to_string()).advise(Advice::ChipsUnlisted).with_status(Status::Fail),
     };
     for chip in &report.chips {
         if let Some(chip_type) = chip.chip_type.as_deref().and_then(|t| t.parse::<ascend_dcmi::ChipType>().ok()) {
@@ -393,10 +354,7 @@ pub fn chips_healthy(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
         }
     }
     if report.chips.is_empty() {
-        return check
-            .evidence("the driver reports no chips")
-            .fix("a freshly installed driver reports chips only after a reboot; otherwise check driver.pci_devices")
-            .with_status(Status::Fail);
+        return check.evidence("the driver reports no chips").advise(Advice::NoChips).with_status(Status::Fail);
     }
     let mut bad = Vec::new();
     let mut evidence = Vec::new();
@@ -434,13 +392,7 @@ pub fn chips_healthy(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
             _ => format!("reset NPU {} (logic id {}) with the vendor's tool", chip.ids.phy_id, chip.ids.logic_id),
         })
         .collect();
-    check
-        .fix(format!(
-            "drain the chip's workloads, then reset it: {}; if it stays abnormal, reboot the node; logs are under \
-             /var/log/ascend; `ascend-smi health` shows each fault code with its meaning",
-            resets.join("; ")
-        ))
-        .with_status(Status::Fail)
+    check.advise(Advice::ChipsUnhealthy { resets: resets.join("; ") }).with_status(Status::Fail)
 }
 
 /// driver.firmware: the firmware's `version.info` against the ranges the driver's declares (and the firmware's own
@@ -451,7 +403,7 @@ pub fn firmware(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     let Some(firmware) = &software.firmware else {
         return check
             .evidence(format!("{FIRMWARE_VERSION_INFO} not found: firmware not checked"))
-            .fix("read the firmware version with `npu-smi info -t board -i <card>` and compare it with the driver's compatible_version_fw")
+            .advise(Advice::FirmwareUnknown)
             .with_status(Status::Skip);
     };
     if let Some(error) = &firmware.error {
@@ -467,12 +419,12 @@ pub fn firmware(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     let finding = firmware_against_driver(driver, firmware);
     let mut status = finding.status;
     let mut check = check.evidence(finding.evidence);
-    let mut fixes: Vec<String> = finding.fix.into_iter().collect();
+    let mut fixes: Vec<Fix> = finding.fix.into_iter().collect();
     let damaged = version_checks::damaged_lines(firmware);
     if !damaged.is_empty() {
         status = status.max(Status::Warn);
         check = check.evidence_lines(damaged);
-        fixes.push("reinstall the firmware package: its version.info is damaged".to_owned());
+        fixes.push(Advice::FirmwareDamaged.into());
     }
     if let (Some(table), Some(driver_version), Some(firmware_version)) = (
         options.compatibility.as_ref(),
@@ -497,9 +449,11 @@ pub fn firmware(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
                 table.origin,
                 wanted.join(" or ")
             ));
-            fixes.push(format!("your table pairs driver {driver_version} with firmware {}", wanted.join(" or ")));
+            fixes.push(
+                Advice::TableFirmware { driver: driver_version.to_string(), firmware: wanted.join(" or ") }.into(),
+            );
         }
     }
-    let check = if fixes.is_empty() { check } else { check.fix(fixes.join("\n")) };
+    let check = if fixes.is_empty() { check } else { check.advise(Fix::join(fixes, "\n")) };
     check.with_status(status)
 }

@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 
+use super::advice::Advice;
 use super::check::{CheckResult, Section, Status};
 use super::context::{DoctorOptions, Facts};
 use super::error::{Error, Result};
@@ -177,9 +178,6 @@ pub fn read_kubelet_gates(host: &HostRoot) -> KubeletGates {
     found
 }
 
-const ANNOTATIONS_FIX: &str =
-    "or run the device plugin with `--cdi-delivery annotations`, which every kubelet passes on";
-
 /// kubernetes.cdi_devices_gate: whether the kubelet passes the device plugin's CDI device names to the runtime
 /// (`--cdi-delivery field`). A miss matters only on a node set up for CDI (an Ascend CDI spec is there): then it is
 /// a warning, since the plugin's other delivery works everywhere; elsewhere it is evidence.
@@ -226,15 +224,11 @@ pub fn cdi_devices_gate(options: &DoctorOptions, facts: &mut Facts) -> CheckResu
         if cdi_node { " (the node has an Ascend CDI spec, so CDI delivery is in use or planned)" } else { "" }
     ));
     let fix = if version < (1, 28) {
-        format!("upgrade the kubelet to 1.29 or newer, {ANNOTATIONS_FIX}")
+        Advice::KubeletPredatesCdiGate
     } else {
-        format!(
-            "enable the gate: `featureGates: {{{CDI_DEVICES_GATE}: true}}` in the KubeletConfiguration \
-             ({DEFAULT_KUBELET_CONFIG}), or `--feature-gates={CDI_DEVICES_GATE}=true` in KUBELET_EXTRA_ARGS \
-             (/etc/default/kubelet), then `systemctl restart kubelet`; {ANNOTATIONS_FIX}"
-        )
+        Advice::CdiGateOff { gate: CDI_DEVICES_GATE.to_owned(), config: DEFAULT_KUBELET_CONFIG.to_owned() }
     };
-    let check = check.fix(fix);
+    let check = check.advise(fix);
     if cdi_node {
         check.with_status(Status::Warn)
     } else {

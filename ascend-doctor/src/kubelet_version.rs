@@ -5,6 +5,7 @@
 //! binary's recorded build settings, then the dpkg database ([`super::installed_version`] says why the doctor
 //! reads files instead of running `kubelet --version`).
 
+use super::advice::Advice;
 use super::check::{CheckResult, Section, Status};
 use super::context::{DoctorOptions, Facts};
 use super::installed_version::{dpkg_version, first_binary, major_minor, FoundVersion};
@@ -95,10 +96,7 @@ pub fn kubelet_version(options: &DoctorOptions, facts: &mut Facts) -> CheckResul
         }
         return check
             .evidence("no kubelet binary with a recorded version and no kubelet package found")
-            .fix(
-                "check by hand: `kubectl get node <node> -o jsonpath='{.status.nodeInfo.kubeletVersion}'` or \
-                 `kubelet --version`; the device plugin needs 1.26 or newer",
-            )
+            .advise(Advice::KubeletVersionUnknown)
             .with_status(Status::Skip);
     };
     facts.kubelet_version = Some(found.version.clone());
@@ -124,11 +122,10 @@ pub fn kubelet_version(options: &DoctorOptions, facts: &mut Facts) -> CheckResul
     let (major, minor) = floor.minimum;
     check
         .evidence(format!("{}: {}", floor.feature, floor.reason))
-        .fix(format!(
-            "upgrade the kubelet to {major}.{minor} or newer (with the control plane first, one minor version at a \
-             time: `kubeadm upgrade node` and the kubelet package, then `systemctl restart kubelet`); the {} does \
-             not work with kubelet {}",
-            floor.feature, found.version
-        ))
+        .advise(Advice::KubeletTooOld {
+            floor: format!("{major}.{minor}"),
+            feature: floor.feature.to_owned(),
+            version: found.version.clone(),
+        })
         .with_status(Status::Fail)
 }

@@ -9,6 +9,7 @@ use ascend_dcmi::ChipType;
 use ascend_node::kubelet_paths::{DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
 use ascend_node::naming::{base_name, socket_name, DEFAULT_PREFIX};
 
+use super::advice::Advice;
 use super::check::{CheckResult, Section, Status};
 use super::cluster_api::ClusterApi;
 use super::context::{DoctorOptions, Facts};
@@ -18,11 +19,6 @@ use super::pod_resources::{checkpoint_allocations, checkpoint_registered, list_p
 
 /// The kubelet's device-plugin checkpoint, in the plugin directory.
 pub const CHECKPOINT_FILE: &str = "kubelet_internal_checkpoint";
-
-const PLUGIN_FIX: &str = "check the device plugin DaemonSet: its pod must run on this node (privileged, with hostPath \
-     mounts of /var/lib/kubelet/device-plugins, /dev, /sys and /usr/local/Ascend/driver, and a Pod Security level \
-     that allows them); its log must say \"Registered device plugin with kubelet\" — a failure there usually means \
-     wrong permissions on the socket directory";
 
 fn plugin_dir() -> PathBuf {
     PathBuf::from(DEFAULT_PLUGIN_DIR)
@@ -73,11 +69,11 @@ pub fn kubelet_socket(options: &DoctorOptions, _facts: &mut Facts) -> CheckResul
         Some(EntryKind::Socket) => check.evidence(format!("{} is a socket", socket.display())),
         Some(other) => check
             .evidence(format!("{} exists but is not a socket ({other:?})", socket.display()))
-            .fix("remove it and restart the kubelet, which re-creates its socket")
+            .advise(Advice::KubeletSocketNotSocket)
             .with_status(Status::Fail),
         None => check
             .evidence(format!("{} absent", socket.display()))
-            .fix("the kubelet is not running or uses another --root-dir: `systemctl status kubelet`; plugins can register only when this socket exists")
+            .advise(Advice::KubeletSocketAbsent)
             .with_status(Status::Fail),
     }
 }
@@ -108,7 +104,10 @@ pub fn device_plugin(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
     if present.is_empty() {
         let wanted: Vec<String> = expected.iter().map(|resource| socket_name(resource)).collect();
         let wanted = if wanted.is_empty() { "ascend-<Type>.sock".to_owned() } else { wanted.join(", ") };
-        return check.evidence(format!("expected {wanted}")).fix(PLUGIN_FIX).with_status(Status::Fail);
+        return check
+            .evidence(format!("expected {wanted}"))
+            .advise(Advice::PluginNotRegistered)
+            .with_status(Status::Fail);
     }
     let checkpoint = host.read_to_string(plugin_dir().join(CHECKPOINT_FILE)).unwrap_or_default();
     let registered: Vec<(String, usize)> = checkpoint_registered(&checkpoint)
@@ -129,7 +128,7 @@ pub fn device_plugin(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
             .evidence(format!(
                 "{CHECKPOINT_FILE} lists no {DEFAULT_PREFIX} resource: the kubelet has not taken the plugin's devices"
             ))
-            .fix(PLUGIN_FIX)
+            .advise(Advice::PluginNotRegistered)
             .with_status(Status::Warn);
     }
     let lines =
@@ -150,12 +149,8 @@ pub fn node_name(options: &DoctorOptions) -> Option<String> {
 }
 
 fn skip_without_cluster(check: CheckResult, reason: &Error) -> CheckResult {
-    check.evidence(reason.to_string()).fix(NO_CLUSTER_FIX).with_status(Status::Skip)
+    check.evidence(reason.to_string()).advise(Advice::NoCluster).with_status(Status::Skip)
 }
-
-/// What a SKIP for want of a cluster asks of the operator.
-pub const NO_CLUSTER_FIX: &str = "run the doctor where the API server is configured (in a pod with a service \
-     account, or with KUBECONFIG) with read access to nodes, pods and runtimeclasses to run this check";
 
 /// The `huawei.com/*` entries of a resource list with a whole-number quantity.
 fn npu_quantities(list: &BTreeMap<String, String>) -> Vec<(String, u64)> {
@@ -183,24 +178,19 @@ pub fn node_resources(options: &DoctorOptions, _facts: &mut Facts) -> CheckResul
     let Some(node) = node_name(options) else {
         return check
             .evidence("the node name is unknown (no /etc/hostname)")
-            .fix("pass --node <name>")
+            .advise(Advice::NodeNameUnknown)
             .with_status(Status::Skip);
     };
     let resources = match api.node_resources(&node) {
         Ok(resources) => resources,
-        Err(error) => {
-            return check
-                .evidence(error.to_string())
-                .fix("check the node name (--node) and the doctor's access to the API server (get on nodes)")
-                .with_status(Status::Warn)
-        }
+        Err(error) => return check.evidence(error.to_string()).advise(Advice::NodeAccess).with_status(Status::Warn),
     };
     let capacity = npu_quantities(&resources.capacity);
     let allocatable = npu_quantities(&resources.allocatable);
     if capacity.is_empty() {
         return check
             .evidence(format!("node {node}: no {DEFAULT_PREFIX}/* in status.capacity"))
-            .fix(format!("the device plugin has not registered its resource: {PLUGIN_FIX}"))
+            .advise(Advice::CapacityMissing)
             .with_status(Status::Fail);
     }
     let mut check = check;
@@ -215,10 +205,7 @@ pub fn node_resources(options: &DoctorOptions, _facts: &mut Facts) -> CheckResul
     if short.is_empty() {
         return check;
     }
-    check
-        .evidence_lines(short)
-        .fix("the plugin reports chips unhealthy, so the kubelet lowers allocatable: see driver.chips_healthy and `ascend-smi health`")
-        .with_status(Status::Warn)
+    check.evidence_lines(short).advise(Advice::AllocatableShort).with_status(Status::Warn)
 }
 
 /// The pods of the cluster that still run (not Succeeded or Failed), by `namespace/name` and by UID.
@@ -279,12 +266,7 @@ pub fn stale_allocations(options: &DoctorOptions, _facts: &mut Facts) -> CheckRe
     let node = node_name(options);
     let (names, uids) = match live_pods(api, node.as_deref()) {
         Ok(pods) => pods,
-        Err(error) => {
-            return check
-                .evidence(error.to_string())
-                .fix("check the doctor's access to the API server (list on pods)")
-                .with_status(Status::Warn)
-        }
+        Err(error) => return check.evidence(error.to_string()).advise(Advice::PodsAccess).with_status(Status::Warn),
     };
     let check =
         check.evidence(format!("{source}: {} NPU allocation(s); {} live pod(s) on the node", found.len(), names.len()));
@@ -302,12 +284,5 @@ pub fn stale_allocations(options: &DoctorOptions, _facts: &mut Facts) -> CheckRe
         .iter()
         .map(|a| format!("stale: {} container {} holds {} {}", a.pod, a.container, a.resource, a.device_ids.join(",")))
         .collect();
-    check
-        .evidence_lines(lines)
-        .fix(
-            "the kubelet still counts these NPUs as allocated although their pods are gone: restart the device plugin \
-             pod on this node; if the allocation stays, restart the kubelet (`systemctl restart kubelet`; running pods \
-             keep their devices)",
-        )
-        .with_status(Status::Fail)
+    check.evidence_lines(lines).advise(Advice::StaleAllocations).with_status(Status::Fail)
 }

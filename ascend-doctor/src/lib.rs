@@ -31,6 +31,11 @@
 //!
 //! - `cli`: the module `cli`, the whole command line of the bundled binary (clap).
 //!
+//! The doctor speaks English, or Simplified Chinese when [`DoctorOptions::lang`] asks for it (the binary takes
+//! `--lang`, else `LC_ALL`, `LC_MESSAGES` or `LANG`: `zh_CN.*` is Chinese): each check's title and each fix, in
+//! `title_localized` and `fix_localized` beside the stable English `title` and `fix`, and the text report. Evidence,
+//! ids, paths and commands stay as they are. Every fix carries the stable ids of its findings ([`CheckResult::findings`]).
+//!
 //! ```no_run
 //! use std::path::Path;
 //! use std::time::Duration;
@@ -48,6 +53,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod advice;
 mod cdi_engine_checks;
 mod check;
 mod chip_firmware;
@@ -76,6 +82,8 @@ mod report;
 mod runtime_checks;
 mod version_checks;
 
+pub use advice::Fix;
+pub use ascend_cli::lang::Lang;
 pub use check::{CheckResult, Section, Status};
 pub use cluster_api::{ClusterApi, ClusterPod, ContainerStatus, NodeResources, PodContainers};
 pub use container_engines::{CdiState, Engine, EngineKind};

@@ -16,6 +16,7 @@
 use ascend_smi::version_info::bracketed_items;
 use ascend_smi::{CannInstallation, PackageFile};
 
+use super::advice::{Advice, Fix};
 use super::check::Status;
 use super::compatibility::Version;
 
@@ -33,8 +34,8 @@ pub struct Finding {
     pub status: Status,
     /// What was compared: both files, the fields and their values.
     pub evidence: String,
-    /// What to do, when it does not hold.
-    pub fix: Option<String>,
+    /// What to do, when it does not hold, in every language the doctor speaks.
+    pub fix: Option<Fix>,
     /// The few words that say the same in a list of constraints that all hold (`ascendhal 4.0.0 <= 7.35.23`).
     pub summary: String,
 }
@@ -49,8 +50,8 @@ impl Finding {
         self
     }
 
-    fn fix(mut self, fix: String) -> Finding {
-        self.fix = Some(fix);
+    fn fix(mut self, fix: Advice) -> Finding {
+        self.fix = Some(fix.into());
         self
     }
 }
@@ -99,8 +100,8 @@ struct FirmwareSide<'a> {
     version: &'a str,
     /// How evidence names it: `Version=7.5.0.1.129 (/usr/local/Ascend/firmware/version.info:1)`.
     shown: String,
-    /// Who runs it, for fixes: `the firmware`, `NPU 3's firmware`.
-    whose: String,
+    /// Which chips run it, for fixes (`NPU 3`); `None` for the installed package's firmware.
+    chips: Option<String>,
     /// The firmware package's file, whose `compatible_version_drv` DCMI also consults; `None` for a chip, which may
     /// run another firmware than the package installed.
     package: Option<&'a PackageFile>,
@@ -114,7 +115,7 @@ pub fn firmware_against_driver(driver: &PackageFile, firmware: &PackageFile) -> 
     let side = FirmwareSide {
         version: firmware_text,
         shown: field(firmware, "Version"),
-        whose: "the firmware".to_owned(),
+        chips: None,
         package: Some(firmware),
     };
     judge_firmware(driver, &side)
@@ -129,7 +130,7 @@ pub fn chip_firmware_against_driver(driver: &PackageFile, phy_ids: &[u32], repor
     let side = FirmwareSide {
         version: reported,
         shown: format!("{reported} ({chips}, dcmi_get_version)"),
-        whose: format!("the firmware of {chips}"),
+        chips: Some(chips.clone()),
         package: None,
     };
     judge_firmware(driver, &side).unwrap_or_else(|| {
@@ -147,7 +148,7 @@ pub fn chip_firmware_against_package(firmware: &PackageFile, phy_ids: &[u32], re
         return None;
     }
     let chips = npu_list(phy_ids);
-    let (runs, they) = if phy_ids.len() == 1 { ("runs", "it still runs") } else { ("run", "they still run") };
+    let runs = if phy_ids.len() == 1 { "runs" } else { "run" };
     Some(
         Finding::new(
             Status::Warn,
@@ -156,11 +157,7 @@ pub fn chip_firmware_against_package(firmware: &PackageFile, phy_ids: &[u32], re
                 field(firmware, "Version")
             ),
         )
-        .fix(format!(
-            "the firmware upgrade has not reached {chips}: reboot the node to activate the installed firmware; if \
-             {they} {reported} afterwards, install the firmware package again \
-             (Ascend-hdk-<chip>-npu-firmware_<version>.run --full) and reboot"
-        )),
+        .fix(Advice::FirmwareNotActivated { chips, several: phy_ids.len() > 1, reported: reported.to_owned() }),
     )
 }
 
@@ -173,7 +170,8 @@ fn npu_list(phy_ids: &[u32]) -> String {
 /// DCMI's pairing test of a firmware and the driver; `None` when the firmware's version is not one.
 fn judge_firmware(driver: &PackageFile, firmware: &FirmwareSide<'_>) -> Option<Finding> {
     let firmware_version = Version::parse(firmware.version)?;
-    let (firmware_side, whose) = (&firmware.shown, &firmware.whose);
+    let firmware_side = &firmware.shown;
+    let chips = firmware.chips.clone();
     let hdk_of_firmware = firmware.package.and_then(|package| package.info.value("package_version"));
     let driver_text = driver.version.as_deref().unwrap_or("(unknown)");
     let oldest = Version::parse(OLDEST_COMPATIBLE_FIRMWARE).expect("a version");
@@ -186,10 +184,7 @@ fn judge_firmware(driver: &PackageFile, firmware: &FirmwareSide<'_>) -> Option<F
                      driver"
                 ),
             )
-            .fix(format!(
-                "upgrade {whose} to the one of driver {driver_text}'s HDK release \
-                 (Ascend-hdk-<chip>-npu-firmware_<version>.run --full, then reboot)"
-            )),
+            .fix(Advice::FirmwareTooOld { chips, driver: driver_text.to_owned() }),
         );
     }
     let declared = driver.info.value("compatible_version_fw").map(ranges).unwrap_or_default();
@@ -200,7 +195,7 @@ fn judge_firmware(driver: &PackageFile, firmware: &FirmwareSide<'_>) -> Option<F
                 Status::Warn,
                 format!("{driver_field}: the driver declares no firmware range; firmware {firmware_side} not judged"),
             )
-            .fix("reinstall the driver package: its version.info lacks compatible_version_fw".to_owned()),
+            .fix(Advice::DriverLacksFirmwareRange),
         );
     }
     if let Some((range, ..)) = declared.iter().find(|(_, low, high)| in_declared_range(&firmware_version, low, high)) {
@@ -227,26 +222,12 @@ fn judge_firmware(driver: &PackageFile, firmware: &FirmwareSide<'_>) -> Option<F
     }
     let newest = declared.iter().map(|(_, _, high)| high).max().expect("not empty");
     let declared_text: Vec<&str> = declared.iter().map(|(range, ..)| range.as_str()).collect();
+    let (declared, driver) = (declared_text.join(" or "), driver_text.to_owned());
     let (direction, fix) = if &firmware_version > newest {
-        let hdk = hdk_of_firmware.map_or_else(String::new, |hdk| format!(" ({hdk}, the firmware's package_version)"));
-        (
-            "newer than",
-            format!(
-                "upgrade the driver to the HDK release of {whose}{hdk} \
-                 (Ascend-hdk-<chip>-npu-driver_<version>_linux-<arch>.run --upgrade), or install a firmware in {} \
-                 (the firmware of HDK {driver_text}), then reboot",
-                declared_text.join(" or ")
-            ),
-        )
+        let hdk = hdk_of_firmware.map(str::to_owned);
+        ("newer than", Advice::FirmwareNewer { chips, hdk, declared, driver })
     } else {
-        (
-            "older than",
-            format!(
-                "upgrade {whose} to one in {} (the firmware of HDK {driver_text}: \
-                 Ascend-hdk-<chip>-npu-firmware_<version>.run --full), then reboot",
-                declared_text.join(" or ")
-            ),
-        )
+        ("older than", Advice::FirmwareOlder { chips, declared, driver })
     };
     let firmware_list = match package {
         Some(file) if file.info.entry("compatible_version_drv").is_some() => {
@@ -261,7 +242,7 @@ fn judge_firmware(driver: &PackageFile, firmware: &FirmwareSide<'_>) -> Option<F
                 "firmware {firmware_side} is {direction} every range of the driver's {driver_field}{firmware_list}"
             ),
         )
-        .fix(format!("{fix}; {MISMATCH_SYMPTOMS}")),
+        .fix(fix),
     )
 }
 
@@ -282,11 +263,7 @@ pub fn required_driver_versions(driver: &PackageFile, cann: &CannInstallation) -
                         Status::Warn,
                         format!("{need}, but the driver declares no {driver_key} ({})", driver.source),
                     )
-                    .fix(format!(
-                        "the driver predates the {interface} interface {} needs: upgrade the driver and firmware to \
-                         the HDK release of this CANN",
-                        cann.label()
-                    )),
+                    .fix(Advice::InterfaceMissing { interface: interface.to_owned(), cann: cann.label() }),
                 );
                 continue;
             };
@@ -298,13 +275,12 @@ pub fn required_driver_versions(driver: &PackageFile, cann: &CannInstallation) -
                 );
             } else {
                 findings.push(Finding::new(Status::Fail, format!("{need} is newer than the driver's {have}")).fix(
-                    format!(
-                        "upgrade the driver and firmware to an HDK release whose {driver_key} is at least {} (the HDK \
-                         release named in the release notes of CANN {}), or install a CANN that needs at most \
-                         {driver_key} {has}; {MISMATCH_SYMPTOMS}",
-                        required.value,
-                        cann.version.as_deref().unwrap_or("(this one)")
-                    ),
+                    Advice::InterfaceTooOld {
+                        driver_key,
+                        required: required.value.clone(),
+                        cann_version: cann.version.as_deref().unwrap_or("(this one)").to_owned(),
+                        has: has.to_string(),
+                    },
                 ));
             }
         }
@@ -344,11 +320,7 @@ pub fn inner_version_listed(driver: &PackageFile, cann: &CannInstallation) -> Fi
             .iter()
             .any(|item| item.eq_ignore_ascii_case(driver_line))
     });
-    let upgrade = format!(
-        "install a CANN whose inner version line is one of {} (the CANN of the driver's HDK release), or upgrade the \
-         driver and firmware to an HDK release that lists {line}",
-        listed.join(", ")
-    );
+    let (listed, line_text) = (listed.join(", "), line.to_owned());
     if cann_lists_driver {
         return Finding::new(
             Status::Warn,
@@ -359,10 +331,10 @@ pub fn inner_version_listed(driver: &PackageFile, cann: &CannInstallation) -> Fi
                 driver_line.unwrap_or_default()
             ),
         )
-        .fix(format!("a pairing the driver does not declare; if jobs fail, {upgrade}"));
+        .fix(Advice::InnerLineOneSided { listed, line: line_text });
     }
     Finding::new(Status::Fail, format!("line {line} of {cann_side} is not in the driver's {driver_field}"))
-        .fix(format!("{upgrade}; {MISMATCH_SYMPTOMS}"))
+        .fix(Advice::InnerLineMissing { listed, line: line_text })
 }
 
 #[cfg(test)]
@@ -452,12 +424,12 @@ mod tests {
         ] {
             assert!(newer.evidence.contains(wanted), "{wanted}: {}", newer.evidence);
         }
-        let fix = newer.fix.expect("fix");
+        let fix = newer.fix.expect("fix").en;
         assert!(fix.contains("upgrade the driver to the HDK release of the firmware (25.0.rc1.1"), "{fix}");
 
         let older = firmware_against_driver(&driver(), &firmware("Version=6.5.1\n"));
         assert_eq!(older.status, Status::Fail);
-        assert!(older.fix.expect("fix").contains("upgrade the firmware to one in [6.4.0,6.4.99] or [7.0.0,7.2.99]"));
+        assert!(older.fix.expect("fix").en.contains("upgrade the firmware to one in [6.4.0,6.4.99] or [7.0.0,7.2.99]"));
 
         let ancient = firmware_against_driver(&driver(), &firmware("Version=6.3.9\n"));
         assert_eq!(ancient.status, Status::Fail);
@@ -481,12 +453,12 @@ mod tests {
         ] {
             assert!(older.evidence.contains(wanted), "{wanted}: {}", older.evidence);
         }
-        let fix = older.fix.expect("fix");
+        let fix = older.fix.expect("fix").en;
         assert!(fix.contains("upgrade the firmware of NPU 5 to one in [6.4.0,6.4.99] or [7.0.0,7.2.99]"), "{fix}");
 
         let newer = chip_firmware_against_driver(&driver(), &[0], "7.7.0.1.231");
         assert_eq!(newer.status, Status::Fail);
-        assert!(newer.fix.expect("fix").contains("upgrade the driver to the HDK release of the firmware of NPU 0"));
+        assert!(newer.fix.expect("fix").en.contains("upgrade the driver to the HDK release of the firmware of NPU 0"));
 
         let garbage = chip_firmware_against_driver(&driver(), &[0], "");
         assert_eq!(garbage.status, Status::Skip, "{garbage:?}");
@@ -506,7 +478,7 @@ mod tests {
             "{}",
             behind.evidence
         );
-        assert!(behind.fix.expect("fix").contains("reboot the node"));
+        assert!(behind.fix.expect("fix").en.contains("reboot the node"));
     }
 
     #[test]
@@ -536,7 +508,7 @@ mod tests {
             "required_driver_ascendhal_version=7.36.0 (/usr/local/Ascend/ascend-toolkit/8.0.RC3/runtime/version.info:2) \
              is newer than the driver's ascendhal_version=7.35.23 (/usr/local/Ascend/driver/version.info:2)"
         ), "{}", failed.evidence);
-        assert!(failed.fix.as_deref().expect("fix").contains("ascendhal_version is at least 7.36.0"));
+        assert!(failed.fix.as_ref().expect("fix").en.contains("ascendhal_version is at least 7.36.0"));
 
         let mut without = driver();
         without.info = VersionInfo::parse(b"Version=24.1.rc2.2\ndvppkernels_version=1.1\n");
@@ -557,7 +529,7 @@ mod tests {
             unlisted.evidence
         );
         assert!(unlisted.evidence.contains("/usr/local/Ascend/driver/version.info:5"), "{}", unlisted.evidence);
-        let fix = unlisted.fix.expect("fix");
+        let fix = unlisted.fix.expect("fix").en;
         assert!(fix.contains("one of V100R001C30, V100R001C13, V100R001C15, V100R001C17, V100R001C18"), "{fix}");
 
         let one_sided =

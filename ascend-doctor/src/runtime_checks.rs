@@ -7,13 +7,10 @@ use ascend_oci::runtime_config::{
     cri_plugin_key, parse_runtime_classes, runtime_class_manifest, runtime_class_warnings, RuntimeClassRef,
 };
 
+use super::advice::Advice;
 use super::check::{CheckResult, Section, Status};
 pub use super::container_engines::{CONTAINERD_CONFIG, DOCKER_CONFIG};
 use super::context::{DoctorOptions, Facts, RegisteredRuntime};
-use super::kubernetes_checks::NO_CLUSTER_FIX;
-
-const RESTART_WARNING: &str = "restarting the engine kills the node's containers: drain the node first, and roll \
-                               the change out in batches";
 
 fn is_ascend(name: &str, binary: Option<&str>) -> bool {
     name.to_ascii_lowercase().contains("ascend")
@@ -39,12 +36,7 @@ fn registration_result(
     engine: &str,
 ) -> CheckResult {
     if found.is_empty() {
-        return check
-            .fix(format!(
-                "register the runtime: `ascend-ctk runtime configure --runtime {engine}` (or Huawei's installer with \
-                 --install-scene={engine}), then restart {engine}; {RESTART_WARNING}"
-            ))
-            .with_status(Status::Fail);
+        return check.advise(Advice::RegisterRuntime { engine: engine.to_owned() }).with_status(Status::Fail);
     }
     let mut check = check;
     let mut missing = Vec::new();
@@ -60,11 +52,7 @@ fn registration_result(
         return check;
     }
     check
-        .fix(format!(
-            "the registered runtime binary does not exist: install it ({}) or run `ascend-ctk runtime configure --runtime \
-             {engine} --runtime-path <binary>`",
-            missing.join(", ")
-        ))
+        .advise(Advice::RuntimeBinaryMissing { missing: missing.join(", "), engine: engine.to_owned() })
         .with_status(Status::Fail)
 }
 
@@ -90,7 +78,7 @@ pub fn docker(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
         Err(error) => {
             return check
                 .evidence(format!("{DOCKER_CONFIG}: not valid JSON: {error}"))
-                .fix("Docker refuses to start with a broken daemon.json: fix the syntax, then register the runtime")
+                .advise(Advice::DockerConfigBroken)
                 .with_status(Status::Fail)
         }
     };
@@ -133,12 +121,16 @@ pub fn containerd(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     let text = match options.host.read_to_string(CONTAINERD_CONFIG) {
         Ok(text) => text,
         Err(_) if facts.engine_configured => {
-            return check.evidence(format!("{CONTAINERD_CONFIG} not found: containerd is not configured here")).with_status(Status::Skip)
+            return check
+                .evidence(format!("{CONTAINERD_CONFIG} not found: containerd is not configured here"))
+                .with_status(Status::Skip)
         }
         Err(_) => {
             return check
-                .evidence(format!("neither {DOCKER_CONFIG} nor {CONTAINERD_CONFIG} exists: no engine has an Ascend runtime"))
-                .fix("register the runtime with the node's engine: `ascend-ctk runtime configure --runtime containerd` (or docker)")
+                .evidence(format!(
+                    "neither {DOCKER_CONFIG} nor {CONTAINERD_CONFIG} exists: no engine has an Ascend runtime"
+                ))
+                .advise(Advice::NoEngineConfigured)
                 .with_status(Status::Warn)
         }
     };
@@ -148,7 +140,7 @@ pub fn containerd(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
         Err(error) => {
             return check
                 .evidence(format!("{CONTAINERD_CONFIG}: not valid TOML: {error}"))
-                .fix("containerd refuses to start with a broken config.toml: fix the syntax")
+                .advise(Advice::ContainerdConfigBroken)
                 .with_status(Status::Fail)
         }
     };
@@ -180,7 +172,9 @@ pub fn containerd(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     registration_result(check, options, facts, found, "containerd")
 }
 
-fn runtime_classes(options: &DoctorOptions) -> Result<(String, Vec<RuntimeClassRef>), CheckResult> {
+/// The RuntimeClasses to judge and where they came from, or the check's result when there are none to read (boxed:
+/// a result is large, and this is the rare way).
+fn runtime_classes(options: &DoctorOptions) -> Result<(String, Vec<RuntimeClassRef>), Box<CheckResult>> {
     let check = CheckResult::new(
         "container_runtime.runtime_class",
         Section::ContainerRuntime,
@@ -189,22 +183,20 @@ fn runtime_classes(options: &DoctorOptions) -> Result<(String, Vec<RuntimeClassR
     );
     if let Some(path) = &options.runtime_class_manifest {
         let text = std::fs::read_to_string(path).map_err(|error| {
-            check.clone().evidence(format!("{}: {error}", path.display())).with_status(Status::Fail)
+            Box::new(check.clone().evidence(format!("{}: {error}", path.display())).with_status(Status::Fail))
         })?;
         return Ok((path.display().to_string(), parse_runtime_classes(&text)));
     }
     let api = options.cluster().map_err(|reason| {
-        check
-            .clone()
-            .evidence(format!("{reason}; no --runtime-class-manifest given"))
-            .fix(format!("{NO_CLUSTER_FIX}, or pass the RuntimeClass manifest with --runtime-class-manifest"))
+        Box::new(
+            check
+                .clone()
+                .evidence(format!("{reason}; no --runtime-class-manifest given"))
+                .advise(Advice::RuntimeClassNoCluster),
+        )
     })?;
     let classes = api.runtime_classes().map_err(|error| {
-        check
-            .clone()
-            .evidence(error.to_string())
-            .with_status(Status::Warn)
-            .fix("check the doctor's access to the API server (list on runtimeclasses.node.k8s.io)")
+        Box::new(check.clone().evidence(error.to_string()).with_status(Status::Warn).advise(Advice::RuntimeClassAccess))
     })?;
     Ok(("RuntimeClasses from the API server".to_owned(), classes))
 }
@@ -226,7 +218,7 @@ pub fn runtime_class(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
     };
     let (source, classes) = match runtime_classes(options) {
         Ok(found) => found,
-        Err(result) => return result,
+        Err(result) => return *result,
     };
     let check = CheckResult::new(
         "container_runtime.runtime_class",
@@ -248,10 +240,10 @@ pub fn runtime_class(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
     if ascend_classes.is_empty() {
         return check
             .evidence("no RuntimeClass selects an Ascend runtime: pods fall back to runc and get no devices")
-            .fix(format!(
-                "create the RuntimeClass and set `runtimeClassName: {registered}` in NPU pods:\n{}",
-                runtime_class_manifest(registered, registered).trim_end()
-            ))
+            .advise(Advice::RuntimeClassMissing {
+                registered: registered.clone(),
+                manifest: runtime_class_manifest(registered, registered).trim_end().to_owned(),
+            })
             .with_status(Status::Fail);
     }
     let owned: Vec<RuntimeClassRef> = ascend_classes.iter().map(|class| (*class).clone()).collect();
@@ -264,12 +256,11 @@ pub fn runtime_class(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
         owned.iter().find(|class| !handlers.contains(&class.handler)).map_or(registered.as_str(), |c| c.name.as_str());
     check
         .evidence_lines(mismatches)
-        .fix(format!(
-            "the handler must equal the runtime name registered with the engine, or pods silently run with runc and \
-             no devices; the field is immutable, so delete RuntimeClass {first} (`kubectl delete runtimeclass {first}`) \
-             and apply it with `handler: {registered}`, or register the runtime under the handler's name:\n{}",
-            runtime_class_manifest(first, registered).trim_end()
-        ))
+        .advise(Advice::RuntimeClassHandler {
+            first: first.to_owned(),
+            registered: registered.clone(),
+            manifest: runtime_class_manifest(first, registered).trim_end().to_owned(),
+        })
         .with_status(Status::Fail)
 }
 
@@ -296,7 +287,7 @@ pub fn cdi(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
                 Err(error) => {
                     return check
                         .evidence(format!("{host_path}: {error}"))
-                        .fix("a spec that does not load makes CDI consumers fail: regenerate it with `ascend-ctk cdi generate`")
+                        .advise(Advice::CdiSpecBroken)
                         .with_status(Status::Fail)
                 }
             }
@@ -305,8 +296,12 @@ pub fn cdi(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     facts.cdi_specs = specs.iter().map(|(path, spec)| (path.clone(), spec.cdi_version.clone())).collect();
     let Some((path, spec)) = specs.first() else {
         return check
-            .evidence(format!("no spec of kind {kind} in {} or {}", ascend_oci::cdi::STATIC_SPEC_DIR, ascend_oci::cdi::DYNAMIC_SPEC_DIR))
-            .fix("needed only for CDI injection (device plugin with CDI devices, podman --device): `ascend-ctk cdi generate`")
+            .evidence(format!(
+                "no spec of kind {kind} in {} or {}",
+                ascend_oci::cdi::STATIC_SPEC_DIR,
+                ascend_oci::cdi::DYNAMIC_SPEC_DIR
+            ))
+            .advise(Advice::CdiSpecMissing)
             .with_status(Status::Warn);
     };
     let in_spec: BTreeSet<u32> = spec.devices.iter().filter_map(|device| device.name.parse().ok()).collect();
@@ -336,10 +331,5 @@ pub fn cdi(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     } else {
         check.evidence(format!("devices in the spec without a chip: {}", stale.join(",")))
     };
-    check
-        .fix(format!(
-            "the spec is out of date with the chips (after a card change or driver reinstall): regenerate it with \
-             `ascend-ctk cdi generate` and remove old copies so only one spec of kind {kind} remains"
-        ))
-        .with_status(Status::Fail)
+    check.advise(Advice::CdiSpecStale { kind: kind.to_string() }).with_status(Status::Fail)
 }

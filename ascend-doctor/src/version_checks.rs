@@ -8,12 +8,13 @@
 
 use ascend_smi::{CannInstallation, InstalledSoftware, PackageFile, ASCEND_HOME, CANN_HOMES};
 
+use super::advice::{Advice, Fix};
 use super::check::{CheckResult, Section, Status};
 use super::compatibility::{CompatibilityTable, Placement, Version};
 use super::context::{DoctorOptions, Facts};
 use super::error::{Error, Result};
 use super::kubernetes_checks::node_name;
-use super::package_compatibility::{inner_version_listed, required_driver_versions, Finding, MISMATCH_SYMPTOMS};
+use super::package_compatibility::{inner_version_listed, required_driver_versions, Finding};
 use super::pod_container::{pod_container_root, PodContainerRoot, PodRef};
 
 /// The running container of `--pod` on this node, through the API server and the runtime's state on the host.
@@ -45,19 +46,16 @@ pub fn driver(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     let Some(driver) = &software.driver else {
         return check
             .evidence(format!("{path}: not found"))
-            .fix("the driver is not installed (or not at /usr/local/Ascend/driver): install the Ascend HDK driver package")
+            .advise(Advice::DriverNotInstalled)
             .with_status(Status::Fail);
     };
     if let Some(error) = &driver.error {
-        return check
-            .evidence(format!("{path}: {error}"))
-            .fix("make the file readable, or reinstall the driver package")
-            .with_status(Status::Fail);
+        return check.evidence(format!("{path}: {error}")).advise(Advice::DriverUnreadable).with_status(Status::Fail);
     }
     let Some(version) = driver.version.clone() else {
         return check
             .evidence(format!("{path} has no Version= line"))
-            .fix("the file is damaged: reinstall the driver package")
+            .advise(Advice::DriverNoVersion)
             .with_status(Status::Fail);
     };
     let mut check = check.evidence(format!("{path}: Version={version}"));
@@ -80,10 +78,7 @@ pub fn driver(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     if damaged.is_empty() {
         return check;
     }
-    check
-        .evidence_lines(damaged)
-        .fix("the file is damaged: reinstall the driver package (the checks read only its intact lines)")
-        .with_status(Status::Warn)
+    check.evidence_lines(damaged).advise(Advice::DriverDamagedLines).with_status(Status::Warn)
 }
 
 /// Which installations a verdict is about: the host's or an image's.
@@ -103,7 +98,7 @@ fn judge(
     whose: Whose,
 ) -> CheckResult {
     let mut status = Status::Skip;
-    let mut fixes: Vec<String> = Vec::new();
+    let mut fixes: Vec<Fix> = Vec::new();
     for installation in installations {
         let in_use = installation.latest
             || !installations.iter().any(|other| other.latest && other.package == installation.package);
@@ -121,7 +116,10 @@ fn judge(
                     status: Status::Warn,
                     summary: evidence.clone(),
                     evidence,
-                    fix: Some(format!("reinstall {}: its file {} is damaged", installation.package, file.source)),
+                    fix: Some(
+                        Advice::CannFileDamaged { package: installation.package.clone(), file: file.source.clone() }
+                            .into(),
+                    ),
                 });
             }
         }
@@ -144,7 +142,7 @@ fn judge(
             problems |= finding_status != Status::Skip;
             check = check.evidence(format!("{label}: {}", finding.evidence));
             if let Some(fix) = finding.fix.filter(|_| in_use) {
-                let fix = format!("{label}: {fix}");
+                let fix = fix.labelled(&label);
                 if !fixes.contains(&fix) {
                     fixes.push(fix);
                 }
@@ -161,25 +159,23 @@ fn judge(
         }
         if failed {
             let latest = installations.iter().find(|other| other.latest && other.package == installation.package);
-            fixes.push(format!(
-                "{label} does not fit the driver but is not in use (`latest` is {}): uninstall it, or never point \
-                 `latest` or set_env.sh at it",
-                latest.map_or_else(|| "another version".to_owned(), CannInstallation::label)
-            ));
+            fixes.push(
+                Advice::CannNotInUse { label: label.clone(), latest: latest.map(CannInstallation::label) }.into(),
+            );
         }
     }
     if let Some(table) = table {
         for installation in installations.iter().filter(|installation| installation.latest) {
             let row = table_verdict(table, driver, installation, whose);
             status = status.max(row.status);
+            fixes.extend(row.advice());
             check = check.evidence_lines(row.evidence);
-            fixes.extend(row.fix);
         }
     }
     if whose == Whose::Image && status == Status::Fail {
-        fixes.push("pin the CANN version in the image build to one the node's driver supports".to_owned());
+        fixes.push(Advice::PinImageCann.into());
     }
-    let check = if fixes.is_empty() { check } else { check.fix(fixes.join("\n")) };
+    let check = if fixes.is_empty() { check } else { check.advise(Fix::join(fixes, "\n")) };
     check.with_status(status)
 }
 
@@ -206,7 +202,7 @@ fn table_verdict(
     if rows.is_empty() {
         return check
             .evidence(format!("driver {driver_version} is in no row of the compatibility table ({})", table.origin))
-            .fix(format!("add a row for driver {driver_version} to your compatibility table ({})", table.origin))
+            .advise(Advice::TableNoRow { driver: driver_version.to_string(), table: table.origin.clone() })
             .with_status(Status::Warn);
     }
     if let Some(row) = rows.iter().find(|row| row.cann.contains(&cann)) {
@@ -221,10 +217,7 @@ fn table_verdict(
             table.origin,
             supported.join(", ")
         ))
-        .fix(format!(
-            "your table pairs driver {driver_version} with CANN {}; {MISMATCH_SYMPTOMS}",
-            supported.join(", ")
-        ))
+        .advise(Advice::TableCann { driver: driver_version.to_string(), supported: supported.join(", ") })
         .with_status(Status::Fail)
 }
 
@@ -253,44 +246,31 @@ pub fn cann_host(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
 /// combination its containers run.
 pub fn cann_image(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     let check = CheckResult::new("versions.cann_image", Section::Versions, "Image CANN matches the driver", Status::Ok);
-    let (image, check) =
-        match (&options.image_root, &options.pod) {
-            (Some(image), _) => (image.clone(), check.evidence(format!("image root {}", image.display()))),
-            (None, Some(pod)) => match running_pod_root(options, pod) {
-                Ok(found) => {
-                    let check = check.evidence(format!(
-                        "pod {}/{} container {} ({}): root {}",
-                        pod.namespace, pod.name, found.container, found.container_id, found.root.found_by
-                    ));
-                    (found.root.path, check)
-                }
-                Err(problem) => return check
+    let (image, check) = match (&options.image_root, &options.pod) {
+        (Some(image), _) => (image.clone(), check.evidence(format!("image root {}", image.display()))),
+        (None, Some(pod)) => match running_pod_root(options, pod) {
+            Ok(found) => {
+                let check = check.evidence(format!(
+                    "pod {}/{} container {} ({}): root {}",
+                    pod.namespace, pod.name, found.container, found.container_id, found.root.found_by
+                ));
+                (found.root.path, check)
+            }
+            Err(problem) => {
+                return check
                     .evidence(format!("pod {pod} not checked: {problem}"))
-                    .fix(
-                        "run the doctor on the node the pod runs on, with access to the API server and to the host's \
-                          /run and /proc (in a container: the host's / mounted at --root and hostPID), naming a \
-                          running container: --pod NAMESPACE/NAME/CONTAINER",
-                    )
-                    .with_status(Status::Skip),
-            },
-            (None, None) => return check
-                .evidence("no image given")
-                .fix(
-                    "pass --image-root <the image's unpacked root file system>, or --pod NAMESPACE/NAME[/CONTAINER] \
-                      for a pod running on this node, to check the CANN an image brings",
-                )
-                .with_status(Status::Skip),
-        };
+                    .advise(Advice::PodNotChecked)
+                    .with_status(Status::Skip)
+            }
+        },
+        (None, None) => return check.evidence("no image given").advise(Advice::NoImage).with_status(Status::Skip),
+    };
     let found = InstalledSoftware::read(&image);
     if found.cann.is_empty() {
-        let fix = if options.image_root.is_some() {
-            "point --image-root at the image's unpacked root file system (for example `docker export $(docker create IMAGE) | tar -x -C DIR`)"
-        } else {
-            "the container brings no CANN: build its image on a CANN base image whose version the node's driver supports"
-        };
+        let fix = if options.image_root.is_some() { Advice::ImageRootNoCann } else { Advice::ContainerNoCann };
         return check
             .evidence(format!("no CANN under {ASCEND_HOME}/{{{}}} in the image", CANN_HOMES.join(",")))
-            .fix(fix)
+            .advise(fix)
             .with_status(Status::Fail);
     }
     let software = facts.software(&options.host);

@@ -130,6 +130,7 @@ impl Host {
             sections: vec![Section::ContainerRuntime, Section::Kubernetes],
             pod_resources_socket: PathBuf::from("/var/lib/kubelet/pod-resources/kubelet.sock"),
             cluster_api,
+            lang: ascend_doctor::Lang::En,
         };
         run(&options)
     }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ascend_cli::Lang;
 use ascend_dcmi::{DeviceManager, FaultPolicy};
 use ascend_node::DriverArgs;
 use clap::{Args, Parser, Subcommand};
@@ -52,6 +53,10 @@ pub struct SmiCli {
     /// A faultCode.json that grades fault codes (default: the built-in policy).
     #[arg(long, global = true, value_name = "FILE")]
     pub fault_policy: Option<PathBuf>,
+    /// The language of error messages: en or zh-CN (default: LC_ALL, LC_MESSAGES or LANG; zh_CN.* is Chinese).
+    /// Column headers stay English, as npu-smi's do.
+    #[arg(long, global = true, value_name = "LANG", value_parser = ascend_cli::lang::parse_lang)]
+    pub lang: Option<Lang>,
 }
 
 /// The subcommands.
@@ -123,7 +128,38 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> SmiExit {
     run(&cli, &mut out)
 }
 
-fn print_driver_error(json: bool, message: &str, out: &mut dyn Write) {
+/// The sentences of `ascend-smi`'s errors in each language; what follows them (the driver's, the file's reason) is
+/// the error's own and stays as it is.
+#[derive(Debug, Clone, Copy)]
+enum Said {
+    /// The driver or the chips failed.
+    DriverError,
+    /// The fault policy file did not load.
+    FaultPolicy,
+    /// Writing the output failed.
+    Output,
+}
+
+impl Said {
+    #[cfg(test)]
+    const ALL: [Said; 3] = [Said::DriverError, Said::FaultPolicy, Said::Output];
+
+    fn prefix(self, lang: Lang) -> &'static str {
+        match self {
+            Said::DriverError => lang.pick("ascend-smi: driver error: ", "ascend-smi：驱动错误："),
+            Said::FaultPolicy => lang.pick("ascend-smi: --fault-policy: ", "ascend-smi：--fault-policy 无法加载："),
+            Said::Output => lang.pick("ascend-smi: ", "ascend-smi：输出失败："),
+        }
+    }
+}
+
+/// The language of the command line's messages: `--lang`, else the locale.
+fn lang_of(cli: &SmiCli) -> Lang {
+    cli.lang.unwrap_or_else(Lang::from_env)
+}
+
+fn print_driver_error(cli: &SmiCli, message: &str, out: &mut dyn Write) {
+    let json = cli.json;
     if json {
         let document = serde_json::json!({
             "schema_version": SCHEMA_VERSION,
@@ -131,7 +167,7 @@ fn print_driver_error(json: bool, message: &str, out: &mut dyn Write) {
         });
         let _ = writeln!(out, "{document:#}");
     }
-    eprintln!("ascend-smi: driver error: {message}");
+    eprintln!("{}{message}", Said::DriverError.prefix(lang_of(cli)));
 }
 
 /// Runs a parsed command line, writing to `out`.
@@ -140,7 +176,7 @@ pub fn run(cli: &SmiCli, out: &mut dyn Write) -> SmiExit {
         Some(path) => match FaultPolicy::from_file(path) {
             Ok(policy) => policy,
             Err(error) => {
-                eprintln!("ascend-smi: --fault-policy: {error}");
+                eprintln!("{}{error}", Said::FaultPolicy.prefix(lang_of(cli)));
                 return SmiExit::Usage;
             }
         },
@@ -153,14 +189,14 @@ pub fn run(cli: &SmiCli, out: &mut dyn Write) -> SmiExit {
             return SmiExit::Usage;
         }
         Err(OpenError::Driver(message)) => {
-            print_driver_error(cli.json, &message, out);
+            print_driver_error(cli, &message, out);
             return SmiExit::DriverError;
         }
     };
     let grader = policy_grader(policy);
     let result = dispatch(cli, manager, grader, out);
     result.unwrap_or_else(|error| {
-        eprintln!("ascend-smi: {error}");
+        eprintln!("{}{error}", Said::Output.prefix(lang_of(cli)));
         SmiExit::ToolFailure
     })
 }
@@ -227,7 +263,7 @@ fn dispatch(
             match follow(manager.as_ref(), args.poll_interval, limits, cli.json, &grader, out) {
                 Ok(_) => Ok(SmiExit::Healthy),
                 Err(super::events::FollowError::Driver(message)) => {
-                    print_driver_error(cli.json, &message, out);
+                    print_driver_error(cli, &message, out);
                     Ok(SmiExit::DriverError)
                 }
                 Err(super::events::FollowError::Output(error)) => Err(error),
@@ -253,7 +289,7 @@ fn show(
     let report: HostReport = match collector.collect() {
         Ok(report) => report,
         Err(error) => {
-            print_driver_error(cli.json, &error.to_string(), out);
+            print_driver_error(cli, &error.to_string(), out);
             return Ok(SmiExit::DriverError);
         }
     };
@@ -271,4 +307,27 @@ fn show(
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(SmiExit::for_report(&report))
+}
+
+#[cfg(test)]
+mod lang_tests {
+    use super::*;
+
+    #[test]
+    fn every_error_sentence_reads_in_chinese() {
+        for said in Said::ALL {
+            let (english, chinese) = (said.prefix(Lang::En), said.prefix(Lang::ZhCn));
+            assert!(english.starts_with("ascend-smi: ") && english.is_ascii(), "{said:?}: {english:?}");
+            assert!(chinese.starts_with("ascend-smi："), "{said:?}: {chinese:?}");
+            assert!(chinese.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)), "{said:?}: {chinese:?}");
+        }
+    }
+
+    #[test]
+    fn the_lang_flag_wins_and_unknown_values_are_refused() {
+        let cli = SmiCli::try_parse_from(["ascend-smi", "--lang", "zh-CN", "info"]).expect("parses");
+        assert_eq!(lang_of(&cli), Lang::ZhCn);
+        let refused = SmiCli::try_parse_from(["ascend-smi", "--lang", "ja"]).expect_err("refused").to_string();
+        assert!(refused.contains("accepted values are en, zh-CN"), "{refused}");
+    }
 }

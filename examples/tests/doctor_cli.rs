@@ -33,6 +33,10 @@ fn doctor_with_kubeconfig(
         .env("KUBECONFIG", kubeconfig)
         .env_remove("KUBERNETES_SERVICE_HOST")
         .env_remove("KUBERNETES_SERVICE_PORT")
+        // English whatever the machine's locale: the snapshots are the English report.
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env("LANG", "C")
         .output()
         .expect("ascend-doctor runs")
 }
@@ -146,6 +150,54 @@ fn bad_usage_exits_2() {
     assert_eq!(status.code(), Some(2));
     let status = Command::new(env!("CARGO_BIN_EXE_ascend-doctor")).args(["--section", "bogus"]).status().expect("runs");
     assert_eq!(status.code(), Some(2));
+}
+
+/// Locale variables as `(name, value)`.
+type Locale<'a> = &'a [(&'a str, &'a str)];
+
+/// The doctor on a host whose kernel headers are missing, with these locale variables and flags.
+fn doctor_in_locale(host: &DoctorHost, locale: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ascend-doctor"));
+    command.arg("--root").arg(&host.root).args(["--section", "driver"]).args(args);
+    for name in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+        command.env_remove(name);
+    }
+    command.envs(locale.iter().copied()).env("KUBECONFIG", "/nonexistent/kubeconfig");
+    command.output().expect("ascend-doctor runs")
+}
+
+#[test]
+fn the_locale_or_lang_flag_makes_the_doctor_speak_chinese() {
+    let host = DoctorHost::healthy("atlas-800t-a2");
+    let stdout = |output: &Output| String::from_utf8_lossy(&output.stdout).into_owned();
+    let chinese = "] 内核头文件与 `uname -r` 一致 (driver.kernel_headers)";
+    let english = "] Kernel headers match `uname -r` (driver.kernel_headers)";
+    let cases: [(Locale<'_>, &[&str], &str); 6] = [
+        (&[("LANG", "zh_CN.UTF-8")], &[], chinese),
+        (&[("LANG", "en_US.UTF-8"), ("LC_MESSAGES", "zh_CN")], &[], chinese),
+        (&[("LANG", "zh_CN.UTF-8"), ("LC_ALL", "C")], &[], english),
+        (&[("LC_ALL", "zh_CN.UTF-8")], &["--lang", "en"], english),
+        (&[], &["--lang", "zh-CN"], chinese),
+        (&[], &[], english),
+    ];
+    for (locale, args, wanted) in cases {
+        let output = doctor_in_locale(&host, locale, args);
+        let text = stdout(&output);
+        assert!(text.contains(wanted), "{locale:?} {args:?}: {wanted:?} missing from\n{text}");
+    }
+    let json = stdout(&doctor_in_locale(&host, &[("LANG", "zh_CN.UTF-8")], &["--json"]));
+    let value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(value["lang"], "zh-CN");
+    let headers = value["checks"].as_array().expect("checks").iter().find(|c| c["id"] == "driver.kernel_headers");
+    let headers = headers.expect("check");
+    assert_eq!(headers["title"], "Kernel headers match `uname -r`");
+    assert_eq!(headers["findings"], serde_json::json!(["driver.kernel_headers.missing"]));
+    assert!(headers["fix_localized"].as_str().expect("fix").starts_with("安装当前运行内核的头文件"), "{headers}");
+
+    let refused = doctor_in_locale(&host, &[], &["--lang", "fr"]);
+    assert_eq!(refused.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(message.contains("unknown language \"fr\": accepted values are en, zh-CN"), "{message}");
 }
 
 /// A Go binary as far as the doctor reads one: bytes, and the build settings `go version -m` prints.

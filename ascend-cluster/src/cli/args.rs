@@ -23,6 +23,10 @@ pub struct Args {
     /// The output format (default: a table).
     #[arg(short = 'o', long, global = true, value_enum)]
     pub output: Option<Output>,
+    /// The language of error messages: en or zh-CN (default: LC_ALL, LC_MESSAGES or LANG; zh_CN.* is Chinese).
+    /// Column headers stay English, as kubectl's do.
+    #[arg(long, global = true, value_name = "LANG", value_parser = ascend_cli::lang::parse_lang)]
+    pub lang: Option<ascend_cli::Lang>,
     /// What to show.
     #[command(subcommand)]
     pub command: Command,

@@ -77,7 +77,8 @@ pub async fn run(client: &kube::Client, args: &Args, default_namespace: &str, st
             (render::capacity(&report, output, style)?, code)
         }
         Command::Doctor { node, args: doctor_args } => {
-            let run = doctor_report(client, node, doctor_args).await?;
+            let doctor_args = with_lang(doctor_args, args.lang);
+            let run = doctor_report(client, node, &doctor_args).await?;
             let code = run.exit_code.and_then(|code| u8::try_from(code).ok()).unwrap_or(exit::DOCTOR_UNAVAILABLE);
             let stderr = run.stderr.clone();
             let stdout = render::doctor(&run, output)?;
@@ -111,9 +112,55 @@ pub fn message_with_causes(error: &Error) -> String {
     message
 }
 
+/// [`message_with_causes`] in `lang`: in Chinese the sentence that says what failed is translated, the causes
+/// (kube-rs's, the API server's) and every name, path and command stay as they are.
+pub fn localized_message(error: &Error, lang: ascend_cli::Lang) -> String {
+    let english = message_with_causes(error);
+    if lang == ascend_cli::Lang::En {
+        return english;
+    }
+    let own = error.to_string();
+    let causes = english.strip_prefix(&own).unwrap_or_default();
+    let sentence = match error {
+        Error::Kube(source) => format!("访问 API Server 失败：{source}"),
+        Error::Kubeconfig { context, source } => {
+            let context = context.as_deref().map(|c| format!("（上下文 {c:?}）")).unwrap_or_default();
+            format!("加载 kubeconfig{context}失败：{source}")
+        }
+        Error::NoDaemonPod { node, labels } => format!(
+            "节点 {node:?} 上没有运行中的 ascend-device-plugin 或 ascend-dra-driver Pod（标签 app.kubernetes.io/name \
+             取值为 ({labels}) 的 Pod）；请确认节点名是否正确，以及 DaemonSet 是否已调度到该节点"
+        ),
+        Error::Exec { namespace, pod, container, command, reason } => {
+            format!("在 pods/{namespace}/{pod}（容器 {container}）中执行 {command:?} 失败：{reason}")
+        }
+        Error::Encode { format, reason } => format!("将报告写为 {format} 失败：{reason}"),
+    };
+    format!("{sentence}{causes}")
+}
+
+/// The doctor's arguments with `--lang zh-CN` first when Chinese is asked for and the arguments do not choose a
+/// language themselves: the doctor in the pod does not see the operator's locale. English adds nothing, so that an
+/// older doctor without `--lang` still runs.
+fn with_lang(doctor_args: &[String], lang: Option<ascend_cli::Lang>) -> Vec<String> {
+    let chooses = doctor_args.iter().any(|arg| arg == "--lang" || arg.starts_with("--lang="));
+    match lang {
+        Some(lang) if lang != ascend_cli::Lang::En && !chooses => {
+            ["--lang".to_owned(), lang.tag().to_owned()].into_iter().chain(doctor_args.iter().cloned()).collect()
+        }
+        _ => doctor_args.to_vec(),
+    }
+}
+
+/// The prefix of an error line in `lang`: kubectl's `error: `.
+pub fn error_prefix(lang: ascend_cli::Lang) -> &'static str {
+    lang.pick("error: ", "错误：")
+}
+
 /// The whole program: parses the command line, connects as kubectl would, runs the command, prints, exits.
 pub async fn main() -> ExitCode {
-    let args = <Args as clap::Parser>::parse();
+    let mut args = <Args as clap::Parser>::parse();
+    args.lang = Some(args.lang.unwrap_or_else(ascend_cli::Lang::from_env));
     let stdout = std::io::stdout();
     let colour = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     let style = Style { colour, now: k8s_openapi::jiff::Timestamp::now() };
@@ -128,8 +175,71 @@ pub async fn main() -> ExitCode {
             ExitCode::from(outcome.exit_code)
         }
         Err(error) => {
-            eprintln!("error: {}", message_with_causes(&error));
+            let lang = args.lang.unwrap_or_default();
+            eprintln!("{}{}", error_prefix(lang), localized_message(&error, lang));
             ExitCode::from(exit_code_of(&error))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ascend_cli::Lang;
+
+    use super::*;
+
+    fn errors() -> Vec<Error> {
+        vec![
+            Error::Kubeconfig { context: Some("«ctx»".to_owned()), source: "«no such file»".into() },
+            Error::NoDaemonPod { node: "«node-1»".to_owned(), labels: "«ascend-device-plugin»".to_owned() },
+            Error::Exec {
+                namespace: "«kube-system»".to_owned(),
+                pod: "«plugin-x»".to_owned(),
+                container: "«plugin»".to_owned(),
+                command: "«ascend-doctor»".to_owned(),
+                reason: "«refused»".to_owned(),
+            },
+            Error::Encode { format: "YAML", reason: "«bad»".to_owned() },
+        ]
+    }
+
+    fn marked(text: &str) -> Vec<&str> {
+        text.split('«').skip(1).filter_map(|part| part.split('»').next()).collect()
+    }
+
+    #[test]
+    fn every_error_reads_in_chinese_with_its_names_unchanged() {
+        for error in errors() {
+            let english = localized_message(&error, Lang::En);
+            let chinese = localized_message(&error, Lang::ZhCn);
+            assert_eq!(english, message_with_causes(&error));
+            assert!(chinese.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)), "{chinese}");
+            let (mut en, mut zh) = (marked(&english), marked(&chinese));
+            en.sort_unstable();
+            en.dedup();
+            zh.sort_unstable();
+            zh.dedup();
+            assert_eq!(en, zh, "{english} / {chinese}");
+        }
+        assert_eq!((error_prefix(Lang::En), error_prefix(Lang::ZhCn)), ("error: ", "错误："));
+    }
+
+    #[test]
+    fn the_lang_flag_is_global_and_checked() {
+        let args =
+            <Args as clap::Parser>::try_parse_from(["kubectl-ascend", "faults", "--lang", "zh-CN"]).expect("args");
+        assert_eq!(args.lang, Some(Lang::ZhCn));
+        let refused = <Args as clap::Parser>::try_parse_from(["kubectl-ascend", "nodes", "--lang", "de"]);
+        let message = refused.expect_err("refused").to_string();
+        assert!(message.contains("accepted values are en, zh-CN"), "{message}");
+    }
+
+    #[test]
+    fn chinese_reaches_the_doctor_in_the_pod() {
+        let args = |list: &[&str]| list.iter().map(|arg| (*arg).to_owned()).collect::<Vec<_>>();
+        assert_eq!(with_lang(&args(&["--json"]), Some(Lang::ZhCn)), args(&["--lang", "zh-CN", "--json"]));
+        assert_eq!(with_lang(&args(&["--json"]), Some(Lang::En)), args(&["--json"]));
+        assert_eq!(with_lang(&args(&["--json"]), None), args(&["--json"]));
+        assert_eq!(with_lang(&args(&["--lang=en"]), Some(Lang::ZhCn)), args(&["--lang=en"]));
     }
 }

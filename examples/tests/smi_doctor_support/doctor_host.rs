@@ -222,6 +222,7 @@ impl DoctorHost {
             sections: Section::ALL.to_vec(),
             pod_resources_socket: default_pod_resources_socket(),
             cluster_api: Some(self.cluster_api()),
+            lang: ascend_doctor::Lang::En,
         }
     }
 
