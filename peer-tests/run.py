@@ -46,6 +46,7 @@ def main() -> int:
             parser.error(f"no comparison of {name!r}; there are {', '.join(PROGRAMS)}")
     known = load_known(KNOWN)
     logs = args.work / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
     results: list[tuple[str, str, str, float]] = []
     collector = Collector()
     for name in hosts:

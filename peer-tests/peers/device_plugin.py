@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 import shutil
 import subprocess
 import time
 from pathlib import Path
 
 from .differences import Collector, Key, compare_mappings
-from .host import Host, Program, wait_for
+from .host import Host, Program, free_port, wait_for
 
 PROGRAM = "device-plugin"
 NODE_NAME = "peer-node"
@@ -83,12 +84,16 @@ def _records(host: Host, huawei_bin: Path, our_bin: Path, logs: Path, mode: str)
     work = NODE_DIRS / str(os.getpid())
     shutil.rmtree(work, ignore_errors=True)
     huawei_flags, huawei_env, our_flags, volcano = MODES[mode]
-    theirs = _run(host, f"{host.name}-{mode}.huawei", work / "huawei", our_bin,
-                  [[str(huawei_bin / "ascend-device-plugin"), f"-logFile={logs / f'{host.name}-{mode}.huawei-device-plugin.log'}",
-                    *huawei_flags]], logs, huawei_env, volcano)
-    mine = _run(host, f"{host.name}-{mode}.ours", work / "ours", our_bin,
-                [[str(our_bin / "ascend-device-plugin"), *our_flags],
-                 [str(our_bin / "ascend-node-labeller"), "--interval=1s"]], logs, {}, volcano)
+    huawei_log = logs / f"{host.name}-{mode}.huawei-device-plugin.log"
+    # Both sides at once, each on its own stand-in node: the run takes one side's time.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        theirs = pool.submit(_run, host, f"{host.name}-{mode}.huawei", work / "huawei", our_bin,
+                             [[str(huawei_bin / "ascend-device-plugin"), f"-logFile={huawei_log}", *huawei_flags]],
+                             logs, huawei_env, volcano)
+        mine = pool.submit(_run, host, f"{host.name}-{mode}.ours", work / "ours", our_bin,
+                           [[str(our_bin / "ascend-device-plugin"), f"--listen=127.0.0.1:{free_port()}", *our_flags],
+                            [str(our_bin / "ascend-node-labeller"), "--interval=1s"]], logs, {}, volcano)
+        theirs, mine = theirs.result(), mine.result()
     shutil.rmtree(work, ignore_errors=True)
     return theirs, mine
 

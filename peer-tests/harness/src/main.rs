@@ -133,8 +133,14 @@ fn seed(api: &FakeApiServer, node_name: &str) {
 /// A pending pod on the node as Volcano binds it: one container requesting the devices, the scheduler's choice in
 /// the pod's annotations (`<resource>: Ascend910-0,...` and `predicate-time`, the nanoseconds it decided at: what
 /// Huawei's plugin orders candidate pods by). Returns its name.
+///
+/// On an Ascend950 node Volcano names the chips by the `DeviceID` the Node's `baseDeviceInfos` annotation gives each
+/// device, not by the device's own number (mind-cluster `component/ascend-for-volcano/internal/npu/base/task.go`,
+/// `SetNPUTopologyToPodFn`; `plugin/node.go`, `buildPhyIdToDeviceIdMap`), so the pod does too: the plugin's own
+/// annotation decides which chips it hands out.
 fn bound_pod(api: &FakeApiServer, node_name: &str, resource: &str, ids: &[String]) -> String {
     let name = format!("volcano-{}", ids.len());
+    let ids = volcano_names(api, node_name, ids);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     let count = ids.len().to_string();
     api.seed(json!({
@@ -146,6 +152,33 @@ fn bound_pod(api: &FakeApiServer, node_name: &str, resource: &str, ids: &[String
         "status": {"phase": "Pending"},
     }));
     name
+}
+
+/// The names Volcano writes for the chosen devices: `<prefix>-<DeviceID>` on a Node whose chip name starts with
+/// `Ascend950` and that has `baseDeviceInfos` with a `DeviceID` for each, the devices' own names elsewhere.
+fn volcano_names(api: &FakeApiServer, node_name: &str, ids: &[String]) -> Vec<String> {
+    let node: Option<Node> = api.get(None, node_name);
+    let metadata = node.map(|n| n.metadata).unwrap_or_default();
+    let ascend950 = metadata
+        .labels
+        .as_ref()
+        .and_then(|labels| labels.get("node.kubernetes.io/npu.chip.name"))
+        .is_some_and(|chip| chip.starts_with("Ascend950"));
+    let infos: Option<Value> = metadata
+        .annotations
+        .as_ref()
+        .and_then(|annotations| annotations.get("baseDeviceInfos"))
+        .and_then(|text| serde_json::from_str(text).ok());
+    let (true, Some(infos)) = (ascend950, infos) else { return ids.to_vec() };
+    ids.iter()
+        .map(|id| {
+            let prefix = id.rsplit_once('-').map_or(id.as_str(), |(prefix, _)| prefix);
+            match infos[id.as_str()]["DeviceID"].as_i64() {
+                Some(device_id) => format!("{prefix}-{device_id}"),
+                None => id.clone(),
+            }
+        })
+        .collect()
 }
 
 /// Marks a pod Succeeded, as the kubelet does when its containers have exited.
