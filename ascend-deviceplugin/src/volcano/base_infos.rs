@@ -2,7 +2,8 @@
 //! the device-info ConfigMap names, with its RoCE address and super-device id. Volcano's Ascend plugin counts a
 //! node's free chips from its keys; without it the node has none.
 //!
-//! Written once the first snapshot is in; then the chips are read again every 60 s
+//! Written once the first snapshot's chips have held still for a second (the monitor's first round adds them one by
+//! one); then the chips are read again every 60 s
 //! ([`ascend_kube::device_info::BASE_INFO_CHECK_INTERVAL`], as often as Huawei's plugin re-reads the addresses) and
 //! whenever the set of chips changes. The Node is patched only when the content changed: an idle node costs DCMI
 //! reads, never API requests.
@@ -46,6 +47,10 @@ fn whole_chips(snapshot: &Snapshot) -> BTreeSet<PhyId> {
         .collect()
 }
 
+/// How long the set of chips must hold still before it is read: the monitor's first round adds the chips one by one
+/// (each write of a partial set would show Volcano fewer chips, and cost a PATCH).
+const SETTLE: Duration = Duration::from_secs(1);
+
 /// What the annotation loop works with.
 pub struct BaseInfoLoop {
     /// The Node writer.
@@ -71,8 +76,10 @@ impl BaseInfoLoop {
         }
         let mut backoff = Backoff::new(self.backoff);
         let mut written: Option<BaseDeviceInfos> = None;
-        let mut chips: Option<BTreeSet<PhyId>> = None;
-        let mut due = Instant::now();
+        // The chips of the latest snapshot; the monitor adds chips one by one in its first round, so a change is read
+        // only once the set has held still for SETTLE.
+        let mut chips = whole_chips(&self.snapshot.borrow_and_update());
+        let mut due = Instant::now() + SETTLE;
         loop {
             tokio::select! {
                 () = &mut shutdown => return,
@@ -81,9 +88,12 @@ impl BaseInfoLoop {
                     if changed.is_err() {
                         return;
                     }
-                    if chips.as_ref() == Some(&whole_chips(&self.snapshot.borrow())) {
-                        continue;
+                    let now = whole_chips(&self.snapshot.borrow_and_update());
+                    if now != chips {
+                        chips = now;
+                        due = Instant::now() + SETTLE;
                     }
+                    continue;
                 }
             }
             let snapshot = self.snapshot.borrow_and_update().clone();
@@ -97,7 +107,6 @@ impl BaseInfoLoop {
                     continue;
                 }
             };
-            chips = Some(whole_chips(&snapshot));
             if written.as_ref() == Some(&infos) {
                 due = Instant::now() + self.check_interval;
                 continue;
