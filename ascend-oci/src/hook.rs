@@ -34,7 +34,7 @@ use crate::hook_arguments::{ALLOW_LINK_ARGUMENT, MOUNT_ARGUMENT};
 use crate::inject::{request_from_spec, DEFAULT_CDI_KIND};
 use crate::mount_list::{resolve_given_sources, resolve_sources, MountList, DEFAULT_MOUNT_LIST_DIR};
 use crate::request::RuntimeOptions;
-use crate::secure_path::{checked_relative, HostRoot, TrustedSource};
+use crate::secure_path::{checked_relative, openat2_retrying, HostRoot, TrustedSource};
 use crate::start_error::StartError;
 
 /// The largest container state accepted on stdin.
@@ -300,7 +300,7 @@ impl RootfsDirs {
 
     /// `relative` resolved inside the rootfs (the image's symlinks followed, but never out of it), opened `O_PATH`.
     fn open_in_root(&self, relative: &Path) -> rustix::io::Result<OwnedFd> {
-        rustix::fs::openat2(
+        openat2_retrying(
             &self.fd,
             if relative.as_os_str().is_empty() { Path::new(".") } else { relative },
             OFlags::PATH | OFlags::CLOEXEC,
@@ -375,7 +375,7 @@ impl RootfsDirs {
             Err((what, other)) => return Err(Error::errno(what, &shown, other)),
         }
         // What was just made, named in its parent without following anything: it cannot be a symlink.
-        rustix::fs::openat2(
+        openat2_retrying(
             parent,
             name,
             OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,

@@ -97,7 +97,33 @@ impl HostRoot {
 /// `openat2(dir, relative, O_PATH|O_CLOEXEC|O_NOFOLLOW, resolve)`.
 fn open_beneath(dir: BorrowedFd<'_>, relative: &Path, resolve: ResolveFlags) -> rustix::io::Result<OwnedFd> {
     let target: &Path = if relative.as_os_str().is_empty() { Path::new(".") } else { relative };
-    rustix::fs::openat2(dir, target, OFlags::PATH | OFlags::CLOEXEC | OFlags::NOFOLLOW, Mode::empty(), resolve)
+    openat2_retrying(dir, target, OFlags::PATH | OFlags::CLOEXEC | OFlags::NOFOLLOW, Mode::empty(), resolve)
+}
+
+/// How often an `openat2` that answers `EAGAIN` is tried.
+const OPENAT2_TRIES: u32 = 64;
+
+/// `openat2(2)`, tried again while it answers `EAGAIN`. With `RESOLVE_BENEATH` or `RESOLVE_IN_ROOT` the kernel gives
+/// up a lookup through `..` when a rename or a mount anywhere on the machine raced with it, and asks the caller to
+/// retry (openat2(2), ERRORS, `EAGAIN`). A node starting containers mounts all the time: the hook, following an
+/// image's `..` symlinks inside its rootfs, once failed a container start that way while other containers started
+/// (`examples/tests/ctk_adversarial.rs`, on a machine busy with mount namespaces). Bounded, so a lookup the kernel
+/// can never complete still ends with its error.
+pub(crate) fn openat2_retrying<P: rustix::path::Arg + Copy>(
+    dir: impl AsFd,
+    path: P,
+    flags: OFlags,
+    mode: Mode,
+    resolve: ResolveFlags,
+) -> rustix::io::Result<OwnedFd> {
+    let dir = dir.as_fd();
+    let mut tries = 1;
+    loop {
+        match rustix::fs::openat2(dir, path, flags, mode, resolve) {
+            Err(rustix::io::Errno::AGAIN) if tries < OPENAT2_TRIES => tries += 1,
+            result => return result,
+        }
+    }
 }
 
 /// Turns an absolute path into the relative path beneath a root, refusing relative paths and
@@ -318,7 +344,7 @@ fn lstat_beneath_in_root(root: &HostRoot, relative: &Path, shown: &Path) -> Resu
 
 /// The symlink-free path (relative to the root) that `relative` resolves to inside the root.
 fn real_path_in_root(root: &HostRoot, relative: &Path, shown: &Path) -> Result<PathBuf> {
-    let fd = rustix::fs::openat2(
+    let fd = openat2_retrying(
         root.as_fd(),
         if relative.as_os_str().is_empty() { Path::new(".") } else { relative },
         OFlags::PATH | OFlags::CLOEXEC,
@@ -385,6 +411,46 @@ fn check_tree(dir: &OwnedFd, dir_path: &Path, depth: usize, budget: &mut usize) 
 mod tests {
     use super::*;
     use std::os::unix::fs::{symlink, PermissionsExt};
+
+    /// Renames on the machine make the kernel give up `RESOLVE_IN_ROOT` lookups through `..` with `EAGAIN`; counts
+    /// how many of `opens` lookups through `open` fail while another thread renames a file back and forth.
+    fn failures_under_renames(open: fn(BorrowedFd<'_>, &Path) -> rustix::io::Result<OwnedFd>, opens: usize) -> usize {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("a/b/c")).expect("dirs");
+        std::fs::write(dir.path().join("x"), "").expect("file");
+        let root = std::fs::File::open(dir.path()).expect("root");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let renamer = {
+            let (stop, from, to) = (stop.clone(), dir.path().join("x"), dir.path().join("y"));
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = std::fs::rename(&from, &to);
+                    let _ = std::fs::rename(&to, &from);
+                }
+            })
+        };
+        let target = Path::new("a/b/c/../../b/c/../../b/../../../a/b");
+        let failures = (0..opens).filter(|_| open(root.as_fd(), target).is_err()).count();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        renamer.join().expect("renamer");
+        failures
+    }
+
+    fn open_in_root_once(dir: BorrowedFd<'_>, path: &Path) -> rustix::io::Result<OwnedFd> {
+        rustix::fs::openat2(dir, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty(), ResolveFlags::IN_ROOT)
+    }
+
+    fn open_in_root_retrying(dir: BorrowedFd<'_>, path: &Path) -> rustix::io::Result<OwnedFd> {
+        openat2_retrying(dir, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty(), ResolveFlags::IN_ROOT)
+    }
+
+    #[test]
+    fn lookups_through_dot_dot_survive_renames_racing_with_them() {
+        // The race is real (a single openat2 fails now and then: the control below) and retrying hides it.
+        let once = failures_under_renames(open_in_root_once, 20_000);
+        eprintln!("single openat2 under renames: {once} of 20000 lookups failed");
+        assert_eq!(failures_under_renames(open_in_root_retrying, 20_000), 0);
+    }
 
     fn host() -> Result<(tempfile::TempDir, HostRoot)> {
         let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", "/tmp", e))?;
