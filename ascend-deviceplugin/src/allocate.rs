@@ -96,12 +96,42 @@ pub struct AllocateConfig {
     /// Where the host's `/` is visible to the plugin (`/` outside a container); existence checks look there, the
     /// paths in the response are the host's own.
     pub host_root: PathBuf,
+    /// The driver's HCCL topology file of this Ascend950 server, given to every container as [`HCCL_TOPO_FILE_ENV`]
+    /// ([`hccl_topo_file`]); `None` elsewhere.
+    pub hccl_topo_file: Option<String>,
 }
 
 impl Default for AllocateConfig {
     fn default() -> Self {
-        Self { mode: AllocateMode::default(), host_root: PathBuf::from("/") }
+        Self { mode: AllocateMode::default(), host_root: PathBuf::from("/"), hccl_topo_file: None }
     }
+}
+
+/// The environment variable naming the driver's HCCL topology file on Ascend950 (mind-cluster
+/// `component/ascend-device-plugin/pkg/server/plugin_v2.go`, `setHcclTopoFilePathEnv`).
+pub const HCCL_TOPO_FILE_ENV: &str = "HCCL_TOPO_FILE_PATH";
+
+/// The driver's topology file of an Ascend950 server by its super-pod type (`dcmi_get_device_info` 12/1): the
+/// 8-NPU server, 1D and 2D super-pods, the 16- and 32-NPU servers, as Huawei's plugin maps them
+/// (`pkg/server/npu_base_v2.go`, `hcclTopoFilePathMap`; `pkg/common/constants_v2.go`). Huawei's two Atlas 350
+/// card types, which it recognises by card name, are not told apart here.
+const HCCL_TOPO_FILES: [(u32, &str); 5] = [
+    (0, "/usr/local/Ascend/driver/topo/950/atlas_850_1.json"),
+    (1, "/usr/local/Ascend/driver/topo/950/atlas_950_1.json"),
+    (2, "/usr/local/Ascend/driver/topo/950/atlas_950_2.json"),
+    (3, "/usr/local/Ascend/driver/topo/950/atlas_850_2.json"),
+    (4, "/usr/local/Ascend/driver/topo/950/atlas_850_3.json"),
+];
+
+/// The [`AllocateConfig::hccl_topo_file`] of this host: on Ascend950 the file of the first chip's super-pod type,
+/// `None` on other chips or when the driver does not say. Blocks on the driver.
+pub fn hccl_topo_file(manager: &dyn ascend_dcmi::DeviceManager) -> Option<String> {
+    let first = manager.chips().ok()?.into_iter().next()?;
+    if manager.identity(first.logic).ok()?.chip_type != Some(ChipType::Ascend950) {
+        return None;
+    }
+    let super_pod_type = manager.super_pod_info(first.logic).ok()?.super_pod_type;
+    HCCL_TOPO_FILES.iter().find(|(kind, _)| *kind == super_pod_type).map(|(_, path)| (*path).to_owned())
 }
 
 /// A device node for the container.
@@ -173,6 +203,9 @@ pub fn plan_container(resource: &Resource, ids: &[String], config: &AllocateConf
     let ordinals: Vec<String> = (0..count).map(|i| i.to_string()).collect();
     allocation.envs.insert(RT_VISIBLE_DEVICES_ENV.to_owned(), ordinals.join(","));
     allocation.annotations.insert(PHYSICAL_CHIPS_ANNOTATION.to_owned(), names);
+    if let Some(path) = &config.hccl_topo_file {
+        allocation.envs.insert(HCCL_TOPO_FILE_ENV.to_owned(), path.clone());
+    }
 
     match (&config.mode, &targets) {
         (AllocateMode::Cdi { kind, delivery }, Targets::Chips { nodes, .. }) => {
@@ -413,7 +446,7 @@ mod tests {
     }
 
     fn config(mode: AllocateMode) -> AllocateConfig {
-        AllocateConfig { mode, host_root: PathBuf::from("/nonexistent-host-root") }
+        AllocateConfig { mode, host_root: PathBuf::from("/nonexistent-host-root"), hccl_topo_file: None }
     }
 
     #[test]
@@ -517,7 +550,7 @@ mod tests {
     fn an_ascend950_chip_is_its_logic_numbered_node_with_the_a5_device_set() {
         let (dir, resource) = atlas_950_8();
         let host_root = dir.path().join("host");
-        let config = |mode| AllocateConfig { mode, host_root: host_root.clone() };
+        let config = |mode| AllocateConfig { mode, host_root: host_root.clone(), hccl_topo_file: None };
         // Huawei's plugin gives `npu-4` (logic 0) /dev/davinci0 and ASCEND_VISIBLE_DEVICES=0.
         let specs =
             plan_container(&resource, &ids(&["npu-4"]), &config(AllocateMode::DeviceSpecs { driver_mounts: vec![] }))
@@ -540,6 +573,14 @@ mod tests {
             plan_container(&resource, &ids(&["npu-0", "npu-5"]), &config(AllocateMode::RuntimeEnv)).expect("plans");
         assert_eq!(two.envs.get(VISIBLE_DEVICES_ENV).map(String::as_str), Some("1,4"));
         assert_eq!(two.annotations.get(PHYSICAL_CHIPS_ANNOTATION).map(String::as_str), Some("npu-5,npu-0"));
+        assert!(!two.envs.contains_key(HCCL_TOPO_FILE_ENV), "no topology file configured");
+        // With the host's HCCL topology file, every mode gives it to the container.
+        let topo = "/usr/local/Ascend/driver/topo/950/atlas_950_1.json";
+        for mode in [AllocateMode::RuntimeEnv, AllocateMode::default()] {
+            let config = AllocateConfig { hccl_topo_file: Some(topo.to_owned()), ..config(mode) };
+            let plan = plan_container(&resource, &ids(&["npu-4"]), &config).expect("plans");
+            assert_eq!(plan.envs.get(HCCL_TOPO_FILE_ENV).map(String::as_str), Some(topo));
+        }
     }
 
     #[test]

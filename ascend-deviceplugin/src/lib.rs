@@ -27,7 +27,7 @@
 //! |---|---|
 //! | running the plugin | [`run`], [`serve`] (with a monitor of the caller's and a [`DeviceAssigner`]), [`PluginConfig`], [`PluginObserver`] |
 //! | the health monitor and its snapshot (from `ascend-node`) | [`HealthMonitor`], [`MonitorConfig`], [`Snapshot`], [`Resource`], [`Device`], [`DeviceKind`], [`DeviceName`], [`Health`], [`ChipCondition`], [`ResourceNaming`], [`InventoryOptions`], [`Separations`], [`NoopObserver`] |
-//! | what a container gets | [`plan_container`], [`AllocateConfig`], [`AllocateMode`], [`CdiDelivery`], [`ContainerAllocation`], [`DeviceNodeSpec`], [`MountSpec`], [`cdi_annotation_key`]; the names and paths it uses: [`DEFAULT_CDI_KIND`], [`CDI_ANNOTATION_PREFIX`], [`PHYSICAL_CHIPS_ANNOTATION`], [`VISIBLE_DEVICES_ENV`], [`RUNTIME_OPTIONS_ENV`], [`RT_VISIBLE_DEVICES_ENV`], [`MANAGER_DEVICE_NODES`], [`MANAGER_DEVICE_NODES_ASCEND950`], [`UNIFIED_BUS_NODE_DIRECTORIES`], [`OPTIONAL_DEVICE_NODES`], [`DEFAULT_DRIVER_MOUNTS`] |
+//! | what a container gets | [`plan_container`], [`AllocateConfig`] (with [`hccl_topo_file`]), [`AllocateMode`], [`CdiDelivery`], [`ContainerAllocation`], [`DeviceNodeSpec`], [`MountSpec`], [`cdi_annotation_key`]; the names and paths it uses: [`DEFAULT_CDI_KIND`], [`CDI_ANNOTATION_PREFIX`], [`PHYSICAL_CHIPS_ANNOTATION`], [`VISIBLE_DEVICES_ENV`], [`RUNTIME_OPTIONS_ENV`], [`RT_VISIBLE_DEVICES_ENV`], [`HCCL_TOPO_FILE_ENV`], [`MANAGER_DEVICE_NODES`], [`MANAGER_DEVICE_NODES_ASCEND950`], [`UNIFIED_BUS_NODE_DIRECTORIES`], [`OPTIONAL_DEVICE_NODES`], [`DEFAULT_DRIVER_MOUNTS`] |
 //! | preferred allocation | [`preferred_allocation`], [`hccs_group`] |
 //! | one resource's gRPC service and server | [`DevicePluginService`], [`list_response`], [`container_response`], [`PLUGIN_OPTIONS`], [`ResourceServer`], [`ServerContext`] |
 //! | the kubelet | [`register`], [`API_VERSION`], [`DEFAULT_PLUGIN_DIR`], [`KUBELET_SOCKET`]; the generated gRPC API in [`api`] |
@@ -69,10 +69,10 @@ mod service;
 pub mod volcano;
 
 pub use allocate::{
-    cdi_annotation_key, plan_container, AllocateConfig, AllocateMode, CdiDelivery, ContainerAllocation, DeviceNodeSpec,
-    MountSpec, CDI_ANNOTATION_PREFIX, DEFAULT_CDI_KIND, DEFAULT_DRIVER_MOUNTS, MANAGER_DEVICE_NODES,
-    MANAGER_DEVICE_NODES_ASCEND950, OPTIONAL_DEVICE_NODES, PHYSICAL_CHIPS_ANNOTATION, RT_VISIBLE_DEVICES_ENV,
-    RUNTIME_OPTIONS_ENV, UNIFIED_BUS_NODE_DIRECTORIES, VISIBLE_DEVICES_ENV,
+    cdi_annotation_key, hccl_topo_file, plan_container, AllocateConfig, AllocateMode, CdiDelivery, ContainerAllocation,
+    DeviceNodeSpec, MountSpec, CDI_ANNOTATION_PREFIX, DEFAULT_CDI_KIND, DEFAULT_DRIVER_MOUNTS, HCCL_TOPO_FILE_ENV,
+    MANAGER_DEVICE_NODES, MANAGER_DEVICE_NODES_ASCEND950, OPTIONAL_DEVICE_NODES, PHYSICAL_CHIPS_ANNOTATION,
+    RT_VISIBLE_DEVICES_ENV, RUNTIME_OPTIONS_ENV, UNIFIED_BUS_NODE_DIRECTORIES, VISIBLE_DEVICES_ENV,
 };
 pub use ascend_node::{
     ChipCondition, Device, DeviceKind, DeviceName, Health, HealthMonitor, InventoryOptions, MonitorConfig,

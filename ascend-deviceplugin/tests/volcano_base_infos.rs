@@ -8,14 +8,15 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ascend_dcmi::{Dcmi, DeviceManager};
-use ascend_deviceplugin::volcano::{start_node_annotation, VolcanoConfig};
-use ascend_deviceplugin::{HealthMonitor, NoopObserver, PluginConfig, PluginObserver};
+use ascend_dcmi::DeviceManager;
+use ascend_deviceplugin::volcano::VolcanoConfig;
 use ascend_kube::device_info::BASE_DEVICE_INFOS_ANNOTATION;
 use fake_apiserver::FakeApiServer;
 use k8s_openapi::api::core::v1::Node;
 use serde::Deserialize;
-use serde_json::json;
+
+mod support;
+use support::{annotated_node, simulator};
 
 const NODE: &str = "worker-1";
 
@@ -34,18 +35,6 @@ struct VolcanoNpuBaseInfo {
     SuperDeviceID: u32,
     #[serde(default)]
     levelList: Option<Vec<serde_json::Value>>,
-}
-
-/// A private copy of the simulated `libdcmi.so` (its own simulator state), loaded with a sample topology.
-fn simulator(sample: &str) -> (Dcmi, tempfile::TempDir) {
-    let built = dcmi_sim::library_path().expect("the simulator is built with the tests");
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let library = dir.path().join("libdcmi.so");
-    std::fs::copy(built, &library).expect("copy libdcmi_sim.so");
-    // The only simulator of this test binary: nothing else reads the variable.
-    std::env::set_var(dcmi_sim::CONFIG_ENV, format!("sample:{sample}"));
-    let dcmi = Dcmi::builder().library_path(&library).verify_library_ownership(false).init().expect("simulator loads");
-    (dcmi, dir)
 }
 
 fn annotation(server: &FakeApiServer) -> Option<String> {
@@ -69,16 +58,9 @@ fn node_patches(server: &FakeApiServer) -> Vec<String> {
 async fn the_node_gets_each_chips_address_and_super_device_id() {
     let (dcmi, _library) = simulator("atlas-800i-a3");
     let manager: Arc<dyn DeviceManager> = Arc::new(dcmi);
-    let server = FakeApiServer::start().await.expect("fake API server");
-    server.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE,
-        "annotations": {"volcano.sh/other": "kept"}}}));
-    let client = ascend_kube::client_for(server.config(), "ascend-device-plugin", "test").expect("client");
-    let observer: Arc<dyn PluginObserver> = Arc::new(NoopObserver);
-    let monitor =
-        HealthMonitor::start(Arc::clone(&manager), PluginConfig::default().monitor, observer).expect("monitor starts");
     let mut config = VolcanoConfig::new(NODE);
     config.base_info_interval = Duration::from_millis(200);
-    start_node_annotation(client, manager, &monitor, &config, std::future::pending()).expect("valid node name");
+    let (server, monitor) = annotated_node(manager, &config).await;
 
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/base-device-infos-atlas-800i-a3.json");
     let expected = std::fs::read_to_string(&fixture).expect("fixture");

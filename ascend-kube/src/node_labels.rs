@@ -15,14 +15,24 @@
 //! | [`PRODUCT_LABEL`] | the card's product type, else its electronic label's product name; [`MIXED`] when cards differ; absent when no card reports one | `Atlas-300I-Duo` |
 //! | [`ACCELERATOR_LABEL`] | Huawei's `huawei-<resource family>`; absent when chips of different families are mixed | `huawei-Ascend310P`, `huawei-Ascend910` |
 //! | [`CHIP_NAME_LABEL`] | the chip name of `dcmi_get_device_chip_info`; absent when chips differ | `310P3`, `910B3` |
+//! | [`HUAWEI_DRIVER_VERSION_LABEL`] | Huawei's copy of the driver version | `24.1.rc2` |
+//! | [`SERVER_TYPE_LABEL`] | Huawei's server type: the chip type and the AI cores of the first chip's vNPU resources (`npu-<cores>` on Ascend950); absent when the chip has no vNPU resources (310), chips differ, or the count is outside 8..=36; an existing value is kept | `Ascend910B-20`, `Ascend310P-8`, `npu-32` |
+//! | [`CHIP_MEMORY_LABEL`] | the first chip's HBM in GiB, on chips with HBM (910, 910B, 910A3, 950) | `64G` |
+//! | [`INFER_CARD_LABEL`] | `card-300i-duo` when every card is an Atlas 300I Duo | `card-300i-duo` |
+//! | [`TOPO_SUPER_POD_LABEL`], [`TOPO_SERVER_LABEL`], [`TOPO_RACK_LABEL`] | the super-pod placement ([`NodePlacement`]): super-pod id on Atlas A3 and Ascend950, server index and rack on Ascend950, when the driver gives them | `1` |
 //!
-//! Only the keys of [`MANAGED_LABELS`] are ever set or removed; a [`LabelPatch`] cannot name any other key.
+//! The last seven are what Huawei's device plugin writes (mind-cluster `component/ascend-device-plugin/pkg/server/
+//! manager.go`, `getNewNodeLabel`) and Volcano's Ascend plugin reads: `servertype` for vNPU scheduling (`component/
+//! ascend-for-volcano/plugin/vnode.go`, `setNodeVNPUInfo`), `mind-cluster/npu-chip-memory` for soft sharing (`internal/
+//! npu/policy/chip1softsharedev/node.go`). Only the keys of [`MANAGED_LABELS`] are ever set or removed; a
+//! [`LabelPatch`] cannot name any other key.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use ascend_dcmi::{ChipIdentity, ChipType, DeviceManager};
 
+use crate::device_info::NodePlacement;
 use crate::error::{Error, Result};
 
 /// The prefix of this stack's own node labels.
@@ -40,9 +50,74 @@ pub const ACCELERATOR_LABEL: &str = "accelerator";
 /// Huawei's chip-name label (`310P3`, `910B3`, ...), kept for compatibility.
 pub const CHIP_NAME_LABEL: &str = "node.kubernetes.io/npu.chip.name";
 
+/// Huawei's driver-version label (the raw DCMI version, as Huawei's device plugin writes it), kept for compatibility.
+pub const HUAWEI_DRIVER_VERSION_LABEL: &str = "huawei.com/driver.version";
+/// Huawei's server-type label (`Ascend910B-20`, `Ascend310P-8`, `npu-32`): Volcano's vNPU scheduling reads it.
+pub const SERVER_TYPE_LABEL: &str = "servertype";
+/// Huawei's on-chip memory label (`64G`): Volcano's soft-sharing policy reads it.
+pub const CHIP_MEMORY_LABEL: &str = "mind-cluster/npu-chip-memory";
+/// Huawei's inference-card label, `card-300i-duo` on a node of Atlas 300I Duo cards.
+pub const INFER_CARD_LABEL: &str = "infer-card-type";
+
+/// Huawei's topology label of the super-pod id (Atlas A3 and Ascend950 in a super-pod).
+pub const TOPO_SUPER_POD_LABEL: &str = "huawei.com/topotree.superpodid";
+/// Huawei's topology label of the server's index in its super-pod (Ascend950).
+pub const TOPO_SERVER_LABEL: &str = "huawei.com/topotree.serverid";
+/// Huawei's topology label of the rack (Ascend950 in a 1D or 2D super-pod).
+pub const TOPO_RACK_LABEL: &str = "huawei.com/topotree.rackid";
+
 /// Every key the labeller owns. Keys outside this list are never changed or removed.
-pub const MANAGED_LABELS: [&str; 6] =
-    [CHIP_TYPE_LABEL, CHIP_COUNT_LABEL, DRIVER_VERSION_LABEL, PRODUCT_LABEL, ACCELERATOR_LABEL, CHIP_NAME_LABEL];
+pub const MANAGED_LABELS: [&str; 13] = [
+    CHIP_TYPE_LABEL,
+    CHIP_COUNT_LABEL,
+    DRIVER_VERSION_LABEL,
+    PRODUCT_LABEL,
+    ACCELERATOR_LABEL,
+    CHIP_NAME_LABEL,
+    HUAWEI_DRIVER_VERSION_LABEL,
+    SERVER_TYPE_LABEL,
+    CHIP_MEMORY_LABEL,
+    INFER_CARD_LABEL,
+    TOPO_SUPER_POD_LABEL,
+    TOPO_SERVER_LABEL,
+    TOPO_RACK_LABEL,
+];
+
+/// The fewest and most AI cores Huawei's plugin accepts for [`SERVER_TYPE_LABEL`] (mind-cluster
+/// `component/ascend-device-plugin/pkg/device/ascendcommon.go`, `getAiCoreCount`).
+const AI_CORES: std::ops::RangeInclusive<u32> = 8..=36;
+/// The product type of an Atlas 300I Duo card, and Huawei's [`INFER_CARD_LABEL`] value for a node of them.
+const ATLAS_300I_DUO: (&str, &str) = ("Atlas 300I Duo", "card-300i-duo");
+
+/// What the first chip tells about the node beyond its identity: the inputs of Huawei's labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ChipResources {
+    /// AI cores of the chip's vNPU resources (`dcmi_get_device_info` main command 52; the chip information's count
+    /// on the V2 API, where ascend-dcmi makes no vNPU query), `None` when unreadable.
+    pub ai_cores: Option<u32>,
+    /// HBM size in bytes, `None` on chips without HBM or when unreadable.
+    pub hbm_bytes: Option<u64>,
+}
+
+impl ChipResources {
+    /// Reads the AI cores and the HBM size of one chip. Neither is required: a chip that cannot say gets no label.
+    pub fn read(manager: &dyn DeviceManager, chip: &ChipIdentity) -> Self {
+        let has_hbm = matches!(
+            chip.chip_type,
+            Some(ChipType::Ascend910 | ChipType::Ascend910B | ChipType::Ascend910A3 | ChipType::Ascend950)
+        );
+        ChipResources {
+            ai_cores: match manager.vnpus(chip.ids.logic) {
+                Ok(inventory) => Some(inventory.total_aicore as u32),
+                // ascend-dcmi makes no vNPU query on the V2 API (Ascend950, which has no vNPUs); the chip information
+                // gives the same chip's AI cores.
+                Err(ascend_dcmi::Error::UnavailableOnApi { .. }) => Some(chip.info.aicore_count),
+                Err(_) => None,
+            },
+            hbm_bytes: if has_hbm { manager.hbm_memory(chip.ids.logic).ok().map(|hbm| hbm.total_bytes) } else { None },
+        }
+    }
+}
 
 /// The value of [`CHIP_TYPE_LABEL`] and [`PRODUCT_LABEL`] on a node whose chips (or cards) are not all alike. Such a
 /// node matches neither pool selector (`chip-type=310P`, `chip-type=910B`), deliberately: a pool's plugin flags and
@@ -86,11 +161,62 @@ impl NodeLabels {
         let driver_version = manager
             .driver_version()
             .map_err(|source| Error::Dcmi { what: "the driver version for the node labels".into(), source })?;
-        Ok(Self::from_inventory(&driver_version, &identities))
+        let resources = ChipResources::read(manager, &identities[0]);
+        let listed: Vec<_> = identities.iter().map(|identity| identity.ids).collect();
+        let placement = NodePlacement::of_chips(manager, &listed, identities[0].chip_type);
+        Ok(Self::from_inventory(&driver_version, &identities)
+            .with_huawei_labels(&driver_version, &identities, resources)
+            .with_topology_labels(&placement))
+    }
+
+    /// Adds Huawei's super-pod topology labels, which Volcano's Ascend plugin reads to group super-pod nodes
+    /// (mind-cluster `component/ascend-device-plugin/pkg/server/manager.go`, `addTopologyLabel`; `component/
+    /// ascend-for-volcano/plugin/supernode.go`): the super-pod id on Atlas A3 and Ascend950, the server index and
+    /// the rack on Ascend950, each only when the driver gave one (not negative).
+    pub fn with_topology_labels(mut self, placement: &NodePlacement) -> Self {
+        let known = |value: i32| (value >= 0).then(|| value.to_string());
+        let read = placement.placement;
+        let (super_pod, server, rack) = match placement.chip_type {
+            Some(ChipType::Ascend910A3) => (known(read.super_pod_id), None, None),
+            Some(ChipType::Ascend950) => {
+                (known(read.super_pod_id), known(read.server_index), read.rack_id.and_then(known))
+            }
+            _ => (None, None, None),
+        };
+        for (key, value) in [(TOPO_SUPER_POD_LABEL, super_pod), (TOPO_SERVER_LABEL, server), (TOPO_RACK_LABEL, rack)] {
+            if let Some(value) = value {
+                self.0.insert(key.to_owned(), value);
+            }
+        }
+        self
+    }
+
+    /// Adds the labels Huawei's device plugin writes (see the module docs) to these, for a node with these chips
+    /// whose first chip has these `resources` (pure).
+    pub fn with_huawei_labels(
+        mut self,
+        driver_version: &str,
+        chips: &[ChipIdentity],
+        resources: ChipResources,
+    ) -> Self {
+        let mut put = |key: &str, value: Option<String>| {
+            if let Some(value) = value.as_deref().and_then(sanitize_label_value) {
+                self.0.insert(key.to_owned(), value);
+            }
+        };
+        put(HUAWEI_DRIVER_VERSION_LABEL, Some(driver_version.to_owned()));
+        let chip_type = single(distinct(chips.iter().map(|chip| chip.chip_type))).flatten();
+        let cores = resources.ai_cores.filter(|cores| AI_CORES.contains(cores));
+        put(SERVER_TYPE_LABEL, chip_type.zip(cores).map(|(chip_type, cores)| server_type_value(chip_type, cores)));
+        put(CHIP_MEMORY_LABEL, resources.hbm_bytes.map(|bytes| format!("{}G", bytes >> 30)));
+        let all_duo = chips.iter().all(|chip| chip.product_type.as_deref().map(str::trim) == Some(ATLAS_300I_DUO.0));
+        put(INFER_CARD_LABEL, (all_duo && !chips.is_empty()).then(|| ATLAS_300I_DUO.1.to_owned()));
+        self
     }
 
     /// Computes the labels of a node with these chips and this driver version (pure; see the module docs for the
-    /// values). A label whose value sanitises to nothing is left out.
+    /// values), without Huawei's labels of [`NodeLabels::with_huawei_labels`]. A label whose value sanitises to
+    /// nothing is left out.
     pub fn from_inventory(driver_version: &str, chips: &[ChipIdentity]) -> Self {
         let mut labels = BTreeMap::new();
         let mut put = |key: &str, value: Option<String>| {
@@ -134,6 +260,10 @@ impl NodeLabels {
     pub fn patch_against(&self, current: &BTreeMap<String, String>) -> LabelPatch {
         let mut changes = BTreeMap::new();
         for key in MANAGED_LABELS {
+            // Huawei's plugin never replaces a server type the node has (an operator's `Ascend310P-10-dual`, say).
+            if key == SERVER_TYPE_LABEL && current.contains_key(key) {
+                continue;
+            }
             let wanted = self.0.get(key);
             if current.get(key) != wanted {
                 changes.insert(key.to_owned(), wanted.cloned());
@@ -194,6 +324,15 @@ impl fmt::Display for LabelPatch {
 pub fn chip_type_value(chip_type: ChipType) -> &'static str {
     let name = chip_type.as_str();
     name.strip_prefix("Ascend").unwrap_or(name)
+}
+
+/// Huawei's [`SERVER_TYPE_LABEL`] value: `<chip type>-<AI cores>` (`Ascend910B-20`), `npu-<AI cores>` on Ascend950
+/// (mind-cluster `component/ascend-device-plugin/pkg/server/manager.go`, `getNewNodeLabel`).
+pub fn server_type_value(chip_type: ChipType, ai_cores: u32) -> String {
+    match chip_type {
+        ChipType::Ascend950 => format!("npu-{ai_cores}"),
+        other => format!("{}-{ai_cores}", other.as_str()),
+    }
 }
 
 /// Huawei's [`ACCELERATOR_LABEL`] value for a chip type: the resource family, as Huawei's device plugin sets it

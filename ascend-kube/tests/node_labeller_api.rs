@@ -75,7 +75,8 @@ async fn labels_are_patched_once_with_the_exact_body_and_foreign_labels_survive(
     assert_eq!(
         patch.to_string(),
         "accelerator=huawei-Ascend310P, ascend.huawei.com/chip-count=8, ascend.huawei.com/driver-version=24.1.rc2, \
-         ascend.huawei.com/product=Atlas-300I-Duo, node.kubernetes.io/npu.chip.name=310P3"
+         ascend.huawei.com/product=Atlas-300I-Duo, huawei.com/driver.version=24.1.rc2, infer-card-type=card-300i-duo, \
+         node.kubernetes.io/npu.chip.name=310P3"
     );
     let requests = server.requests();
     assert_eq!(
@@ -86,7 +87,7 @@ async fn labels_are_patched_once_with_the_exact_body_and_foreign_labels_survive(
     assert_eq!(
         patch_request.body.as_ref().map(ToString::to_string).as_deref(),
         Some(
-            r#"{"metadata":{"labels":{"accelerator":"huawei-Ascend310P","ascend.huawei.com/chip-count":"8","ascend.huawei.com/driver-version":"24.1.rc2","ascend.huawei.com/product":"Atlas-300I-Duo","node.kubernetes.io/npu.chip.name":"310P3"}}}"#
+            r#"{"metadata":{"labels":{"accelerator":"huawei-Ascend310P","ascend.huawei.com/chip-count":"8","ascend.huawei.com/driver-version":"24.1.rc2","ascend.huawei.com/product":"Atlas-300I-Duo","huawei.com/driver.version":"24.1.rc2","infer-card-type":"card-300i-duo","node.kubernetes.io/npu.chip.name":"310P3"}}}"#
         )
     );
     assert_eq!(patch_request.content_type.as_deref(), Some("application/merge-patch+json"));
@@ -97,7 +98,7 @@ async fn labels_are_patched_once_with_the_exact_body_and_foreign_labels_survive(
         assert_eq!(now.get(key).map(String::as_str), Some(value), "foreign label {key} changed");
     }
     assert_eq!(now.get("ascend.huawei.com/chip-type").map(String::as_str), Some("310P"));
-    assert_eq!(now.len(), FOREIGN.len() + 6);
+    assert_eq!(now.len(), FOREIGN.len() + 8);
 
     // Idempotent: the node now matches, so the next reconcile only reads it.
     assert_eq!(node.labeller.reconcile().await.expect("second reconcile"), Reconciled::Unchanged);
@@ -267,6 +268,8 @@ async fn a_hung_driver_fails_the_reconcile_in_time_and_no_second_read_piles_up()
         .expect_identity()
         .returning(move |logic| Ok(identities.iter().find(|chip| chip.ids.logic == logic).cloned().expect("chip")));
     driver.expect_driver_version().returning(|| Ok("24.1.rc2".to_owned()));
+    driver.expect_vnpus().returning(|logic| Err(ascend_dcmi::Error::NoSuchChip(logic.to_string())));
+    driver.expect_super_pod_info().returning(|logic| Err(ascend_dcmi::Error::NoSuchChip(logic.to_string())));
     let config = LabellerConfig { driver_deadline: Duration::from_millis(200), ..hourly() };
     let labeller = NodeLabeller::new(Arc::new(driver), server.client(), config).expect("labeller");
 

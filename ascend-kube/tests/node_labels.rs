@@ -8,7 +8,8 @@ mod node_labels_support;
 use ascend_dcmi::{Error, LogicId, MockDeviceManager};
 use ascend_kube::node_labels::{
     LabelPatch, NodeLabels, ACCELERATOR_LABEL, CHIP_COUNT_LABEL, CHIP_NAME_LABEL, CHIP_TYPE_LABEL,
-    DRIVER_VERSION_LABEL, MANAGED_LABELS, MIXED, PRODUCT_LABEL,
+    DRIVER_VERSION_LABEL, HUAWEI_DRIVER_VERSION_LABEL, INFER_CARD_LABEL, MANAGED_LABELS, MIXED, PRODUCT_LABEL,
+    SERVER_TYPE_LABEL,
 };
 use node_labels_support::{chip, driver};
 
@@ -33,6 +34,8 @@ fn a_310p_node_gets_every_label() {
             (PRODUCT_LABEL, "Atlas-300I-Duo"),
             (ACCELERATOR_LABEL, "huawei-Ascend310P"),
             (CHIP_NAME_LABEL, "310P3"),
+            (HUAWEI_DRIVER_VERSION_LABEL, "24.1.rc2"),
+            (INFER_CARD_LABEL, "card-300i-duo"),
         ])
     );
 }
@@ -53,7 +56,8 @@ fn a_node_without_any_product_string_has_no_product_label() {
     let chips = vec![chip(0, "910B3", None, None), chip(1, "910B3", Some("  "), Some(""))];
     let labels = NodeLabels::read(&driver(chips, "24.1.rc2")).expect("labels");
     assert_eq!(labels.get(PRODUCT_LABEL), None);
-    assert_eq!(labels.len(), 5);
+    assert_eq!(labels.get(INFER_CARD_LABEL), None, "not Atlas 300I Duo cards");
+    assert_eq!(labels.len(), 6);
 }
 
 #[test]
@@ -142,6 +146,7 @@ fn the_patch_sets_differences_removes_stale_keys_and_ignores_foreign_labels() {
         ("accelerator", "huawei-Ascend310P"),
         (CHIP_TYPE_LABEL, "910B"),
         (PRODUCT_LABEL, "Atlas-300I-Duo"),
+        (SERVER_TYPE_LABEL, "Ascend310P-10-dual"),
     ]);
     let patch = desired.patch_against(&current);
     let changes: Vec<(&str, Option<&str>)> = patch.changes().collect();
@@ -152,6 +157,7 @@ fn the_patch_sets_differences_removes_stale_keys_and_ignores_foreign_labels() {
             (CHIP_COUNT_LABEL, Some("1")),
             (DRIVER_VERSION_LABEL, Some("24.1.rc2")),
             (PRODUCT_LABEL, None),
+            (HUAWEI_DRIVER_VERSION_LABEL, Some("24.1.rc2")),
             (CHIP_NAME_LABEL, Some("910B3")),
         ]
     );
@@ -162,6 +168,7 @@ fn the_patch_sets_differences_removes_stale_keys_and_ignores_foreign_labels() {
             "ascend.huawei.com/chip-count": "1",
             "ascend.huawei.com/driver-version": "24.1.rc2",
             "ascend.huawei.com/product": null,
+            "huawei.com/driver.version": "24.1.rc2",
             "node.kubernetes.io/npu.chip.name": "910B3",
         }}})
     );

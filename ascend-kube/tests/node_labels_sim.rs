@@ -4,8 +4,9 @@
 mod node_labels_support;
 
 use ascend_kube::node_labels::{
-    NodeLabels, ACCELERATOR_LABEL, CHIP_COUNT_LABEL, CHIP_NAME_LABEL, CHIP_TYPE_LABEL, DRIVER_VERSION_LABEL, MIXED,
-    PRODUCT_LABEL,
+    NodeLabels, ACCELERATOR_LABEL, CHIP_COUNT_LABEL, CHIP_MEMORY_LABEL, CHIP_NAME_LABEL, CHIP_TYPE_LABEL,
+    DRIVER_VERSION_LABEL, HUAWEI_DRIVER_VERSION_LABEL, INFER_CARD_LABEL, MIXED, PRODUCT_LABEL, SERVER_TYPE_LABEL,
+    TOPO_RACK_LABEL, TOPO_SERVER_LABEL, TOPO_SUPER_POD_LABEL,
 };
 use node_labels_support::{mixed_fixture, start, topology};
 
@@ -16,6 +17,11 @@ struct Expected {
     product: &'static str,
     accelerator: &'static str,
     chip_name: &'static str,
+    /// Huawei's labels, as Huawei's device plugin writes them on the same simulated host (the comparison tier,
+    /// peer-tests, checks these against it): servertype, mind-cluster/npu-chip-memory, infer-card-type.
+    huawei: [Option<&'static str>; 3],
+    /// Huawei's topology labels: huawei.com/topotree.superpodid, .serverid, .rackid.
+    topology: [Option<&'static str>; 3],
 }
 
 /// DCMI V1 samples, then the Ascend950 (DCMI V2) ones.
@@ -26,6 +32,8 @@ const SAMPLES: [Expected; 7] = [
         product: "Atlas-300I-Duo",
         accelerator: "huawei-Ascend310P",
         chip_name: "310P3",
+        huawei: [Some("Ascend310P-8"), None, Some("card-300i-duo")],
+        topology: [None, None, None],
     },
     Expected {
         sample: "atlas-300i-pro",
@@ -33,6 +41,8 @@ const SAMPLES: [Expected; 7] = [
         product: "Atlas-300I-Pro",
         accelerator: "huawei-Ascend310P",
         chip_name: "310P3",
+        huawei: [Some("Ascend310P-8"), None, None],
+        topology: [None, None, None],
     },
     Expected {
         sample: "atlas-800t-a2",
@@ -40,6 +50,8 @@ const SAMPLES: [Expected; 7] = [
         product: "Atlas-800T-A2",
         accelerator: "huawei-Ascend910",
         chip_name: "910B3",
+        huawei: [Some("Ascend910B-20"), Some("64G"), None],
+        topology: [None, None, None],
     },
     Expected {
         sample: "atlas-800i-a3",
@@ -47,6 +59,8 @@ const SAMPLES: [Expected; 7] = [
         product: "Atlas-800I-A3",
         accelerator: "huawei-Ascend910",
         chip_name: "910_9382",
+        huawei: [Some("Ascend910A3-24"), Some("64G"), None],
+        topology: [Some("0"), None, None],
     },
     Expected {
         sample: "edge-310",
@@ -54,6 +68,8 @@ const SAMPLES: [Expected; 7] = [
         product: "Atlas-200-Model-3000",
         accelerator: "huawei-Ascend310",
         chip_name: "310",
+        huawei: [None, None, None],
+        topology: [None, None, None],
     },
     Expected {
         sample: "atlas-950-8",
@@ -61,6 +77,8 @@ const SAMPLES: [Expected; 7] = [
         product: "Atlas-950-SuperPoD",
         accelerator: "huawei-npu",
         chip_name: "Ascend950DT",
+        huawei: [Some("npu-32"), Some("144G"), None],
+        topology: [Some("1"), Some("1"), Some("1")],
     },
     Expected {
         sample: "atlas-950-16",
@@ -68,6 +86,8 @@ const SAMPLES: [Expected; 7] = [
         product: "Atlas-950-16P",
         accelerator: "huawei-npu",
         chip_name: "Ascend950PR",
+        huawei: [Some("npu-32"), Some("128G"), None],
+        topology: [None, None, None],
     },
 ];
 
@@ -85,7 +105,17 @@ fn every_sample_host_gets_its_pool_labels() {
         assert_eq!(labels.get(PRODUCT_LABEL), Some(expected.product), "{context}");
         assert_eq!(labels.get(ACCELERATOR_LABEL), Some(expected.accelerator), "{context}");
         assert_eq!(labels.get(CHIP_NAME_LABEL), Some(expected.chip_name), "{context}");
-        assert_eq!(labels.len(), 6, "{context}");
+        assert_eq!(labels.get(HUAWEI_DRIVER_VERSION_LABEL), Some(host.simulation.driver_version.as_str()), "{context}");
+        let [server_type, memory, infer_card] = expected.huawei;
+        assert_eq!(labels.get(SERVER_TYPE_LABEL), server_type, "{context}");
+        assert_eq!(labels.get(CHIP_MEMORY_LABEL), memory, "{context}");
+        assert_eq!(labels.get(INFER_CARD_LABEL), infer_card, "{context}");
+        let [super_pod, server, rack] = expected.topology;
+        assert_eq!(labels.get(TOPO_SUPER_POD_LABEL), super_pod, "{context}");
+        assert_eq!(labels.get(TOPO_SERVER_LABEL), server, "{context}");
+        assert_eq!(labels.get(TOPO_RACK_LABEL), rack, "{context}");
+        let huawei = expected.huawei.iter().chain(&expected.topology).flatten().count();
+        assert_eq!(labels.len(), 7 + huawei, "{context}");
     }
 }
 

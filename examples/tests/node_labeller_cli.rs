@@ -41,7 +41,10 @@ fn dry_run_prints_the_merge_patch_of_a_310p_node() {
             "ascend.huawei.com/chip-type": "310P",
             "ascend.huawei.com/driver-version": "24.1.rc2",
             "ascend.huawei.com/product": "Atlas-300I-Duo",
+            "huawei.com/driver.version": "24.1.rc2",
+            "infer-card-type": "card-300i-duo",
             "node.kubernetes.io/npu.chip.name": "310P3",
+            "servertype": "Ascend310P-8",
         }}})
     );
     assert!(stderr.contains("KUBERNETES_SERVICE_HOST is not set"), "{stderr}");

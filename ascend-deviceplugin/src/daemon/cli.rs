@@ -213,7 +213,7 @@ impl Args {
                 health_deadline: self.health_deadline,
                 fault_events: !self.no_fault_events,
             },
-            allocate: AllocateConfig { mode, host_root: self.host_root.clone() },
+            allocate: AllocateConfig { mode, host_root: self.host_root.clone(), hccl_topo_file: None },
             ..PluginConfig::default()
         })
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::{plugin, DeviceAssigner, HealthMonitor};
 use anyhow::Context;
 use ascend_cli::health_endpoint::{EndpointError, HealthEndpoint};
+use ascend_kube::device_info::NodePlacement;
 use ascend_kube::BackoffPolicy;
 use ascend_kube::NodeConditionWriter;
 use ascend_node::load_driver_until;
@@ -23,7 +24,7 @@ const API_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// # Errors
 /// Invalid flags, or an HTTP endpoint that cannot be bound.
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let config = args.plugin_config()?;
+    let mut config = args.plugin_config()?;
     let volcano = args.volcano_config()?;
     let events_node = args.node_events_node()?;
     let metrics = Arc::new(PluginMetrics::default());
@@ -42,6 +43,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         return finish_http(http).await;
     };
     let dcmi = Arc::new(dcmi);
+    let reader = Arc::clone(&dcmi);
+    config.allocate.hccl_topo_file =
+        tokio::task::spawn_blocking(move || crate::allocate::hccl_topo_file(reader.as_ref()))
+            .await
+            .context("reading the HCCL topology file of the host")?;
     metrics.set_driver_loaded(true);
     let observer: Arc<dyn crate::PluginObserver> = metrics.clone();
     let monitor = HealthMonitor::start(dcmi.clone(), config.monitor.clone(), observer.clone())?;
@@ -70,8 +76,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     let assigner = match (volcano, client) {
-        (Some(volcano), Some(client)) => {
+        (Some(mut volcano), Some(client)) => {
             tracing::info!(node = %volcano.node_name, "Volcano mode: writing device info, assigning chips from pod annotations");
+            let reader = Arc::clone(&dcmi);
+            let placement = tokio::task::spawn_blocking(move || NodePlacement::read(reader.as_ref()))
+                .await
+                .context("reading the node's super-pod placement")?;
+            tracing::info!(placement = ?placement.placement, "super-pod placement");
+            volcano.placement = Some(placement);
             crate::volcano::start_node_annotation(client.clone(), dcmi, &monitor, &volcano, stopped(stop.clone()))?;
             let assigner: Arc<dyn DeviceAssigner> =
                 crate::volcano::start(client, &monitor, volcano, stopped(stop.clone()))?;

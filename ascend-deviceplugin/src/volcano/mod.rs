@@ -24,7 +24,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::DeviceManager;
-use ascend_kube::device_info::{BaseInfoWriter, DeviceInfoPublisher, PublisherConfig, BASE_INFO_CHECK_INTERVAL};
+use ascend_kube::device_info::{
+    BaseInfoWriter, DeviceInfoPublisher, NodePlacement, PublisherConfig, BASE_INFO_CHECK_INTERVAL,
+};
 use ascend_kube::pod_assignment::PodAssignments;
 use ascend_kube::BackoffPolicy;
 use tokio::sync::Notify;
@@ -52,6 +54,10 @@ pub struct VolcanoConfig {
     pub request_timeout: Duration,
     /// How often the chips of `baseDeviceInfos` are read again ([`BASE_INFO_CHECK_INTERVAL`]).
     pub base_info_interval: Duration,
+    /// The node's super-pod placement, read from the driver at start ([`NodePlacement::read`]): the ConfigMap's
+    /// `SuperPodID`, `ServerIndex` and `RackID` and the Node annotations written beside `baseDeviceInfos`. `None`
+    /// writes `publisher.placement` and no placement annotations.
+    pub placement: Option<NodePlacement>,
 }
 
 impl VolcanoConfig {
@@ -64,6 +70,7 @@ impl VolcanoConfig {
             backoff: BackoffPolicy::default(),
             request_timeout: Duration::from_secs(10),
             base_info_interval: BASE_INFO_CHECK_INTERVAL,
+            placement: None,
         }
     }
 }
@@ -81,7 +88,8 @@ pub fn start(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<Arc<VolcanoAssigner>> {
     let node = &config.node_name;
-    let publisher_config = PublisherConfig { request_timeout: config.request_timeout, ..config.publisher };
+    let placement = config.placement.map_or(config.publisher.placement, |read| read.placement);
+    let publisher_config = PublisherConfig { request_timeout: config.request_timeout, placement, ..config.publisher };
     let publisher = DeviceInfoPublisher::new(client.clone(), node, publisher_config).map_err(config_error)?;
     let pods = PodAssignments::new(client, node, config.request_timeout).map_err(config_error)?;
     let assigned = Arc::new(Notify::new());
@@ -109,8 +117,10 @@ pub fn start_node_annotation(
     config: &VolcanoConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
-    let writer =
-        BaseInfoWriter::new(client, &config.node_name).map_err(config_error)?.with_timeout(config.request_timeout);
+    let writer = BaseInfoWriter::new(client, &config.node_name)
+        .map_err(config_error)?
+        .with_timeout(config.request_timeout)
+        .with_annotations(config.placement.map(|read| read.annotations()).unwrap_or_default());
     let annotating = BaseInfoLoop {
         writer,
         manager,

@@ -419,3 +419,37 @@ impl FakeHost {
         self.with(|state| state.chips.get(&phy).cloned()).expect("chip exists")
     }
 }
+
+/// A private copy of the simulated `libdcmi.so` (its own simulator state), loaded with a sample topology. The
+/// simulator reads its topology from a process-wide variable: one sample per test binary.
+pub fn simulator(sample: &str) -> (ascend_dcmi::Dcmi, tempfile::TempDir) {
+    let built = dcmi_sim::library_path().expect("the simulator is built with the tests");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let library = dir.path().join("libdcmi.so");
+    std::fs::copy(built, &library).expect("copy libdcmi_sim.so");
+    std::env::set_var(dcmi_sim::CONFIG_ENV, format!("sample:{sample}"));
+    let dcmi = ascend_dcmi::Dcmi::builder()
+        .library_path(&library)
+        .verify_library_ownership(false)
+        .init()
+        .expect("simulator loads");
+    (dcmi, dir)
+}
+
+/// A fake API server holding Node `config.node_name` (with one foreign annotation, `volcano.sh/other: kept`) and
+/// Volcano mode's Node annotation writer started against it for `manager`'s chips; keep the monitor alive.
+pub async fn annotated_node(
+    manager: Arc<dyn DeviceManager>,
+    config: &VolcanoConfig,
+) -> (fake_apiserver::FakeApiServer, HealthMonitor) {
+    let server = fake_apiserver::FakeApiServer::start().await.expect("fake API server");
+    server.seed(serde_json::json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": config.node_name,
+        "annotations": {"volcano.sh/other": "kept"}}}));
+    let client = ascend_kube::client_for(server.config(), "ascend-device-plugin", "test").expect("client");
+    let observer: Arc<dyn ascend_deviceplugin::PluginObserver> = Arc::new(NoopObserver);
+    let monitor =
+        HealthMonitor::start(Arc::clone(&manager), PluginConfig::default().monitor, observer).expect("monitor starts");
+    ascend_deviceplugin::volcano::start_node_annotation(client, manager, &monitor, config, std::future::pending())
+        .expect("valid node name");
+    (server, monitor)
+}

@@ -114,6 +114,7 @@ pub struct BaseInfoWriter {
     nodes: Api<Node>,
     node: String,
     timeout: Duration,
+    others: BTreeMap<String, String>,
 }
 
 impl std::fmt::Debug for BaseInfoWriter {
@@ -129,7 +130,12 @@ impl BaseInfoWriter {
     /// [`crate::Error::InvalidNodeName`].
     pub fn new(client: kube::Client, node: &str) -> Result<Self> {
         check_node_name(node)?;
-        Ok(BaseInfoWriter { nodes: Api::all(client), node: node.to_owned(), timeout: DEFAULT_REQUEST_TIMEOUT })
+        Ok(BaseInfoWriter {
+            nodes: Api::all(client),
+            node: node.to_owned(),
+            timeout: DEFAULT_REQUEST_TIMEOUT,
+            others: BTreeMap::new(),
+        })
     }
 
     /// Bounds each request by `timeout` instead.
@@ -138,17 +144,27 @@ impl BaseInfoWriter {
         self
     }
 
+    /// Writes these annotations too, with the same patch: the node's placement
+    /// ([`super::NodePlacement::annotations`]), which Huawei's plugin writes beside `baseDeviceInfos`.
+    pub fn with_annotations(mut self, annotations: BTreeMap<String, String>) -> Self {
+        self.others = annotations;
+        self
+    }
+
     /// The Node's name.
     pub fn node(&self) -> &str {
         &self.node
     }
 
-    /// Sets the annotation to `infos` with one PATCH (a JSON merge patch of this key alone).
+    /// Sets the annotation to `infos` with one PATCH (a JSON merge patch of this key and those of
+    /// [`BaseInfoWriter::with_annotations`] alone).
     ///
     /// # Errors
     /// [`crate::Error::Api`] (a missing Node included), [`crate::Error::Transport`] or [`crate::Error::Timeout`].
     pub async fn write(&self, infos: &BaseDeviceInfos) -> Result<()> {
-        let patch = json!({"metadata": {"annotations": {BASE_DEVICE_INFOS_ANNOTATION: infos.to_annotation()}}});
+        let mut annotations = self.others.clone();
+        annotations.insert(BASE_DEVICE_INFOS_ANNOTATION.to_owned(), infos.to_annotation());
+        let patch = json!({"metadata": {"annotations": annotations}});
         let params = PatchParams { field_manager: Some(DEVICE_PLUGIN_FIELD_MANAGER.into()), ..PatchParams::default() };
         request(
             "patch",

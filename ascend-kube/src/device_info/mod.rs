@@ -32,10 +32,13 @@
 //!
 //! The same scheduler also reads the Node annotation `baseDeviceInfos` (every chip of the node with its IP address
 //! and super-device id), from which it computes the free chips: [`BASE_DEVICE_INFOS_ANNOTATION`],
-//! [`BaseDeviceInfos`] and its writer [`BaseInfoWriter`], documented in their module.
+//! [`BaseDeviceInfos`] and its writer [`BaseInfoWriter`], documented in their module. The node's super-pod
+//! placement, which the ConfigMap and the Node annotations `superPodID`, `serverIndex`, `serverType` and `rackID`
+//! carry, is read by [`NodePlacement`].
 
 mod base_device_infos;
 mod document;
+mod placement;
 mod publisher;
 
 pub use base_device_infos::{
@@ -47,6 +50,10 @@ pub use document::{
     CARD_NETWORK_UNHEALTHY, CARD_UNHEALTHY, CONSUMER_LABEL, CONSUMER_LABEL_VALUE, DEVICE_INFO_KEY,
     DEVICE_INFO_NAMESPACE, DEVICE_INFO_NAME_PREFIX, FAULT_SUFFIX, MANUALLY_SEPARATE_NPU_KEY, NETWORK_UNHEALTHY_SUFFIX,
     NOT_IN_SUPER_POD, RECOVERING_SUFFIX, UNHEALTHY_SUFFIX,
+};
+pub use placement::{
+    NodePlacement, PLACEMENT_UNREADABLE, RACK_ID_ANNOTATION, SERVER_INDEX_ANNOTATION, SERVER_TYPE_ANNOTATION,
+    SUPER_POD_ID_ANNOTATION,
 };
 pub use publisher::{
     next_update_time, DeviceInfoPublisher, Published, PublisherConfig, DEFAULT_REFRESH_INTERVAL,

@@ -99,6 +99,10 @@ pub fn shared_driver(chips: Arc<Mutex<Vec<ChipIdentity>>>, version: &str) -> Moc
     });
     let version = version.to_owned();
     mock.expect_driver_version().returning(move || Ok(version.clone()));
+    // No vNPU resources and no HBM: Huawei's server-type and chip-memory labels are the simulator tests' concern.
+    mock.expect_vnpus().returning(|logic| Err(Error::NoSuchChip(logic.to_string())));
+    mock.expect_hbm_memory().returning(|logic| Err(Error::NoSuchChip(logic.to_string())));
+    mock.expect_super_pod_info().returning(|logic| Err(Error::NoSuchChip(logic.to_string())));
     mock
 }
 
