@@ -2,7 +2,10 @@
 
 import unittest
 
-from peers.differences import Collector, Known, Key, compare_scrapes, judge, stale
+import tempfile
+from pathlib import Path
+
+from peers.differences import Collector, Known, Key, compare_scrapes, judge, load_known, stale
 from peers.exposition import ParseError, parse, same_single_precision
 from peers.host import frozen_topology
 
@@ -98,6 +101,29 @@ class Differ(unittest.TestCase):
         self.assertEqual(stale([entry, unused], {"npu-exporter"}, {"host"}), [unused])
         self.assertTrue(entry.matches(Key("npu-exporter", "host", "timestamp", "npu_chip_info_power")))
         self.assertFalse(entry.matches(Key("npu-exporter", "host", "timestamp", "machine_npu_nums")))
+
+
+class KnownDifferences(unittest.TestCase):
+    def test_the_committed_list_is_well_formed(self):
+        entries = load_known(Path(__file__).resolve().parents[1] / "known-differences.toml")
+        self.assertTrue(entries)
+        for entry in entries:
+            self.assertIn("mind-cluster", entry.source + entry.reason, f"{entry.where} cites no Huawei source")
+
+    def test_a_malformed_entry_is_named(self):
+        cases = {
+            'program = "x"\nkind = "value"\nmetric = "m"\nreason = "r"\nsource = "s"': "lacks verdict",
+            'program = "x"\nkind = "odd"\nmetric = "m"\nreason = "r"\nsource = "s"\nverdict = "deliberate"':
+                "kind 'odd'",
+            'program = "x"\nkind = "value"\nmetric = "m"\nreason = "r"\nsource = "s"\nverdict = "deliberate"\n'
+            'why = "?"': "unknown field",
+        }
+        for body, message in cases.items():
+            with tempfile.NamedTemporaryFile("w", suffix=".toml") as file:
+                file.write("[[difference]]\n" + body + "\n")
+                file.flush()
+                with self.assertRaisesRegex(ValueError, f"difference 1.*{message}|difference 1 {message}"):
+                    load_known(Path(file.name))
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ for bind in "${binds[@]}"; do
     [[ -d ${bind%%:*} ]] || { echo "in-host: --bind source ${bind%%:*} is not a directory" >&2; exit 2; }
     mkdir -p "${bind#*:}"
 done
+# shellcheck disable=SC2016 # the script is the inner shell's, expanded there
 exec unshare --mount --propagation private -- bash -euc '
     root=$1
     IFS=" " read -r -a binds <<<"$2"
@@ -35,7 +36,7 @@ exec unshare --mount --propagation private -- bash -euc '
         mount --bind "${bind%%:*}" "${bind#*:}"
     done
     mount --bind "$root/usr/local" /usr/local
-    # A /dev of the basic nodes and the fake host'"'"'s own (cp -a keeps character devices as they are).
+    # A /dev of the basic nodes and the fake host own ones (cp -a keeps character devices as they are).
     mount -t tmpfs -o mode=755,size=1m ascend-peer-dev /dev
     for node in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
         IFS=: read -r name major minor <<<"$node"
