@@ -41,6 +41,9 @@ bash "$CLUSTER_SCRIPTS/images/base_images.sh" "$images"
 # The host's own tools come from the same release build: the CDI spec writer and runtime configurer, and the doctor.
 python3 "$CLUSTER_SCRIPTS/images/daemon_images.py" --repo "$REPO_ROOT" --out "$images" \
     --also-feature ctk --also-feature doctor --also-bin ascend-ctk --also-bin ascend-doctor
+# Huawei's device plugin, which cluster-tests/tests/huawei_device_plugin.rs runs in place of ours: only where
+# scripts/peers/build.sh finds the mind-cluster tree (exit 3 when there is none; the test then says it is skipped).
+bash "$CLUSTER_SCRIPTS/images/huawei_device_plugin.sh" "$images" "$target/release/libdcmi_sim.so" || [[ $? == 3 ]]
 
 say "credentials"
 bash "$CLUSTER_SCRIPTS/pki.sh"

@@ -133,11 +133,13 @@ def main(argv):
              for path in sorted((repo / "deploy/docker").glob("*.Dockerfile"))}
     features = sorted(set().union(*(plan[0] for plan in plans.values()), args.also_feature))
     binaries = sorted({binary for plan in plans.values() for binary in plan[1]} | set(args.also_bin))
-    # One build for everything: the images' binaries, the host's tools and the simulator, so that no dependency is
-    # compiled twice for two feature sets.
+    # One build for everything: the images' binaries, the host's tools and the simulator with its hccn_tool (which
+    # `dcmi-sim fake-host` installs beside it, as a driver installs its own; Huawei's device plugin runs it), so that no
+    # dependency is compiled twice for two feature sets.
     command = ["cargo", "build", "--release", "--locked", "-p", "ascend-tools", "-p", "dcmi-sim",
                "--no-default-features", "--features", ",".join(f"ascend-tools/{feature}" for feature in features),
-               "--lib", "--bin", "dcmi-sim"] + [flag for binary in binaries for flag in ("--bin", binary)]
+               "--lib", "--bin", "dcmi-sim", "--bin", "hccn_tool"]
+    command += [flag for binary in binaries for flag in ("--bin", binary)]
     print("daemon_images:", " ".join(command), flush=True)
     subprocess.run(command, cwd=repo, check=True)
     # The Dockerfiles' relinks, with the same features as the build so that only the binary itself is linked again.
