@@ -18,14 +18,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from peers import device_plugin, exporter, runtime  # noqa: E402
 from peers.differences import Collector, group_by_host, judge, load_known, stale  # noqa: E402
-from peers.host import Host, sample_hosts  # noqa: E402
+from peers.host import SCENARIOS, Host, sample_hosts  # noqa: E402
 
+# Each comparison, and the scenarios it applies to (a spec edit does not depend on the chips' health).
 PROGRAMS = {
-    "npu-exporter": exporter.compare,
-    device_plugin.PROGRAM: device_plugin.compare,
-    runtime.PROGRAM: runtime.compare,
+    "npu-exporter": (exporter.compare, SCENARIOS),
+    device_plugin.PROGRAM: (device_plugin.compare, SCENARIOS),
+    runtime.PROGRAM: (runtime.compare, ("plain",)),
 }
 KNOWN = Path(__file__).resolve().parent / "known-differences.toml"
+
+
+def _test_of(key_host: str) -> str:
+    """The test a difference belongs to: its host and scenario, without the device plugin's mode."""
+    host, *rest = key_host.split("+")
+    return f"{host}+faults" if "faults" in rest else host
 
 
 def main() -> int:
@@ -35,9 +42,15 @@ def main() -> int:
     parser.add_argument("--work", type=Path, required=True, help="a root-owned scratch directory for hosts and logs")
     parser.add_argument("--hosts", default=",".join(sample_hosts()))
     parser.add_argument("--programs", default=",".join(PROGRAMS))
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
+                        help="plain, and faults (a chip's health and fault code raised before the programs start)")
     args = parser.parse_args()
     hosts = [name for name in args.hosts.split(",") if name]
     programs = [name for name in args.programs.split(",") if name]
+    scenarios = [name for name in args.scenarios.split(",") if name]
+    for name in scenarios:
+        if name not in SCENARIOS:
+            parser.error(f"no scenario {name!r}; there are {', '.join(SCENARIOS)}")
     for name in hosts:
         if name not in sample_hosts():
             parser.error(f"no sample host {name!r}; the sample hosts are {', '.join(sample_hosts())}")
@@ -51,18 +64,23 @@ def main() -> int:
     collector = Collector()
     for name in hosts:
         host = Host(name, args.work / "hosts" / name, args.our_bin)
-        for program in programs:
-            started = time.monotonic()
-            try:
-                PROGRAMS[program](host, args.huawei_bin, args.our_bin, logs, collector)
-                error = ""
-            except AssertionError as failure:
-                error = str(failure)
-            results.append((program, name, error, time.monotonic() - started))
+        for scenario in scenarios:
+            host.enter(scenario)
+            for program in programs:
+                compare, applies_to = PROGRAMS[program]
+                if scenario not in applies_to:
+                    continue
+                started = time.monotonic()
+                try:
+                    compare(host, args.huawei_bin, args.our_bin, logs, collector)
+                    error = ""
+                except AssertionError as failure:
+                    error = str(failure)
+                results.append((program, host.label(), error, time.monotonic() - started))
     unexplained, explained = judge(collector.all(), known)
     for difference, entry in explained:
         print(f"known ({entry.verdict}): {difference.line()}"[:300])
-    failed_tests = {(d.key.program, d.key.host.split("+")[0]) for d in unexplained}
+    failed_tests = {(d.key.program, _test_of(d.key.host)) for d in unexplained}
     for host_name, differences in group_by_host(unexplained).items():
         print(f"\n{len(differences)} unexplained difference(s) on {host_name}:")
         for difference in differences:

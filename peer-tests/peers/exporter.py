@@ -39,9 +39,8 @@ def settled_scrape(name: str, port: int, program: Program, rounds: int = 3) -> d
         time.sleep(1)
 
 
-def compare(host: Host, huawei_bin: Path, our_bin: Path, logs: Path, collector: Collector,
-            scenario: str = "plain") -> None:
-    label = host.name if scenario == "plain" else f"{host.name}+{scenario}"
+def compare(host: Host, huawei_bin: Path, our_bin: Path, logs: Path, collector: Collector) -> None:
+    label = host.label()
     huawei_port, our_port = free_port(), free_port()
     huawei = Program(host, [str(huawei_bin / "npu-exporter"), f"-port={huawei_port}",
                             f"-logFile={logs / f'{label}.huawei-npu-exporter.log'}", *HUAWEI_FLAGS],

@@ -13,6 +13,7 @@ import re
 import shutil
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -42,11 +43,23 @@ def frozen_topology(name: str) -> str:
     return text[: simulation.end()] + "\n" + line + text[simulation.end() :]
 
 
+# The faults of the "faults" scenario: the chip of logic id 1 (0 on a one-chip host) reports a major health state and
+# a fault code the fault policies take it out for, as the cluster tests' chip fault does.
+FAULT_OVERLAY = """[[chip]]
+logic_id = {logic_id}
+health = 2
+faults = [0x80E01801]
+"""
+SCENARIOS = ("plain", "faults")
+
+
 class Host:
-    """A fake host of a sample topology under `root` (made anew)."""
+    """A fake host of a sample topology under `root` (made anew), in a scenario: "plain", or "faults" raised through
+    the simulator's overlay before the programs start."""
 
     def __init__(self, name: str, root: Path, target_dir: Path) -> None:
         self.name = name
+        self.scenario = "plain"
         self.root = root
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
@@ -61,24 +74,44 @@ class Host:
         (Huawei's programs dlopen libdcmi.so from LD_LIBRARY_PATH, as the driver's install sets it)."""
         env = dict(os.environ)
         env["DCMI_SIM_CONFIG"] = str(self.topology)
+        env["DCMI_SIM_OVERLAY"] = str(self.overlay)
         env["LD_LIBRARY_PATH"] = "/usr/local/Ascend/driver/lib64/driver"
         return env
 
-    def write_overlay(self, text: str) -> None:
-        """Raises faults: the simulator reads the overlay beside the topology on every call."""
-        overlay = self.topology.parent / "overlay.toml"
-        overlay.write_text(text)
+    @property
+    def overlay(self) -> Path:
+        return self.topology.parent / "overlay.toml"
 
-    def clear_overlay(self) -> None:
-        (self.topology.parent / "overlay.toml").unlink(missing_ok=True)
+    def label(self) -> str:
+        """How results and logs name the host in its scenario."""
+        return self.name if self.scenario == "plain" else f"{self.name}+{self.scenario}"
+
+    def enter(self, scenario: str) -> None:
+        """Sets the scenario: the overlay of its faults is written (atomically) or removed before programs start."""
+        if scenario not in SCENARIOS:
+            raise ValueError(f"no scenario {scenario!r}; there are {', '.join(SCENARIOS)}")
+        self.scenario = scenario
+        if scenario == "faults":
+            chips = len(list((self.root / "dev").glob("davinci[0-9]*")))
+            partial = self.overlay.with_suffix(".partial")
+            partial.write_text(FAULT_OVERLAY.format(logic_id=1 if chips > 1 else 0))
+            partial.rename(self.overlay)
+        else:
+            self.overlay.unlink(missing_ok=True)
 
 
 _HANDED_OUT: set[int] = set()
+_PORT_LOCK = threading.Lock()
 
 
 def free_port(low: int = 20000, high: int = 40000) -> int:
     """A loopback port free now, in [low, high): Huawei's exporter takes only 1025 to 40000 (its main.go,
     `checkIPAndPortInPrometheus`), below the kernel's ephemeral range."""
+    with _PORT_LOCK:
+        return _free_port(low, high)
+
+
+def _free_port(low: int, high: int) -> int:
     start = low + os.getpid() % (high - low)
     for offset in range(high - low):
         port = low + (start - low + offset) % (high - low)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds Huawei's programs that the comparison tier runs beside ours, from a mind-cluster tree at the pinned commit
-# (scripts/peers/versions.env): npu-exporter, the device plugin, and the docker runtime with its hook. The set goes to
+# (scripts/peers/versions.env): npu-exporter, the device plugin (and the fault-policy files its image holds), and the
+# docker runtime with its hook. The set goes to
 # $PEERS_CACHE/mind-cluster-<commit>-<go version>/bin and is skipped when complete there, so only a machine's first run
 # pays for the build (about 6 minutes on 2 cores).
 #
@@ -30,10 +31,26 @@ if ! tree=$(peers_find_tree "$tree_arg"); then
 fi
 
 out=$(peers_bin_dir)
+
+# The files Huawei's device plugin image holds in /usr/local beside the program (its build/Dockerfile): the fault
+# policy it grades chip faults by (faultCode.json and the customisation files). Without them it grades no fault code.
+# Staged beside the programs; the comparison tier lays them where the image has them.
+stage_plugin_files() {
+    local files=$out/device-plugin-files name
+    [[ -d $files ]] && return 0
+    mkdir -p "$files.partial"
+    for name in faultCode.json faultCustomization.json SwitchFaultCode.json deviceNameCustomization.json \
+        hangDetectionConfig.json hotResetPluginConfiguration.json; do
+        cp "$tree/component/ascend-device-plugin/build/$name" "$files.partial/"
+    done
+    mv "$files.partial" "$files"
+}
+
 programs=(npu-exporter ascend-device-plugin ascend-docker-runtime ascend-docker-hook)
 complete=true
 for program in "${programs[@]}"; do [[ -x $out/$program ]] || complete=false; done
 if $complete; then
+    stage_plugin_files
     echo "peers: $out is cached"
     echo "$out"
     exit 0
@@ -68,4 +85,5 @@ build ascend-docker-hook ascend-docker-runtime/hook -ldflags "-s -w"
 
 rm -rf "$out"
 mv "$out.partial" "$out"
+stage_plugin_files
 echo "$out"

@@ -71,13 +71,16 @@ async fn main() -> Result<()> {
             .await?;
     let mut allocations = Vec::new();
     for (resource, list) in &devices {
-        let mut healthy: Vec<&str> = list.iter().filter(|d| d.health == "Healthy").map(|d| d.id.as_str()).collect();
+        let mut healthy: Vec<String> = match args.volcano.then(|| volcano_free_chips(&api, &args.node_name, resource)) {
+            Some(Some(free)) => free,
+            _ => list.iter().filter(|d| d.health == "Healthy").map(|d| d.id.clone()).collect(),
+        };
         healthy.sort_by_key(|id| natural(id));
         for &count in &args.allocate {
             if count == 0 || count > healthy.len() {
                 continue;
             }
-            let ids: Vec<String> = healthy[..count].iter().map(|id| (*id).to_owned()).collect();
+            let ids: Vec<String> = healthy[..count].to_vec();
             let pod = args.volcano.then(|| bound_pod(&api, &args.node_name, resource, &ids));
             let mut allocation = allocate(&kubelet, resource, ids).await;
             if let Some(pod) = pod {
@@ -152,6 +155,26 @@ fn bound_pod(api: &FakeApiServer, node_name: &str, resource: &str, ids: &[String
         "status": {"phase": "Pending"},
     }));
     name
+}
+
+/// The chips Volcano's Ascend plugin counts free on the node, as it counts them by default
+/// (`self-maintain-available-card`: mind-cluster `component/ascend-for-volcano/common/k8s/cmmgr.go`,
+/// `initNodeDeviceInfoByCmMgr`): the keys of the Node's `baseDeviceInfos`, less the chips the device-info ConfigMap
+/// lists as `<resource>-Unhealthy` or `<resource>-Recovering`. `None` when the node has no such annotation or
+/// ConfigMap yet. In Volcano mode the kubelet's device ids are slots, not chips, so this, not the kubelet's list, is
+/// what the scheduler chooses from.
+fn volcano_free_chips(api: &FakeApiServer, node_name: &str, resource: &str) -> Option<Vec<String>> {
+    let node: Node = api.get(None, node_name)?;
+    let infos: Value = serde_json::from_str(node.metadata.annotations?.get("baseDeviceInfos")?).ok()?;
+    let map: ConfigMap = api.get(Some("kube-system"), &format!("mindx-dl-deviceinfo-{node_name}"))?;
+    let document: Value = serde_json::from_str(map.data?.get("DeviceInfoCfg")?).ok()?;
+    let list = &document["DeviceInfo"]["DeviceList"];
+    let out: Vec<String> = ["Unhealthy", "Recovering"]
+        .iter()
+        .filter_map(|state| list[format!("{resource}-{state}").as_str()].as_str())
+        .flat_map(|chips| chips.split(',').filter(|c| !c.is_empty()).map(str::to_owned))
+        .collect();
+    Some(infos.as_object()?.keys().filter(|chip| !out.contains(chip)).cloned().collect())
 }
 
 /// The names Volcano writes for the chosen devices: `<prefix>-<DeviceID>` on a Node whose chip name starts with
