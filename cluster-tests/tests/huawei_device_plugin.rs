@@ -421,6 +421,29 @@ async fn in_volcano_mode_huaweis_device_plugin_and_ours_give_the_same_node_and_d
     assert_ours_match(&cluster, &bare, &theirs, VOLCANO_DIFFERENCES).await;
     timer.mark("our Node annotations and device-info match Huawei's");
 
-    // Our plain pool back, as the other tests find the node.
+    // Our plain pool back, as the other tests find the node: without what our Volcano mode wrote for Volcano, the
+    // device-info ConfigMap (kubectl ascend takes a node that has one for a Volcano node) and the Node annotations.
     deploy_910b_pool(&cluster, &mut timer).await;
+    cluster.kubectl(&[
+        "delete",
+        "configmap",
+        "-n",
+        "kube-system",
+        &format!("mindx-dl-deviceinfo-{NODE_NAME}"),
+        "--ignore-not-found",
+    ]);
+    let volcano_annotations: serde_json::Map<String, serde_json::Value> =
+        ["baseDeviceInfos", "superPodID", "serverIndex", "serverType", "rackID"]
+            .iter()
+            .map(|key| ((*key).to_owned(), serde_json::Value::Null))
+            .collect();
+    Api::<Node>::all(cluster.client())
+        .patch(
+            NODE_NAME,
+            &PatchParams::default(),
+            &Patch::Merge(&serde_json::json!({"metadata": {"annotations": volcano_annotations}})),
+        )
+        .await
+        .expect("remove the Volcano annotations");
+    timer.mark("our plain pool back, Volcano's ConfigMap and annotations removed");
 }
