@@ -24,8 +24,7 @@ use super::compatibility::Version;
 pub const OLDEST_COMPATIBLE_FIRMWARE: &str = "6.4";
 
 /// What the runtime prints when a pairing is wrong, for fixes.
-pub const MISMATCH_SYMPTOMS: &str =
-    "a mismatch shows as `aclrtSetDevice failed, error code: 10070`, `E10004` or \"toolkit version mismatch\"";
+pub const MISMATCH_SYMPTOMS: &str = super::advice::MISMATCH_EN;
 
 /// One judged constraint.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -276,3 +276,27 @@ pub fn render_json(report: &DoctorReport) -> serde_json::Result<String> {
 fn english() -> String {
     Lang::En.tag().to_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    fn has_han(text: &str) -> bool {
+        text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+    }
+
+    // Here rather than in advice.rs: running the checks needs the whole crate, which the catalogue must not import.
+    #[test]
+    fn every_check_has_both_titles() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let mut options =
+            crate::DoctorOptions::for_root(root.path(), std::time::Duration::from_secs(1)).expect("options");
+        options.cluster_api = None;
+        let report = crate::run(&options);
+        assert_eq!(report.checks.len(), crate::CHECKS.len());
+        for check in &report.checks {
+            let (en, zh_cn) =
+                crate::advice::title(&check.id).unwrap_or_else(|| panic!("{}: no title in the catalogue", check.id));
+            assert_eq!(en, check.title, "{}: the catalogue's English title differs from the check's", check.id);
+            assert!(has_han(zh_cn) && !has_han(en), "{}: no Chinese title: {zh_cn:?}", check.id);
+        }
+    }
+}
