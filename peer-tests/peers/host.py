@@ -3,7 +3,7 @@
 The host is `dcmi-sim fake-host` of a sample topology whose simulated readings are frozen (one simulation tick for the
 whole run), so two exporters scraped a second apart read the same values. Programs run through
 scripts/peers/in-host.sh: in a private mount namespace where the host's usr/local and dev are the machine's, at the
-fixed paths Huawei's programs open (its README says why).
+fixed paths Huawei's programs open (scripts/peers/in-host.sh says why).
 """
 
 from __future__ import annotations
