@@ -908,7 +908,7 @@ impl Advice {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
@@ -1015,7 +1015,8 @@ mod tests {
         ]
     }
 
-    fn has_han(text: &str) -> bool {
+    /// Whether the text holds Chinese characters (CJK unified ideographs).
+    pub(crate) fn has_han(text: &str) -> bool {
         text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
     }
 

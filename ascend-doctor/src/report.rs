@@ -279,9 +279,7 @@ fn english() -> String {
 
 #[cfg(test)]
 mod tests {
-    fn has_han(text: &str) -> bool {
-        text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
-    }
+    use crate::advice::tests::has_han;
 
     // Here rather than in advice.rs: running the checks needs the whole crate, which the catalogue must not import.
     #[test]

@@ -125,7 +125,8 @@ def parse(body: str) -> dict[str, Family]:
             raise ParseError(f"line {line_no}: expected a value and at most a timestamp after {name}")
         value = _value(fields[0], line_no)
         timestamp = int(fields[1]) if len(fields) == 2 else None
-        family = families.setdefault(family_of(name, families), Family(family_of(name, families)))
+        family_name = family_of(name, families)
+        family = families.setdefault(family_name, Family(family_name))
         key = (name, labels)
         if key in family.samples:
             raise ParseError(f"line {line_no}: {name}{dict(labels)} given twice")

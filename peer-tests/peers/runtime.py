@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 from .differences import Collector, Key, compare_mappings
-from .host import Host
+from .host import IN_HOST, Host
 
 PROGRAM = "ascend-docker-runtime"
 BASE_SPEC = {
@@ -66,34 +66,34 @@ def _edits(spec: dict) -> dict:
     return {"nodes": nodes, "rules": rules, "env": env}
 
 
+def _run(what: str, argv: list, env: dict[str, str], cwd: Path | None = None) -> str:
+    """Runs a program to its end; its standard output, or a failure naming it with its exit status and stderr."""
+    result = subprocess.run([str(arg) for arg in argv], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
+    if result.returncode != 0:
+        raise AssertionError(f"{what} failed ({result.returncode}): {result.stderr[-800:]}")
+    return result.stdout
+
+
 def huawei_edits(host: Host, huawei_bin: Path, bundle: Path, stub_dir: Path) -> dict:
     """Huawei's runtime edits config.json on `create`, then execs runc: a runc that only exits stands in for it."""
     env = host.environment()
     env["PATH"] = f"{stub_dir}:{env.get('PATH', '/usr/bin:/bin')}"
-    result = subprocess.run([str(Path(__file__).resolve().parents[2] / "scripts" / "peers" / "in-host.sh"),
-                             str(host.root), str(huawei_bin / "ascend-docker-runtime"), "create", "--bundle",
-                             str(bundle), "peer-test"], env=env, cwd=bundle, capture_output=True, text=True,
-                            timeout=60)
-    if result.returncode != 0:
-        raise AssertionError(f"Huawei's runtime failed ({result.returncode}): {result.stderr[-800:]}")
+    _run("Huawei's runtime", [IN_HOST, host.root, huawei_bin / "ascend-docker-runtime", "create", "--bundle", bundle,
+                              "peer-test"], env, cwd=bundle)
     return _edits(json.loads((bundle / "config.json").read_text()))
 
 
 def our_edits(host: Host, our_bin: Path, bundle: Path) -> dict:
-    result = subprocess.run([str(our_bin / "ascend-ctk"), "spec", "inject", "--bundle", str(bundle), "--host-root",
-                             str(host.root)], env=host.environment(), capture_output=True, text=True, timeout=60)
-    if result.returncode != 0:
-        raise AssertionError(f"ascend-ctk spec inject failed ({result.returncode}): {result.stderr[-800:]}")
+    _run("ascend-ctk spec inject", [our_bin / "ascend-ctk", "spec", "inject", "--bundle", bundle, "--host-root",
+                                    host.root], host.environment())
     return _edits(json.loads((bundle / "config.json").read_text()))
 
 
 def cdi_edits(host: Host, our_bin: Path, env: dict[str, str]) -> dict:
     """Our CDI spec applied as a CDI-aware engine does: the spec's own edits, then each requested device's."""
-    result = subprocess.run([str(our_bin / "ascend-ctk"), "cdi", "generate", "--host-root", str(host.root),
-                             "--stdout"], env=host.environment(), capture_output=True, text=True, timeout=60)
-    if result.returncode != 0:
-        raise AssertionError(f"ascend-ctk cdi generate failed ({result.returncode}): {result.stderr[-800:]}")
-    spec = json.loads(result.stdout)
+    output = _run("ascend-ctk cdi generate", [our_bin / "ascend-ctk", "cdi", "generate", "--host-root", host.root,
+                                              "--stdout"], host.environment())
+    spec = json.loads(output)
     wanted = _expand(env["ASCEND_VISIBLE_DEVICES"])
     devices = {device["name"]: device for device in spec["devices"]}
     edits = [spec.get("containerEdits", {})] + [devices[str(n)]["containerEdits"] for n in wanted if str(n) in devices]

@@ -22,7 +22,7 @@ use ascend_deviceplugin::api::v1beta1::{AllocateRequest, ContainerAllocateReques
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
 use clap::Parser;
 use fake_apiserver::FakeApiServer;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod};
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
 use serde_json::{json, Value};
 use tokio::net::{TcpListener, TcpStream};
@@ -130,7 +130,6 @@ fn seed(api: &FakeApiServer, node_name: &str) {
     for namespace in ["kube-system", "default"] {
         api.seed(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}));
     }
-    let _: Option<Namespace> = api.get(None, "kube-system");
 }
 
 /// A pending pod on the node as Volcano binds it: one container requesting the devices, the scheduler's choice in
@@ -164,8 +163,7 @@ fn bound_pod(api: &FakeApiServer, node_name: &str, resource: &str, ids: &[String
 /// ConfigMap yet. In Volcano mode the kubelet's device ids are slots, not chips, so this, not the kubelet's list, is
 /// what the scheduler chooses from.
 fn volcano_free_chips(api: &FakeApiServer, node_name: &str, resource: &str) -> Option<Vec<String>> {
-    let node: Node = api.get(None, node_name)?;
-    let infos: Value = serde_json::from_str(node.metadata.annotations?.get("baseDeviceInfos")?).ok()?;
+    let infos = base_device_infos(&api.get::<Node>(None, node_name)?)?;
     let map: ConfigMap = api.get(Some("kube-system"), &format!("mindx-dl-deviceinfo-{node_name}"))?;
     let document: Value = serde_json::from_str(map.data?.get("DeviceInfoCfg")?).ok()?;
     let list = &document["DeviceInfo"]["DeviceList"];
@@ -180,18 +178,14 @@ fn volcano_free_chips(api: &FakeApiServer, node_name: &str, resource: &str) -> O
 /// The names Volcano writes for the chosen devices: `<prefix>-<DeviceID>` on a Node whose chip name starts with
 /// `Ascend950` and that has `baseDeviceInfos` with a `DeviceID` for each, the devices' own names elsewhere.
 fn volcano_names(api: &FakeApiServer, node_name: &str, ids: &[String]) -> Vec<String> {
-    let node: Option<Node> = api.get(None, node_name);
-    let metadata = node.map(|n| n.metadata).unwrap_or_default();
-    let ascend950 = metadata
+    let Some(node) = api.get::<Node>(None, node_name) else { return ids.to_vec() };
+    let ascend950 = node
+        .metadata
         .labels
         .as_ref()
         .and_then(|labels| labels.get("node.kubernetes.io/npu.chip.name"))
         .is_some_and(|chip| chip.starts_with("Ascend950"));
-    let infos: Option<Value> = metadata
-        .annotations
-        .as_ref()
-        .and_then(|annotations| annotations.get("baseDeviceInfos"))
-        .and_then(|text| serde_json::from_str(text).ok());
+    let infos = base_device_infos(&node);
     let (true, Some(infos)) = (ascend950, infos) else { return ids.to_vec() };
     ids.iter()
         .map(|id| {
@@ -202,6 +196,11 @@ fn volcano_names(api: &FakeApiServer, node_name: &str, ids: &[String]) -> Vec<St
             }
         })
         .collect()
+}
+
+/// The Node's `baseDeviceInfos` annotation, read as JSON.
+fn base_device_infos(node: &Node) -> Option<Value> {
+    serde_json::from_str(node.metadata.annotations.as_ref()?.get("baseDeviceInfos")?).ok()
 }
 
 /// Marks a pod Succeeded, as the kubelet does when its containers have exited.
