@@ -103,16 +103,19 @@ def _records(host: Host, huawei_bin: Path, our_bin: Path, logs: Path, mode: str)
     huawei_flags, huawei_env, our_flags, volcano = MODES[mode]
     name = f"{host.label()}-{mode}"
     huawei_log = logs / f"{name}.huawei-device-plugin.log"
-    # Both sides at once, each on its own stand-in node: the run takes one side's time.
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        theirs = pool.submit(_run, host, f"{name}.huawei", work / "huawei", our_bin,
-                             [[str(huawei_bin / "ascend-device-plugin"), f"-logFile={huawei_log}", *huawei_flags]],
-                             logs, huawei_env, volcano)
-        mine = pool.submit(_run, host, f"{name}.ours", work / "ours", our_bin,
-                           [[str(our_bin / "ascend-device-plugin"), f"--listen=127.0.0.1:{free_port()}", *our_flags],
-                            [str(our_bin / "ascend-node-labeller"), "--interval=1s"]], logs, {}, volcano)
-        theirs, mine = theirs.result(), mine.result()
-    shutil.rmtree(work, ignore_errors=True)
+    try:
+        # Both sides at once, each on its own stand-in node: the run takes one side's time.
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            theirs = pool.submit(_run, host, f"{name}.huawei", work / "huawei", our_bin,
+                                 [[str(huawei_bin / "ascend-device-plugin"), f"-logFile={huawei_log}", *huawei_flags]],
+                                 logs, huawei_env, volcano)
+            mine = pool.submit(_run, host, f"{name}.ours", work / "ours", our_bin,
+                               [[str(our_bin / "ascend-device-plugin"), f"--listen=127.0.0.1:{free_port()}", *our_flags],
+                                [str(our_bin / "ascend-node-labeller"), "--interval=1s"]], logs, {}, volcano)
+            theirs, mine = theirs.result(), mine.result()
+    finally:
+        # Also when a side failed: the stand-in nodes' sockets and in-cluster files go with the run.
+        shutil.rmtree(work, ignore_errors=True)
     return theirs, mine
 
 
