@@ -9,6 +9,10 @@ cd "$(dirname "$0")/.."
 free_gb() { df -P -B1G "${CARGO_TARGET_DIR:-.}" 2>/dev/null | awk 'NR == 2 { print $4 }'; }
 step() { printf '\n==> [%dm%02ds] [%s GB free] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$(free_gb)" "$*"; }
 
+# One build from a clean tree: incremental compilation's caches would only double the target directory (26 of 47 GB in
+# a long-lived development tree) and a CI disk has filled up with them.
+export CARGO_INCREMENTAL=0
+
 step "dependencies"
 bash scripts/install-deps.sh
 
