@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -42,6 +43,7 @@ def main() -> int:
     parser.add_argument("--work", type=Path, required=True, help="a root-owned scratch directory for hosts and logs")
     parser.add_argument("--hosts", default=",".join(sample_hosts()))
     parser.add_argument("--programs", default=",".join(PROGRAMS))
+    parser.add_argument("--jobs", type=int, default=3, help="how many hosts are compared at once")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS),
                         help="plain, and faults (a chip's health and fault code raised before the programs start)")
     args = parser.parse_args()
@@ -60,9 +62,11 @@ def main() -> int:
     known = load_known(KNOWN)
     logs = args.work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    results: list[tuple[str, str, str, float]] = []
     collector = Collector()
-    for name in hosts:
+
+    def run_host(name: str) -> list[tuple[str, str, str, float]]:
+        """Every comparison on one host, its scenarios one after the other (a scenario rewrites the host)."""
+        results = []
         host = Host(name, args.work / "hosts" / name, args.our_bin)
         for scenario in scenarios:
             host.enter(scenario)
@@ -77,6 +81,13 @@ def main() -> int:
                 except AssertionError as failure:
                     error = str(failure)
                 results.append((program, host.label(), error, time.monotonic() - started))
+        return results
+
+    # Hosts side by side: a comparison spends most of its time waiting for programs to settle (Huawei's plugin polls
+    # every 5 s, its exporter's collectors run every few seconds), so on two cores three hosts at once take little
+    # longer than one.
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = [result for per_host in pool.map(run_host, hosts) for result in per_host]
     unexplained, explained = judge(collector.all(), known)
     for difference, entry in explained:
         print(f"known ({entry.verdict}): {difference.line()}"[:300])

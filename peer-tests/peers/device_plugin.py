@@ -9,6 +9,7 @@ device plugin and the node labeller (Huawei's plugin labels the Node itself).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -44,6 +45,8 @@ SETTLE_SECONDS = 12
 # The stand-in nodes' directories: short, for the kubelet's unix sockets there (a socket path has at most 107 bytes,
 # and the fake kubelet dials `<dir>/device-plugins/<endpoint>`); made and removed per run.
 NODE_DIRS = Path("/run/ascend-peer-tests")
+# Numbers the runs of this process: hosts are compared side by side, each run has its own directory.
+_RUNS = itertools.count()
 
 # Keys of the device-info document that carry a time or a checksum of the rest: not compared.
 VOLATILE_KEYS = {"UpdateTime", "CheckCode"}
@@ -98,7 +101,7 @@ def _lay_image_files(host: Host, huawei_bin: Path) -> None:
 
 
 def _records(host: Host, huawei_bin: Path, our_bin: Path, logs: Path, mode: str) -> tuple[dict, dict]:
-    work = NODE_DIRS / f"{os.getpid()}-{mode}"
+    work = NODE_DIRS / f"{os.getpid()}-{next(_RUNS)}-{mode}"
     shutil.rmtree(work, ignore_errors=True)
     huawei_flags, huawei_env, our_flags, volcano = MODES[mode]
     name = f"{host.label()}-{mode}"

@@ -9,6 +9,7 @@ not on the list fails the tier, and so does a listed one that no host shows any 
 from __future__ import annotations
 
 import fnmatch
+import threading
 import tomllib
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -46,12 +47,14 @@ class Collector:
 
     def __init__(self) -> None:
         self.by_key: dict[Key, Difference] = {}
+        self._lock = threading.Lock()  # hosts are compared side by side
 
     def add(self, key: Key, example: str) -> None:
-        difference = self.by_key.setdefault(key, Difference(key))
-        difference.count += 1
-        if not difference.example:
-            difference.example = example
+        with self._lock:
+            difference = self.by_key.setdefault(key, Difference(key))
+            difference.count += 1
+            if not difference.example:
+                difference.example = example
 
     def all(self) -> list[Difference]:
         return sorted(self.by_key.values(), key=lambda d: (d.key.host, d.key.metric, d.key.kind, d.key.label))
