@@ -3,7 +3,8 @@ fake API server, peer-tests/harness) on the same simulated host, in plain and in
 
 Compared: the resources registered with the kubelet, the devices and their health listed to it, the Allocate response
 for the first one and two healthy devices (device nodes, mounts, environment, annotations), the Node's labels and
-annotations and every ConfigMap, as each side's node software leaves them. Ours is what our chart runs on a node: the
+annotations and every ConfigMap, as each side's node software leaves them; in the faults scenario the device lists,
+the Node and the ConfigMaps again after the fault is cleared while the plugins run (a recovery). Ours is what our chart runs on a node: the
 device plugin and the node labeller (Huawei's plugin labels the Node itself).
 """
 
@@ -53,8 +54,10 @@ VOLATILE_KEYS = {"UpdateTime", "CheckCode"}
 
 
 def _run(host: Host, name: str, node_dir: Path, our_bin: Path, plugins: list[list[str]], logs: Path,
-         env: dict[str, str], volcano: bool) -> dict:
-    """Starts a stand-in node, then the plugin programs in the host wired to it; returns the node's record."""
+         env: dict[str, str], volcano: bool, recover_signal: Path | None) -> dict:
+    """Starts a stand-in node, then the plugin programs in the host wired to it; returns the node's record. With
+    `recover_signal` the node writes `faulted` in its directory after the first part of its record and waits for that
+    file before the second (peer-tests/harness)."""
     node_dir.mkdir(parents=True, exist_ok=True)
     for stale in ("ready", "record.json"):
         (node_dir / stale).unlink(missing_ok=True)
@@ -62,7 +65,8 @@ def _run(host: Host, name: str, node_dir: Path, our_bin: Path, plugins: list[lis
     node = subprocess.Popen([str(our_bin / "peer-node"), "--dir", str(node_dir), "--node-name", NODE_NAME,
                              "--allocate", "1", "--allocate", "2", "--out", str(record),
                              "--settle-seconds", str(SETTLE_SECONDS),
-                             *(["--volcano"] if volcano else [])],
+                             *(["--volcano"] if volcano else []),
+                             *(["--recover-signal", str(recover_signal)] if recover_signal else [])],
                             stdout=(logs / f"{name}.peer-node.log").open("wb"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
     while not (node_dir / "ready").exists():
@@ -77,7 +81,7 @@ def _run(host: Host, name: str, node_dir: Path, our_bin: Path, plugins: list[lis
     programs = [Program(host, argv, logs / f"{name}.{Path(argv[0]).name}.out", binds=binds, extra_env=environment)
                 for argv in plugins]
     try:
-        wait_for(f"{name}: the stand-in node's record", lambda: node.poll() is not None, programs[0], 120)
+        wait_for(f"{name}: the stand-in node's record", lambda: node.poll() is not None, programs[0], 180)
         if node.returncode != 0:
             raise AssertionError(f"{name}: {(logs / f'{name}.peer-node.log').read_text()[-1200:]}")
         return json.loads(record.read_text())
@@ -100,26 +104,36 @@ def _lay_image_files(host: Host, huawei_bin: Path) -> None:
             target.chmod(0o440)  # the mode its image gives them; Huawei's reader refuses files others can read or write
 
 
-def _records(host: Host, huawei_bin: Path, our_bin: Path, logs: Path, mode: str) -> tuple[dict, dict]:
-    work = NODE_DIRS / f"{os.getpid()}-{next(_RUNS)}-{mode}"
-    shutil.rmtree(work, ignore_errors=True)
+def _records(host: Host, huawei_bin: Path, our_bin: Path, logs: Path, mode: str, work: Path,
+             recover_signal: Path | None) -> tuple[dict, dict]:
     huawei_flags, huawei_env, our_flags, volcano = MODES[mode]
     name = f"{host.label()}-{mode}"
     huawei_log = logs / f"{name}.huawei-device-plugin.log"
+    # Both sides at once, each on its own stand-in node: the run takes one side's time.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        theirs = pool.submit(_run, host, f"{name}.huawei", work / "huawei", our_bin,
+                             [[str(huawei_bin / "ascend-device-plugin"), f"-logFile={huawei_log}", *huawei_flags]],
+                             logs, huawei_env, volcano, recover_signal)
+        mine = pool.submit(_run, host, f"{name}.ours", work / "ours", our_bin,
+                           [[str(our_bin / "ascend-device-plugin"), f"--listen=127.0.0.1:{free_port()}", *our_flags],
+                            [str(our_bin / "ascend-node-labeller"), "--interval=1s"]], logs, {}, volcano,
+                           recover_signal)
+        return theirs.result(), mine.result()
+
+
+def _recover_once_faulted(host: Host, work: Path, signal: Path, runs: list) -> None:
+    """Clears the host's fault once every stand-in node has recorded the faulted state (or a run has ended: failed),
+    then signals the nodes to record again."""
+    deadline = time.monotonic() + 120
+    nodes = 2 * len(MODES)
     try:
-        # Both sides at once, each on its own stand-in node: the run takes one side's time.
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            theirs = pool.submit(_run, host, f"{name}.huawei", work / "huawei", our_bin,
-                                 [[str(huawei_bin / "ascend-device-plugin"), f"-logFile={huawei_log}", *huawei_flags]],
-                                 logs, huawei_env, volcano)
-            mine = pool.submit(_run, host, f"{name}.ours", work / "ours", our_bin,
-                               [[str(our_bin / "ascend-device-plugin"), f"--listen=127.0.0.1:{free_port()}", *our_flags],
-                                [str(our_bin / "ascend-node-labeller"), "--interval=1s"]], logs, {}, volcano)
-            theirs, mine = theirs.result(), mine.result()
+        while len(list(work.glob("*/*/faulted"))) < nodes:
+            if any(run.done() for run in runs) or time.monotonic() > deadline:
+                return
+            time.sleep(0.2)
+        host.recover()
     finally:
-        # Also when a side failed: the stand-in nodes' sockets and in-cluster files go with the run.
-        shutil.rmtree(work, ignore_errors=True)
-    return theirs, mine
+        signal.touch()
 
 
 def _flatten(value, prefix: str, out: dict) -> dict:
@@ -154,7 +168,25 @@ def compare_records(host: str, mode: str, theirs: dict, mine: dict, collector: C
     my_resources = sorted(r["resource"] for r in mine["registrations"])
     if their_resources != my_resources:
         add("value", "registered resources", f"Huawei {their_resources}, ours {my_resources}")
-    for resource in their_resources:
+    _compare_devices(add, mode, their_resources, theirs, mine)
+    _compare_allocations(add, theirs, mine)
+    _compare_api_objects(add, theirs, mine)
+    if "recovered" in theirs or "recovered" in mine:
+        # What follows the fault's clearing is told apart by its host key (`<host>+recovered+<mode>`), so that the
+        # known differences' host globs apply to it as to the faulted state.
+        def add_recovered(kind: str, what: str, example: str) -> None:
+            collector.add(Key(PROGRAM, f"{host}+recovered+{mode}", kind, what), example)
+
+        if "recovered" not in theirs or "recovered" not in mine:
+            add_recovered("missing", "record", f"Huawei {'recovered' in theirs}, ours {'recovered' in mine}")
+            return
+        _compare_devices(add_recovered, mode, their_resources, theirs["recovered"], mine["recovered"])
+        _compare_api_objects(add_recovered, theirs["recovered"], mine["recovered"])
+
+
+def _compare_devices(add, mode: str, resources: list[str], theirs: dict, mine: dict) -> None:
+    """The devices and their health as listed to the kubelet."""
+    for resource in resources:
         their_devices = {d["id"]: d["health"] for d in theirs["devices"].get(resource, [])}
         my_devices = {d["id"]: d["health"] for d in mine["devices"].get(resource, [])}
         if mode == "volcano":
@@ -168,6 +200,10 @@ def compare_records(host: str, mode: str, theirs: dict, mine: dict, collector: C
             compare_mappings(add, f"{resource} devices", counts(their_devices), counts(my_devices))
         else:
             compare_mappings(add, f"{resource} device", their_devices, my_devices)
+
+
+def _compare_allocations(add, theirs: dict, mine: dict) -> None:
+    """The Allocate responses for the first one and two healthy devices."""
     for count in (1, 2):
         their_allocation, my_allocation = _allocation(theirs, count), _allocation(mine, count)
         if their_allocation is None or my_allocation is None:
@@ -191,9 +227,13 @@ def compare_records(host: str, mode: str, theirs: dict, mine: dict, collector: C
                              my_allocation.get("pod_annotations"), ignored)
         if theirs_c["cdi_devices"] != mine_c["cdi_devices"]:
             add("value", f"allocate {count} cdi devices", f"Huawei {theirs_c['cdi_devices']}, ours {mine_c['cdi_devices']}")
-    compare_mappings(add, "node label", theirs["node"]["labels"], mine["node"]["labels"], SEEDED_LABELS)
-    compare_mappings(add, "node annotation", theirs["node"]["annotations"], mine["node"]["annotations"],
-                         SEEDED_ANNOTATIONS)
+
+
+def _compare_api_objects(add, theirs: dict, mine: dict) -> None:
+    """The Node's labels and annotations and every ConfigMap."""
+    compare_mappings(add, f"node label", theirs["node"]["labels"], mine["node"]["labels"], SEEDED_LABELS)
+    compare_mappings(add, f"node annotation", theirs["node"]["annotations"], mine["node"]["annotations"],
+                     SEEDED_ANNOTATIONS)
     maps = lambda record: {f"{m['namespace']}/{m['name']}": m for m in record["configmaps"]}
     their_maps, my_maps = maps(theirs), maps(mine)
     for name in sorted(set(their_maps) | set(my_maps)):
@@ -202,15 +242,28 @@ def compare_records(host: str, mode: str, theirs: dict, mine: dict, collector: C
         elif name not in their_maps:
             add("extra", f"configmap {name}", "ours writes it")
         else:
-            compare_mappings(add, f"configmap {name} label", their_maps[name]["labels"], my_maps[name]["labels"])
-            _data_differences(add, f"configmap {name}", their_maps[name]["data"] or {}, my_maps[name]["data"] or {})
+            compare_mappings(add, f"configmap {name} label", their_maps[name]["labels"],
+                             my_maps[name]["labels"])
+            _data_differences(add, f"configmap {name}", their_maps[name]["data"] or {},
+                              my_maps[name]["data"] or {})
 
 
 def compare(host: Host, huawei_bin: Path, our_bin: Path, logs: Path, collector: Collector) -> None:
+    """Both plugins in each mode; in the faults scenario, also after the fault is cleared while they run."""
     _lay_image_files(host, huawei_bin)
-    # The modes at once, each pair of plugins on its own stand-in nodes: the run takes about one mode's time.
-    with ThreadPoolExecutor(max_workers=len(MODES)) as pool:
-        records = {mode: pool.submit(_records, host, huawei_bin, our_bin, logs, mode) for mode in MODES}
-        for mode, record in records.items():
-            theirs, mine = record.result()
-            compare_records(host.label(), mode, theirs, mine, collector)
+    work = NODE_DIRS / f"{os.getpid()}-{next(_RUNS)}"
+    shutil.rmtree(work, ignore_errors=True)
+    signal = work / "recover" if host.scenario == "faults" else None
+    try:
+        # The modes at once, each pair of plugins on its own stand-in nodes: the run takes about one mode's time.
+        with ThreadPoolExecutor(max_workers=len(MODES)) as pool:
+            records = {mode: pool.submit(_records, host, huawei_bin, our_bin, logs, mode, work / mode, signal)
+                       for mode in MODES}
+            if signal is not None:
+                _recover_once_faulted(host, work, signal, list(records.values()))
+            for mode, record in records.items():
+                theirs, mine = record.result()
+                compare_records(host.label(), mode, theirs, mine, collector)
+    finally:
+        # Also when a side failed: the stand-in nodes' sockets and in-cluster files go with the run.
+        shutil.rmtree(work, ignore_errors=True)

@@ -50,6 +50,12 @@ logic_id = {logic_id}
 health = 2
 faults = [0x80E01801]
 """
+# The same chip recovered: healthy, its fault cleared (the simulator raises the fault's recovery event).
+RECOVERED_OVERLAY = """[[chip]]
+logic_id = {logic_id}
+health = 0
+faults = []
+"""
 SCENARIOS = ("plain", "faults")
 
 
@@ -92,12 +98,22 @@ class Host:
             raise ValueError(f"no scenario {scenario!r}; there are {', '.join(SCENARIOS)}")
         self.scenario = scenario
         if scenario == "faults":
-            chips = len(list((self.root / "dev").glob("davinci[0-9]*")))
-            partial = self.overlay.with_suffix(".partial")
-            partial.write_text(FAULT_OVERLAY.format(logic_id=1 if chips > 1 else 0))
-            partial.rename(self.overlay)
+            self._write_overlay(FAULT_OVERLAY)
         else:
             self.overlay.unlink(missing_ok=True)
+
+    def recover(self) -> None:
+        """Clears the faults scenario's fault while programs run."""
+        if self.scenario != "faults":
+            raise ValueError(f"{self.label()}: only the faults scenario has a fault to clear")
+        self._write_overlay(RECOVERED_OVERLAY)
+
+    def _write_overlay(self, template: str) -> None:
+        """The overlay for the faulted chip (logic id 1, or 0 on a one-chip host), written atomically."""
+        chips = len(list((self.root / "dev").glob("davinci[0-9]*")))
+        partial = self.overlay.with_suffix(".partial")
+        partial.write_text(template.format(logic_id=1 if chips > 1 else 0))
+        partial.rename(self.overlay)
 
 
 _HANDED_OUT: set[int] = set()

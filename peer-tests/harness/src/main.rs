@@ -7,7 +7,9 @@
 //! gives it (Huawei's plugin panics on a Node without annotations). Once every plugin's device lists have stayed the
 //! same for `--settle-seconds`, it calls `Allocate` for the first N healthy devices of each resource (`--allocate N`,
 //! repeatable) and writes what the plugins told the kubelet and the API server to `--out` as JSON: registrations,
-//! device lists, Allocate responses, the Node's labels and annotations, and every ConfigMap.
+//! device lists, Allocate responses, the Node's labels and annotations, and every ConfigMap. With
+//! `--recover-signal` it then waits while the comparison clears the host's faults, and reads the device lists, the
+//! Node and the ConfigMaps again once the lists have settled.
 //!
 //! `<dir>/ready` holds the API server's port once everything serves.
 
@@ -53,6 +55,11 @@ struct Args {
     /// Where to write the record.
     #[arg(long)]
     out: PathBuf,
+    /// After the record's first part, write `<dir>/faulted` and wait for this file: the comparison then clears the
+    /// host's faults and creates it. The device lists, Node and ConfigMaps are read again once the lists have
+    /// settled, as the record's `recovered` part.
+    #[arg(long)]
+    recover_signal: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -94,26 +101,53 @@ async fn main() -> Result<()> {
             allocations.push(allocation);
         }
     }
-    let record = json!({
+    let mut record = json!({
         "registrations": kubelet.registrations().iter().map(|r| json!({
             "resource": r.request.resource_name,
             "pre_start_required": r.options.pre_start_required,
             "get_preferred_allocation_available": r.options.get_preferred_allocation_available,
         })).collect::<Vec<_>>(),
+        "allocations": allocations,
+    });
+    merge(&mut record, state_record(&api, &args.node_name, &devices));
+    if let Some(signal) = &args.recover_signal {
+        std::fs::write(args.dir.join("faulted"), "").context("writing faulted")?;
+        let deadline = Instant::now() + Duration::from_secs(args.timeout_seconds);
+        while !signal.exists() {
+            if Instant::now() > deadline {
+                bail!("no recovery signal {} within {}s", signal.display(), args.timeout_seconds);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let settle = Duration::from_secs(args.settle_seconds);
+        let devices = settled_devices(&kubelet, settle, Duration::from_secs(args.timeout_seconds)).await?;
+        record["recovered"] = state_record(&api, &args.node_name, &devices);
+    }
+    std::fs::write(&args.out, serde_json::to_vec_pretty(&record)?)
+        .with_context(|| format!("writing {}", args.out.display()))?;
+    Ok(())
+}
+
+/// What the plugins have told the kubelet and the API server about the chips: device lists, the Node, ConfigMaps.
+fn state_record(api: &FakeApiServer, node_name: &str, devices: &BTreeMap<String, Vec<Device>>) -> Value {
+    json!({
         "devices": devices.iter().map(|(resource, list)| (resource.clone(), list.iter().map(|d| json!({
             "id": d.id, "health": d.health,
             "numa": d.topology.as_ref().map(|t| t.nodes.iter().map(|n| n.id).collect::<Vec<_>>()),
         })).collect::<Vec<_>>())).collect::<BTreeMap<_, _>>(),
-        "allocations": allocations,
-        "node": node_record(&api, &args.node_name),
+        "node": node_record(api, node_name),
         "configmaps": api.list::<ConfigMap>().iter().map(|map| json!({
             "namespace": map.metadata.namespace, "name": map.metadata.name, "labels": map.metadata.labels,
             "data": map.data,
         })).collect::<Vec<_>>(),
-    });
-    std::fs::write(&args.out, serde_json::to_vec_pretty(&record)?)
-        .with_context(|| format!("writing {}", args.out.display()))?;
-    Ok(())
+    })
+}
+
+/// `extra`'s keys set on `record` (both objects).
+fn merge(record: &mut Value, extra: Value) {
+    if let (Some(record), Value::Object(extra)) = (record.as_object_mut(), extra) {
+        record.extend(extra);
+    }
 }
 
 /// The Node as the kubelet registers it, and the namespace the device-info ConfigMap goes to.
