@@ -38,6 +38,20 @@ if [[ -z ${CARGO_TARGET_DIR:-} && $(id -u) == 0 ]] && untrusted=$(untrusted_ance
     echo "test: $untrusted is writable by others or not owned by root; building in $CARGO_TARGET_DIR"
 fi
 
+# The Go builds of the two tiers at the end (Huawei's programs for the comparison tier; Kubernetes, etcd, containerd,
+# runc and helm for the cluster tier), cached by version outside the repository, start now at the lowest CPU priority:
+# they take the CPU the steps below leave idle (linking, the tests' and the tiers' waits, the checks' scripts) and the
+# tiers wait for them. A build that fails here fails again, with its message, where its tier runs it below.
+go_builds_log=$(mktemp)
+setsid nice -n 19 bash -c 'bash scripts/peers/build.sh; bash scripts/cluster/build.sh' >"$go_builds_log" 2>&1 &
+go_builds=$!
+trap 'kill -- -"$go_builds" 2>/dev/null || true' EXIT
+wait_for_go_builds() {
+    wait "$go_builds" || true
+    trap - EXIT
+    sed 's/^/    go builds: /' "$go_builds_log" | grep -v '^\s*go builds: \(go: downloading\|$\)' | tail -n 30
+}
+
 step "formatting"
 cargo fmt --all --check
 
@@ -80,6 +94,8 @@ done
 # The comparison tier (docs/huawei-compatibility.md): Huawei's npu-exporter, device plugin and docker runtime, built
 # from the mind-cluster tree beside the checkout (cached by commit outside the repository), run beside ours on every
 # sample host; a difference not listed and explained in peer-tests/known-differences.toml fails it.
+step "the Go builds started in the background (Huawei's programs, the test bed's Kubernetes)"
+wait_for_go_builds
 step "comparison tier: Huawei's programs beside ours (peer-tests/run.sh)"
 bash peer-tests/run.sh
 
