@@ -17,41 +17,21 @@
 //! holds any more (the cache replaced them), so replaced bodies are freed as before: holding them raised the
 //! resident memory of a 64-chip exporter under load from 13.2 to 21.5 MiB (docs/performance.md §4).
 //!
-//! A body served many times over (the [`PIPE_AFTER_OFFERS`]th offer: a load test, a crowd of scrapers) also gets a
-//! pipe holding its pages, copied into a transparent huge page (`page_pipe.rs`), from which each response takes
-//! references with `tee(2)` instead of looking the pages up in the file: 15 % less CPU per gzip scrape than
-//! `sendfile(2)` (measured in `page_pipe.rs`). The cost is memory charged to the memory cgroup though not in the
-//! process's resident set, up to one huge page (2 MiB) per body with a pipe, freed with the body; Prometheus
-//! scraping every 15 s never makes one.
-//!
 //! Where `memfd_create` is refused (an old kernel, a seccomp profile that forbids it), bodies are served by copying,
 //! as before; the refusal is logged once.
 
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use parking_lot::RwLock;
 use rustix::fs::{MemfdFlags, SealFlags};
 
-use crate::page_pipe;
-
 /// How many bodies have files at a time: the two exposition formats, each plain and gzip.
 pub const MAX_FILES: usize = 4;
-
-/// The largest body that also gets a pipe holding its pages ([`FileRange::pipe`]): the most an unprivileged process
-/// may size a pipe to (`/proc/sys/fs/pipe-max-size`'s default).
-pub const MAX_PIPE_BODY: usize = 1 << 20;
-
-/// The offer at which a body with a file also gets a pipe of its pages (`page_pipe.rs`). A pipe costs a huge page
-/// (2 MiB) for as long as the body is current, which pays only where one body is served many times: a cached body
-/// lives one sampler round (a second by default), and Prometheus scrapes a target every 15 s or more, so scrapers
-/// as they are run never reach it; a load test does within milliseconds.
-pub const PIPE_AFTER_OFFERS: u32 = 64;
 
 /// The bodies with file copies; shared by the serving threads.
 #[derive(Debug, Default)]
@@ -76,11 +56,6 @@ struct BodyFile {
     /// Held so that the memory cannot be reused while the file stands for it.
     body: Bytes,
     file: Arc<File>,
-    /// How often the body was offered.
-    offers: AtomicU32,
-    /// Made at the [`PIPE_AFTER_OFFERS`]th offer: the read end of a pipe holding the body's pages, never read from
-    /// (see [`FileRange::pipe`]); unset for a body larger than [`MAX_PIPE_BODY`] or where the pipe could not be made.
-    pipe: OnceLock<Arc<OwnedFd>>,
 }
 
 /// Where a slice of a registered body is in its file.
@@ -90,10 +65,6 @@ pub struct FileRange {
     pub file: Arc<File>,
     /// The slice's first byte in the file.
     pub offset: u64,
-    /// For a slice that starts at the body's first byte: a pipe whose contents are the whole body's pages, from
-    /// which `tee(2)` gives a connection's pipe references to the first bytes without looking the pages up in the
-    /// file again (`sendfile_stream.rs`). Never read from: the pages stay in it as long as the body is registered.
-    pub pipe: Option<Arc<OwnedFd>>,
 }
 
 impl BodyFiles {
@@ -107,17 +78,7 @@ impl BodyFiles {
         if body.is_empty() || self.unavailable.load(Ordering::Relaxed) {
             return;
         }
-        let offers = self
-            .inner
-            .read()
-            .files
-            .iter()
-            .find(|entry| same_bytes(&entry.body, body))
-            .map(|entry| entry.offers.fetch_add(1, Ordering::Relaxed) + 1);
-        if let Some(offers) = offers {
-            if offers == PIPE_AFTER_OFFERS && body.len() <= MAX_PIPE_BODY {
-                self.give_pipe(body);
-            }
+        if self.inner.read().files.iter().any(|entry| same_bytes(&entry.body, body)) {
             return;
         }
         let mut registry = self.inner.write();
@@ -141,32 +102,12 @@ impl BodyFiles {
                 if registry.files.len() == MAX_FILES {
                     registry.files.pop_front();
                 }
-                registry.files.push_back(BodyFile {
-                    body: body.clone(),
-                    file: Arc::new(file),
-                    // The two offers that gave it its file.
-                    offers: AtomicU32::new(2),
-                    pipe: OnceLock::new(),
-                });
+                registry.files.push_back(BodyFile { body: body.clone(), file: Arc::new(file) });
             }
             Err(error) => {
                 self.unavailable.store(true, Ordering::Relaxed);
                 tracing::info!(%error, "cannot keep scrape bodies in sealed memory files; serving them by copying");
             }
-        }
-    }
-
-    /// Makes `body`'s pipe of pages without holding the registry (mapping and filling a huge page takes a fraction
-    /// of a millisecond, in which the serving threads go on looking up bodies), then gives it to the body if it is
-    /// still registered.
-    fn give_pipe(&self, body: &Bytes) {
-        match page_pipe::pipe_of_pages(body) {
-            Ok(pipe) => {
-                if let Some(entry) = self.inner.read().files.iter().find(|entry| same_bytes(&entry.body, body)) {
-                    let _ = entry.pipe.set(Arc::new(pipe));
-                }
-            }
-            Err(error) => tracing::debug!(%error, "no pipe of pages for a scrape body; sending it from its file"),
         }
     }
 
@@ -182,7 +123,6 @@ impl BodyFiles {
             (start >= base && end <= base + entry.body.len()).then(|| FileRange {
                 file: Arc::clone(&entry.file),
                 offset: (start - base) as u64,
-                pipe: if start == base { entry.pipe.get().cloned() } else { None },
             })
         })
     }
@@ -299,24 +239,6 @@ mod tests {
         let range = files.file_of(&body).expect("file");
         assert!(range.file.as_ref().write_all(b"tampered").is_err(), "the seal refuses writes");
         assert!(range.file.set_len(1).is_err(), "the seal refuses shrinking");
-    }
-
-    #[test]
-    fn a_body_served_often_gets_a_pipe_of_its_pages_for_slices_from_its_first_byte() {
-        let files = BodyFiles::new();
-        let body = Bytes::from((0..49_223u32).map(|i| (i % 253) as u8).collect::<Vec<_>>());
-        for _ in 1..PIPE_AFTER_OFFERS {
-            files.offer(&body);
-        }
-        assert!(files.file_of(&body).expect("file").pipe.is_none(), "no pipe before the offer that makes one");
-        files.offer(&body);
-        assert!(files.file_of(&body).expect("file").pipe.is_some(), "a pipe at the offer that makes one");
-        assert!(files.file_of(&body[1..]).expect("file").pipe.is_none(), "a slice after the first byte has none");
-        let big = Bytes::from(vec![5u8; MAX_PIPE_BODY + 1]);
-        for _ in 0..PIPE_AFTER_OFFERS {
-            files.offer(&big);
-        }
-        assert!(files.file_of(&big).expect("file").pipe.is_none(), "a body over the limit has none");
     }
 
     #[test]

@@ -71,8 +71,7 @@
 //!
 //! See `docs/npu-exporter.md` for the metric table, the flags, the deployment and the measured figures.
 #![cfg_attr(docsrs, feature(doc_cfg))]
-// `page_pipe.rs` alone allows it: mapping memory and `vmsplice(2)` have no safe wrappers.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 #[cfg(feature = "cli")]
 mod app;
@@ -93,8 +92,6 @@ mod metric_group;
 #[cfg(test)]
 mod metric_table;
 pub mod network;
-#[cfg(feature = "cli")]
-mod page_pipe;
 mod pod_attribution;
 mod pod_resources_watch;
 mod quality_values;

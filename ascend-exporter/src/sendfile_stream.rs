@@ -12,13 +12,11 @@
 //! TLS connections do not use it: their bytes are encrypted copies.
 
 use std::io::{self, IoSlice};
-use std::os::fd::OwnedFd;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use rustix::net::{SendAncillaryBuffer, SendFlags};
-use rustix::pipe::{PipeFlags, SpliceFlags};
 use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::TcpStream;
 
@@ -29,64 +27,12 @@ use crate::body_files::{BodyFiles, FileRange};
 pub struct SendfileStream {
     stream: TcpStream,
     bodies: Arc<BodyFiles>,
-    /// The connection's own pipe, made at its first body that has a pipe of pages.
-    pipe: Option<ConnectionPipe>,
-}
-
-/// A pipe between a body's pipe of pages and the socket: `tee(2)` fills it with references to the body's pages,
-/// `splice(2)` moves them on to the socket. What the socket did not take yet stays in it and goes out before any
-/// later byte of the connection.
-#[derive(Debug)]
-struct ConnectionPipe {
-    read: OwnedFd,
-    write: OwnedFd,
-    /// Bytes it can hold.
-    capacity: usize,
-    /// Bytes in it that the socket has not taken yet.
-    pending: usize,
-}
-
-impl ConnectionPipe {
-    fn new() -> io::Result<Self> {
-        let (read, write) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?;
-        let capacity = rustix::pipe::fcntl_getpipe_size(&write)?;
-        Ok(Self { read, write, capacity, pending: 0 })
-    }
-
-    /// Makes room for `len` bytes of page references (an empty pipe only: a pipe is not resized with data in it).
-    fn hold(&mut self, len: usize) -> io::Result<()> {
-        if self.capacity < len {
-            self.capacity = rustix::pipe::fcntl_setpipe_size(&self.write, len)?;
-        }
-        Ok(())
-    }
 }
 
 impl SendfileStream {
     /// Wraps an accepted connection.
     pub fn new(stream: TcpStream, bodies: Arc<BodyFiles>) -> Self {
-        Self { stream, bodies, pipe: None }
-    }
-
-    /// Sends what the connection's pipe still holds.
-    fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let Some(pipe) = self.pipe.as_mut().filter(|pipe| pipe.pending > 0) else {
-            return Poll::Ready(Ok(()));
-        };
-        while pipe.pending > 0 {
-            ready!(self.stream.poll_write_ready(cx))?;
-            let attempt = self.stream.try_io(Interest::WRITABLE, || {
-                Ok(rustix::pipe::splice(&pipe.read, None, &self.stream, None, pipe.pending, SpliceFlags::NONBLOCK)?)
-            });
-            match attempt {
-                Ok(0) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
-                Ok(moved) => pipe.pending -= moved,
-                // Readiness was cleared: the next poll waits for the socket to drain.
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(error) => return Poll::Ready(Err(error)),
-            }
-        }
-        Poll::Ready(Ok(()))
+        Self { stream, bodies }
     }
 }
 
@@ -96,16 +42,9 @@ struct Sent {
     from_file: usize,
 }
 
-/// Sends `prefix` (flagged as followed by more) and then `len` bytes of `range`'s body: through the connection's
-/// pipe where the body has a pipe of pages, else from its file. A failure after part of it went out reports that
-/// part; the failure shows again on the next write.
-fn send_prefix_then_body(
-    socket: &TcpStream,
-    prefix: &[IoSlice<'_>],
-    range: &FileRange,
-    len: usize,
-    pipe: &mut Option<ConnectionPipe>,
-) -> io::Result<Sent> {
+/// Sends `prefix` (flagged as followed by more) and then `len` bytes of `range`'s body from its file. A failure after
+/// part of it went out reports that part; the failure shows again on the next write.
+fn send_prefix_then_body(socket: &TcpStream, prefix: &[IoSlice<'_>], range: &FileRange, len: usize) -> io::Result<Sent> {
     let prefix_len: usize = prefix.iter().map(|slice| slice.len()).sum();
     let mut total = 0;
     if prefix_len > 0 {
@@ -115,34 +54,12 @@ fn send_prefix_then_body(
             return Ok(Sent { total, from_file: 0 });
         }
     }
-    if let Some(teed) = range.pipe.as_ref().and_then(|pages| tee_and_splice(socket, pages, len, pipe)) {
-        return Ok(Sent { total: total + teed, from_file: teed });
-    }
     let mut offset = range.offset;
     match rustix::fs::sendfile(socket, range.file.as_ref(), Some(&mut offset), len) {
         Ok(from_file) => Ok(Sent { total: total + from_file, from_file }),
         Err(_) if total > 0 => Ok(Sent { total, from_file: 0 }),
         Err(error) => Err(error.into()),
     }
-}
-
-/// Gives the connection's (empty) pipe references to the first `len` bytes of the body in `pages` and moves as many
-/// of them on to the socket as it takes now; the rest stay pending in the pipe. Returns the bytes taken into the
-/// pipe, or `None` when the pipe path is not available (no pipe could be made or sized, `tee` refused): the caller
-/// sends from the file instead.
-fn tee_and_splice(socket: &TcpStream, pages: &OwnedFd, len: usize, pipe: &mut Option<ConnectionPipe>) -> Option<usize> {
-    if pipe.is_none() {
-        *pipe = ConnectionPipe::new().ok();
-    }
-    let connection = pipe.as_mut()?;
-    debug_assert_eq!(connection.pending, 0, "a write starts with the pipe drained");
-    connection.hold(len).ok()?;
-    let teed = rustix::pipe::tee(pages, &connection.write, len, SpliceFlags::NONBLOCK).ok().filter(|&n| n > 0)?;
-    connection.pending = teed;
-    if let Ok(moved) = rustix::pipe::splice(&connection.read, None, socket, None, teed, SpliceFlags::NONBLOCK) {
-        connection.pending -= moved;
-    }
-    Some(teed)
 }
 
 impl AsyncRead for SendfileStream {
@@ -162,7 +79,6 @@ impl AsyncWrite for SendfileStream {
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        ready!(this.poll_drain(cx))?;
         let found = bufs.iter().enumerate().find_map(|(index, slice)| this.bodies.file_of(slice).map(|r| (index, r)));
         let Some((index, range)) = found else {
             return Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
@@ -171,7 +87,7 @@ impl AsyncWrite for SendfileStream {
         loop {
             ready!(this.stream.poll_write_ready(cx))?;
             let attempt = this.stream.try_io(Interest::WRITABLE, || {
-                send_prefix_then_body(&this.stream, prefix, &range, len, &mut this.pipe)
+                send_prefix_then_body(&this.stream, prefix, &range, len)
             });
             match attempt {
                 Ok(sent) => {
@@ -190,15 +106,11 @@ impl AsyncWrite for SendfileStream {
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        ready!(this.poll_drain(cx))?;
-        Pin::new(&mut this.stream).poll_flush(cx)
+        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        ready!(this.poll_drain(cx))?;
-        Pin::new(&mut this.stream).poll_shutdown(cx)
+        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
     }
 }
 
@@ -267,41 +179,6 @@ mod tests {
         assert_eq!(received.len(), expected.len());
         assert!(received == expected, "the bytes differ from what was written");
         assert_eq!(bodies.sent_bytes(), (2 * body.len() - 100) as u64, "both bodies went out of the file");
-    }
-
-    #[tokio::test]
-    async fn a_body_with_a_pipe_of_pages_goes_out_whole_when_the_socket_takes_it_in_parts() {
-        let bodies = Arc::new(BodyFiles::new());
-        let body = registered(&bodies, crate::body_files::MAX_PIPE_BODY);
-        for _ in 2..crate::body_files::PIPE_AFTER_OFFERS {
-            bodies.offer(&body);
-        }
-        assert!(bodies.file_of(&body).expect("file").pipe.is_some());
-        let (mut server, client) = pair(Arc::clone(&bodies)).await;
-        // Small socket buffers and a reader that waits: the socket takes far less than a body at once.
-        rustix::net::sockopt::set_socket_send_buffer_size(&server.stream, 16 << 10).expect("send buffer");
-        rustix::net::sockopt::set_socket_recv_buffer_size(&client, 16 << 10).expect("receive buffer");
-        let (start_reading, reading) = tokio::sync::oneshot::channel::<()>();
-        let reader = tokio::spawn(async move {
-            let mut client = client;
-            reading.await.expect("start");
-            let mut received = Vec::new();
-            client.read_to_end(&mut received).await.expect("read");
-            received
-        });
-        let head = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
-        write_all_vectored(&mut server, &[&head, &body]).await;
-        let pending = server.pipe.as_ref().expect("the connection's pipe").pending;
-        assert!(pending > 0, "the write returned with bytes still in the connection's pipe");
-        start_reading.send(()).expect("reader");
-        write_all_vectored(&mut server, &[&head, &body, b"tail"]).await;
-        server.shutdown().await.expect("shutdown");
-        drop(server);
-        let received = reader.await.expect("reader");
-        let expected = [&head[..], &body, &head, &body, b"tail"].concat();
-        assert_eq!(received.len(), expected.len());
-        assert!(received == expected, "the bytes differ from what was written");
-        assert_eq!(bodies.sent_bytes(), 2 * body.len() as u64, "both bodies went out of their pages");
     }
 
     #[tokio::test]
