@@ -7,14 +7,16 @@
 //! would refuse.
 
 use crate::error::Result;
+use crate::held::Holdings;
 use ascend_node::inventory::Resource;
 
 /// Chooses the devices of one container's Allocate.
 #[tonic::async_trait]
 pub trait DeviceAssigner: Send + Sync {
-    /// The device ids (of `resource`) the container gets, given the ids the kubelet passed.
+    /// The device ids (of `resource`) the container gets, given the ids the kubelet passed and what the kubelet's
+    /// PodResources last said running pods hold (`holdings`; a chip a running pod holds must not be given).
     ///
     /// # Errors
     /// [`crate::Error::Assignment`] naming why no device can be given; the kubelet then fails the pod's admission.
-    async fn assign(&self, resource: &Resource, kubelet_ids: &[String]) -> Result<Vec<String>>;
+    async fn assign(&self, resource: &Resource, kubelet_ids: &[String], holdings: &Holdings) -> Result<Vec<String>>;
 }

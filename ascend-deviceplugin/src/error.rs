@@ -75,6 +75,17 @@ pub enum Error {
         /// Why, naming the pod and chips.
         detail: String,
     },
+    /// A request named devices whose chips running pods hold under ids the kubelet does not count as this
+    /// resource's (a node taken over from another device plugin: `crate::Holdings::held_back`).
+    #[error("{resource}: device(s) {} are held by running pod(s): {holders}", .ids.join(", "))]
+    HeldDevices {
+        /// The resource the request was for.
+        resource: String,
+        /// The held ids.
+        ids: Vec<String>,
+        /// The pod holding each, `id by namespace/name`.
+        holders: String,
+    },
     /// The health monitor thread could not be started or has stopped.
     #[error("health monitor: {0}")]
     Monitor(String),

@@ -2,7 +2,7 @@
 //! `<dir>/kubelet.sock`, and for each registration does what the kubelet does: calls `GetDevicePluginOptions`
 //! before answering, then follows `ListAndWatch` and keeps the latest device list. [`FakeKubelet::restart`]
 //! behaves like a restarting kubelet: it deletes every file in the directory except the checkpoint and serves a
-//! new `kubelet.sock`.
+//! new `kubelet.sock`. [`FakePodResources`] is the kubelet's PodResources socket.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,6 +23,11 @@ use crate::api::v1beta1::{Device, DevicePluginOptions, Empty, RegisterRequest};
 use crate::error::grpc_error;
 use crate::error::{Error, Result};
 use crate::kubelet::{API_VERSION, KUBELET_SOCKET};
+use ascend_node::pod_resources::api::pod_resources_lister_server::{PodResourcesLister, PodResourcesListerServer};
+use ascend_node::pod_resources::api::{
+    AllocatableResourcesRequest, AllocatableResourcesResponse, ContainerDevices, ContainerResources,
+    GetPodResourcesRequest, GetPodResourcesResponse, ListPodResourcesRequest, ListPodResourcesResponse, PodResources,
+};
 use kubelet_socket::{connect, AuthorityRewriter};
 
 /// The file a restarting kubelet keeps.
@@ -100,7 +105,7 @@ pub struct FakeKubelet {
     dir: PathBuf,
     state: Arc<State>,
     changes: watch::Receiver<u64>,
-    server: Option<(oneshot::Sender<()>, JoinHandle<()>)>,
+    server: Option<Serving>,
 }
 
 impl std::fmt::Debug for FakeKubelet {
@@ -133,19 +138,10 @@ impl FakeKubelet {
             source,
         })?;
         let service = RegistrationService { dir: self.dir.clone(), state: Arc::clone(&self.state) };
-        let (stop, stopped) = oneshot::channel::<()>();
         // The kubelet is a grpc-go server, which takes any `:authority`; a grpc-go plugin (Huawei's) registers with
         // the socket path as its authority, which tonic's h2 refuses unless it is rewritten.
         let incoming = UnixListenerStream::new(listener).map(|accepted| accepted.map(AuthorityRewriter::new));
-        let task = tokio::spawn(async move {
-            let _ = Server::builder()
-                .add_service(RegistrationServer::new(service))
-                .serve_with_incoming_shutdown(incoming, async {
-                    let _ = stopped.await;
-                })
-                .await;
-        });
-        self.server = Some((stop, task));
+        self.server = Some(spawn_server(Server::builder().add_service(RegistrationServer::new(service)), incoming));
         Ok(())
     }
 
@@ -175,10 +171,7 @@ impl FakeKubelet {
 
     /// Stops serving (the socket file stays, as after a kubelet crash).
     pub async fn shutdown(&mut self) {
-        if let Some((stop, task)) = self.server.take() {
-            let _ = stop.send(());
-            let _ = tokio::time::timeout(CALL_TIMEOUT, task).await;
-        }
+        stop_server(self.server.take()).await;
     }
 
     /// Every registration so far.
@@ -254,5 +247,123 @@ impl FakeKubelet {
             .map(|r| r.request.endpoint)
             .ok_or_else(|| Error::UnknownResource(resource.to_owned()))?;
         Ok(DevicePluginClient::new(connect(&self.dir.join(endpoint), CALL_TIMEOUT).await?))
+    }
+}
+
+/// The kubelet's PodResources socket for tests: `List` answers the pods last given to [`FakePodResources::set`], as
+/// a kubelet reports the devices of the pods it runs.
+pub struct FakePodResources {
+    pods: Arc<Mutex<Vec<PodResources>>>,
+    server: Option<Serving>,
+}
+
+impl std::fmt::Debug for FakePodResources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakePodResources").finish_non_exhaustive()
+    }
+}
+
+struct PodResourcesService {
+    pods: Arc<Mutex<Vec<PodResources>>>,
+}
+
+#[tonic::async_trait]
+impl PodResourcesLister for PodResourcesService {
+    async fn list(
+        &self,
+        _: Request<ListPodResourcesRequest>,
+    ) -> std::result::Result<Response<ListPodResourcesResponse>, Status> {
+        let pods = self.pods.lock().map(|pods| pods.clone()).map_err(|_| Status::internal("poisoned"))?;
+        Ok(Response::new(ListPodResourcesResponse { pod_resources: pods }))
+    }
+
+    async fn get_allocatable_resources(
+        &self,
+        _: Request<AllocatableResourcesRequest>,
+    ) -> std::result::Result<Response<AllocatableResourcesResponse>, Status> {
+        Err(Status::unimplemented("not served by the fake kubelet"))
+    }
+
+    async fn get(
+        &self,
+        _: Request<GetPodResourcesRequest>,
+    ) -> std::result::Result<Response<GetPodResourcesResponse>, Status> {
+        Err(Status::unimplemented("not served by the fake kubelet"))
+    }
+}
+
+impl FakePodResources {
+    /// Serves PodResources on `socket`, listing `pods`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the socket cannot be bound.
+    pub fn start(socket: &Path, pods: Vec<PodResources>) -> Result<Self> {
+        let listener = UnixListener::bind(socket).map_err(|source| Error::Io {
+            operation: "binding PodResources socket",
+            path: socket.to_owned(),
+            source,
+        })?;
+        let pods = Arc::new(Mutex::new(pods));
+        let service = PodResourcesService { pods: Arc::clone(&pods) };
+        let router = Server::builder().add_service(PodResourcesListerServer::new(service));
+        Ok(FakePodResources { pods, server: Some(spawn_server(router, UnixListenerStream::new(listener))) })
+    }
+
+    /// Replaces the pods `List` answers (a pod that ended is left out).
+    pub fn set(&self, pods: Vec<PodResources>) {
+        if let Ok(mut current) = self.pods.lock() {
+            *current = pods;
+        }
+    }
+
+    /// A pod whose one container holds `ids` of `resource`.
+    pub fn pod(namespace: &str, name: &str, resource: &str, ids: &[&str]) -> PodResources {
+        PodResources {
+            name: name.to_owned(),
+            namespace: namespace.to_owned(),
+            containers: vec![ContainerResources {
+                name: "main".to_owned(),
+                devices: vec![ContainerDevices {
+                    resource_name: resource.to_owned(),
+                    device_ids: ids.iter().map(|id| (*id).to_owned()).collect(),
+                    topology: None,
+                }],
+                ..ContainerResources::default()
+            }],
+            ..PodResources::default()
+        }
+    }
+
+    /// Stops serving.
+    pub async fn shutdown(&mut self) {
+        stop_server(self.server.take()).await;
+    }
+}
+
+type Serving = (oneshot::Sender<()>, JoinHandle<()>);
+
+/// Serves `router` on `incoming` until the sender is used or dropped.
+fn spawn_server<I, IO, IE>(router: tonic::transport::server::Router, incoming: I) -> Serving
+where
+    I: tokio_stream::Stream<Item = std::result::Result<IO, IE>> + Send + 'static,
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + tonic::transport::server::Connected + Unpin + Send + 'static,
+    IO::ConnectInfo: Clone + Send + Sync + 'static,
+    IE: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        let _ = router
+            .serve_with_incoming_shutdown(incoming, async {
+                let _ = stopped.await;
+            })
+            .await;
+    });
+    (stop, task)
+}
+
+async fn stop_server(server: Option<Serving>) {
+    if let Some((stop, task)) = server {
+        let _ = stop.send(());
+        let _ = tokio::time::timeout(CALL_TIMEOUT, task).await;
     }
 }

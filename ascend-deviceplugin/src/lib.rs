@@ -29,6 +29,7 @@
 //! | the health monitor and its snapshot (from `ascend-node`) | [`HealthMonitor`], [`MonitorConfig`], [`Snapshot`], [`Resource`], [`Device`], [`DeviceKind`], [`DeviceName`], [`Health`], [`ChipCondition`], [`ResourceNaming`], [`InventoryOptions`], [`Separations`], [`NoopObserver`] |
 //! | what a container gets | [`plan_container`], [`AllocateConfig`] (with [`hccl_topo_file`]), [`AllocateMode`], [`CdiDelivery`], [`ContainerAllocation`], [`DeviceNodeSpec`], [`MountSpec`], [`cdi_annotation_key`]; the names and paths it uses: [`DEFAULT_CDI_KIND`], [`CDI_ANNOTATION_PREFIX`], [`PHYSICAL_CHIPS_ANNOTATION`], [`VISIBLE_DEVICES_ENV`], [`RUNTIME_OPTIONS_ENV`], [`RT_VISIBLE_DEVICES_ENV`], [`HCCL_TOPO_FILE_ENV`], [`MANAGER_DEVICE_NODES`], [`MANAGER_DEVICE_NODES_ASCEND950`], [`UNIFIED_BUS_NODE_DIRECTORIES`], [`OPTIONAL_DEVICE_NODES`], [`DEFAULT_DRIVER_MOUNTS`] |
 //! | preferred allocation | [`preferred_allocation`], [`hccs_group`] |
+//! | chips running pods hold under ids the kubelet does not count (a node taken over from another plugin) | [`Holdings`], [`HoldingsTracker`] |
 //! | one resource's gRPC service and server | [`DevicePluginService`], [`list_response`], [`container_response`], [`PLUGIN_OPTIONS`], [`ResourceServer`], [`ServerContext`] |
 //! | the kubelet | [`register`], [`API_VERSION`], [`DEFAULT_PLUGIN_DIR`], [`KUBELET_SOCKET`]; the generated gRPC API in [`api`] |
 //! | errors | [`Error`], [`Result`] |
@@ -52,6 +53,7 @@ mod error;
 #[cfg(feature = "fake-kubelet")]
 #[cfg_attr(docsrs, doc(cfg(feature = "fake-kubelet")))]
 pub mod fake_kubelet;
+mod held;
 mod kubelet;
 #[cfg(feature = "node-events")]
 #[cfg_attr(docsrs, doc(cfg(feature = "node-events")))]
@@ -80,6 +82,7 @@ pub use ascend_node::{
 };
 pub use assigner::DeviceAssigner;
 pub use error::{Error, Result};
+pub use held::{Holdings, HoldingsTracker};
 pub use kubelet::{register, API_VERSION, DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
 pub use observer::PluginObserver;
 pub use plugin::{run, serve, PluginConfig};

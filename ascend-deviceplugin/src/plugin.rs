@@ -16,6 +16,7 @@ use ascend_dcmi::DeviceManager;
 use crate::allocate::AllocateConfig;
 use crate::assigner::DeviceAssigner;
 use crate::error::Result;
+use crate::held::HoldingsTracker;
 use crate::kubelet::{register, DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
 use crate::observer::PluginObserver;
 use crate::server::{ResourceServer, ServerContext};
@@ -37,6 +38,11 @@ pub struct PluginConfig {
     pub register_retry: Duration,
     /// Timeout of one connection or registration attempt.
     pub call_timeout: Duration,
+    /// The kubelet's PodResources socket, read before every registration and every `pod_resources_interval` for
+    /// the chips running pods hold under ids the kubelet does not count ([`crate::Holdings`]); `None` reads nothing.
+    pub pod_resources_socket: Option<PathBuf>,
+    /// How often PodResources is read while registered.
+    pub pod_resources_interval: Duration,
 }
 
 impl Default for PluginConfig {
@@ -48,6 +54,8 @@ impl Default for PluginConfig {
             watch_interval: Duration::from_millis(100),
             register_retry: Duration::from_secs(1),
             call_timeout: Duration::from_secs(5),
+            pod_resources_socket: None,
+            pod_resources_interval: Duration::from_secs(5),
         }
     }
 }
@@ -85,16 +93,23 @@ pub async fn serve(
     assigner: Option<Arc<dyn DeviceAssigner>>,
     shutdown: impl Future<Output = ()>,
 ) {
+    let holdings = Arc::new(HoldingsTracker::new(config.pod_resources_socket.clone(), config.call_timeout));
     let context = ServerContext {
         snapshot: monitor.subscribe(),
         allocate: Arc::new(config.allocate.clone()),
         observer: Arc::clone(&observer),
         assigner,
+        holdings: holdings.subscribe(),
     };
+    let (stop_reading, reading_stopped) = tokio::sync::oneshot::channel::<()>();
+    let reader = tokio::spawn(Arc::clone(&holdings).run(config.pod_resources_interval, async {
+        let _ = reading_stopped.await;
+    }));
     let mut supervisor = Supervisor {
         config,
         context,
         observer,
+        holdings,
         served: BTreeMap::new(),
         serve_failures: BTreeMap::new(),
         kubelet_socket: None,
@@ -113,12 +128,15 @@ pub async fn serve(
     }
     tracing::info!("shutting down");
     supervisor.stop_all().await;
+    let _ = stop_reading.send(());
+    let _ = reader.await;
 }
 
 struct Supervisor {
     config: PluginConfig,
     context: ServerContext,
     observer: Arc<dyn PluginObserver>,
+    holdings: Arc<HoldingsTracker>,
     served: BTreeMap<String, Served>,
     /// When serving a resource last failed, to retry at the registration pace rather than every tick.
     serve_failures: BTreeMap<String, Instant>,
@@ -132,6 +150,9 @@ impl Supervisor {
             if self.kubelet_socket.is_some() {
                 tracing::info!("kubelet.sock was recreated (kubelet restart); registering again");
             }
+            // What running pods hold is known before the kubelet can ask for a device: a node taken over from
+            // another plugin, or a kubelet that restarted. A failure is logged; the last holdings stay.
+            let _ = self.holdings.refresh().await;
             for served in self.served.values_mut() {
                 served.registered = false;
                 served.last_attempt = None;

@@ -16,6 +16,7 @@ use crate::api::v1beta1::device_plugin_server::DevicePluginServer;
 use crate::api::v1beta1::Empty;
 use crate::assigner::DeviceAssigner;
 use crate::error::{grpc_error, Result};
+use crate::held::Holdings;
 use crate::observer::PluginObserver;
 use crate::service::DevicePluginService;
 use ascend_node::inventory::Snapshot;
@@ -46,6 +47,8 @@ pub struct ServerContext {
     pub observer: Arc<dyn PluginObserver>,
     /// Who chooses a container's devices, when not the kubelet.
     pub assigner: Option<Arc<dyn DeviceAssigner>>,
+    /// What the kubelet's PodResources says running pods hold ([`crate::HoldingsTracker`]).
+    pub holdings: watch::Receiver<Arc<Holdings>>,
 }
 
 impl ResourceServer {
@@ -71,7 +74,8 @@ impl ResourceServer {
             Arc::clone(&context.observer),
             stop_signal.clone(),
         )
-        .with_assigner(context.assigner.clone());
+        .with_assigner(context.assigner.clone())
+        .with_holdings(context.holdings.clone());
         let task = tokio::spawn(serve(service, listener, stop_signal, resource.to_owned()));
         let server =
             ResourceServer { resource: resource.to_owned(), socket: socket.to_owned(), path, identity, stopping, task };

@@ -1,6 +1,7 @@
 //! The thin tonic adapter: the `DevicePlugin` gRPC service of one resource over the domain core, and the one place
 //! where domain errors become gRPC status codes.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch};
@@ -16,6 +17,7 @@ use crate::api::v1beta1::{
 };
 use crate::assigner::DeviceAssigner;
 use crate::error::Error;
+use crate::held::Holdings;
 use crate::observer::PluginObserver;
 use crate::preferred::preferred_allocation;
 use ascend_node::inventory::{Resource, Snapshot};
@@ -25,7 +27,9 @@ impl From<Error> for Status {
         let message = error.to_string();
         match error {
             Error::UnknownDevices { .. } | Error::InvalidRequest { .. } => Status::invalid_argument(message),
-            Error::UnhealthyDevices { .. } | Error::Assignment { .. } => Status::failed_precondition(message),
+            Error::UnhealthyDevices { .. } | Error::Assignment { .. } | Error::HeldDevices { .. } => {
+                Status::failed_precondition(message)
+            }
             Error::UnknownResource(_) => Status::not_found(message),
             Error::Config(_) | Error::Io { .. } | Error::Grpc { .. } | Error::Monitor(_) => Status::internal(message),
         }
@@ -43,6 +47,7 @@ pub struct DevicePluginService {
     allocate: Arc<AllocateConfig>,
     observer: Arc<dyn PluginObserver>,
     assigner: Option<Arc<dyn DeviceAssigner>>,
+    holdings: watch::Receiver<Arc<Holdings>>,
     stopping: watch::Receiver<bool>,
 }
 
@@ -56,7 +61,8 @@ impl DevicePluginService {
         observer: Arc<dyn PluginObserver>,
         stopping: watch::Receiver<bool>,
     ) -> Self {
-        Self { resource, snapshot, allocate, observer, assigner: None, stopping }
+        let holdings = watch::channel(Arc::new(Holdings::default())).1;
+        Self { resource, snapshot, allocate, observer, assigner: None, holdings, stopping }
     }
 
     /// The same service, with Allocate asking `assigner` which devices a container gets.
@@ -64,14 +70,41 @@ impl DevicePluginService {
         Self { assigner, ..self }
     }
 
-    /// The ids a container gets: the assigner's for whole chips, else the kubelet's (vNPUs are always the kubelet's,
-    /// as in Huawei's Volcano mode).
-    async fn devices_for(&self, resource: &Resource, kubelet_ids: &[String]) -> Result<Vec<String>, Error> {
-        let whole_chips = resource.devices.values().all(|d| matches!(d.kind, crate::DeviceKind::Chip { .. }));
-        match &self.assigner {
-            Some(assigner) if whole_chips => assigner.assign(resource, kubelet_ids).await,
-            _ => Ok(kubelet_ids.to_vec()),
+    /// The same service, holding back the chips `holdings` say running pods hold under ids the kubelet does not
+    /// count (see [`Holdings::held_back`]).
+    pub fn with_holdings(self, holdings: watch::Receiver<Arc<Holdings>>) -> Self {
+        Self { holdings, ..self }
+    }
+
+    /// Whether the assigner, not the kubelet, picks this resource's devices.
+    fn assigned(&self, resource: &Resource) -> bool {
+        self.assigner.is_some() && resource.devices.values().all(|d| matches!(d.kind, crate::DeviceKind::Chip { .. }))
+    }
+
+    /// The devices to hold back, when the kubelet picks them (with an assigner the assigner checks the chips).
+    fn held_back(&self, resource: &Resource) -> BTreeMap<String, String> {
+        if self.assigned(resource) {
+            return Default::default();
         }
+        self.holdings.borrow().held_back(resource)
+    }
+
+    /// The ids a container gets: the assigner's for whole chips, else the kubelet's (vNPUs are always the kubelet's,
+    /// as in Huawei's Volcano mode), never one held back.
+    async fn devices_for(&self, resource: &Resource, kubelet_ids: &[String]) -> Result<Vec<String>, Error> {
+        if self.assigned(resource) {
+            if let Some(assigner) = &self.assigner {
+                let holdings = self.holdings.borrow().clone();
+                return assigner.assign(resource, kubelet_ids, &holdings).await;
+            }
+        }
+        let held = self.held_back(resource);
+        let ids: Vec<String> = kubelet_ids.iter().filter(|id| held.contains_key(*id)).cloned().collect();
+        if !ids.is_empty() {
+            let holders = ids.iter().map(|id| format!("{id} by {}", held[id])).collect::<Vec<_>>().join(", ");
+            return Err(Error::HeldDevices { resource: resource.name.clone(), ids, holders });
+        }
+        Ok(kubelet_ids.to_vec())
     }
 
     fn current_resource(&self) -> Result<Resource, Error> {
@@ -102,6 +135,29 @@ pub fn list_response(snapshot: &Snapshot, resource: &str) -> ListAndWatchRespons
         })
         .unwrap_or_default();
     ListAndWatchResponse { devices }
+}
+
+/// [`list_response`], with every device [`Holdings::held_back`] names listed Unhealthy so that the kubelet neither
+/// counts nor offers it, unless an assigner picks the resource's devices (`assigned`: Volcano mode's whole chips,
+/// whose kubelet ids are only a count).
+/// Returns the list and the held devices with their pods.
+fn held_list_response(
+    snapshot: &Snapshot,
+    resource: &str,
+    holdings: &Holdings,
+    assigned: bool,
+) -> (ListAndWatchResponse, BTreeMap<String, String>) {
+    let mut response = list_response(snapshot, resource);
+    let Some(current) = snapshot.resource(resource) else { return (response, BTreeMap::new()) };
+    let whole_chips = current.devices.values().all(|d| matches!(d.kind, crate::DeviceKind::Chip { .. }));
+    if assigned && whole_chips {
+        return (response, BTreeMap::new());
+    }
+    let held = holdings.held_back(current);
+    for device in response.devices.iter_mut().filter(|device| held.contains_key(&device.id)) {
+        device.health = "Unhealthy".to_owned();
+    }
+    (response, held)
 }
 
 /// The gRPC form of a planned allocation.
@@ -142,13 +198,21 @@ impl device_plugin_server::DevicePlugin for DevicePluginService {
     async fn list_and_watch(&self, _: Request<Empty>) -> Result<Response<Self::ListAndWatchStream>, Status> {
         let (sender, receiver) = mpsc::channel(4);
         let mut snapshot = self.snapshot.clone();
+        let mut holdings = self.holdings.clone();
+        let mut holdings_open = true;
         let mut stopping = self.stopping.clone();
         let resource = self.resource.clone();
+        let assigner = self.assigner.is_some();
         tokio::spawn(async move {
             let mut last_sent: Option<ListAndWatchResponse> = None;
             loop {
-                let response = list_response(&snapshot.borrow_and_update(), &resource);
+                let current = snapshot.borrow_and_update().clone();
+                let held = holdings.borrow_and_update().clone();
+                let (response, held) = held_list_response(&current, &resource, &held, assigner);
                 if last_sent.as_ref() != Some(&response) {
+                    if !held.is_empty() {
+                        tracing::info!(%resource, ?held, "devices held by running pods the kubelet does not count; listed Unhealthy");
+                    }
                     tracing::debug!(%resource, devices = response.devices.len(), "ListAndWatch update");
                     if sender.send(Ok(response.clone())).await.is_err() {
                         break;
@@ -157,6 +221,7 @@ impl device_plugin_server::DevicePlugin for DevicePluginService {
                 }
                 tokio::select! {
                     changed = snapshot.changed() => if changed.is_err() { break },
+                    changed = holdings.changed(), if holdings_open => holdings_open = changed.is_ok(),
                     _ = stopping.wait_for(|stop| *stop) => break,
                     () = sender.closed() => break,
                 }
@@ -171,11 +236,14 @@ impl device_plugin_server::DevicePlugin for DevicePluginService {
         request: Request<PreferredAllocationRequest>,
     ) -> Result<Response<PreferredAllocationResponse>, Status> {
         let resource = self.current_resource()?;
+        let held = self.held_back(&resource);
         let mut container_responses = Vec::new();
         for container in request.into_inner().container_requests {
+            let available: Vec<String> =
+                container.available_device_i_ds.into_iter().filter(|id| !held.contains_key(id)).collect();
             let device_i_ds = preferred_allocation(
                 &resource,
-                &container.available_device_i_ds,
+                &available,
                 &container.must_include_device_i_ds,
                 container.allocation_size,
             )?;

@@ -345,3 +345,45 @@ async fn preferred_allocation_follows_numa_and_hccs_groups_on_eight_chips() {
     assert_eq!(eight.len(), 8);
     harness.stop().await;
 }
+
+/// A node taken over from another device plugin (issue 49): the kubelet's PodResources says which pods hold which
+/// ids. Ids the kubelet counts as this resource's are its own to keep from other pods; a chip held under another
+/// resource's name or an id this plugin does not advertise is listed Unhealthy, refused by Allocate and left out of
+/// the preferred allocation until its pod ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chips_running_pods_hold_under_other_ids_are_not_offered_until_the_pods_end() {
+    use ascend_deviceplugin::fake_kubelet::FakePodResources;
+    let (_sockets, socket, mut pod_resources) = support::pod_resources(vec![
+        // Huawei's plugin sharing chips (`-shareDevCount`), and under a custom resource name.
+        FakePodResources::pod("jobs", "shared", ASCEND910, &["Ascend910-2-1"]),
+        FakePodResources::pod("jobs", "renamed", "huawei.com/npu-train", &["Ascend910-3"]),
+        // Our own ids under our resource: the kubelet's bookkeeping keeps chip 5 from other pods.
+        FakePodResources::pod("jobs", "same-ids", ASCEND910, &["Ascend910-5"]),
+    ]);
+    let harness = Harness::start(FakeHost::eight_910b(), |config| {
+        config.pod_resources_socket = Some(socket.clone());
+        config.pod_resources_interval = std::time::Duration::from_millis(100);
+    })
+    .await;
+    let healthy = |d: &[(String, String)]| d.iter().filter(|(_, h)| h == "Healthy").count();
+    let devices = harness.wait_devices(ASCEND910, "six offered", |d| d.len() == 8 && healthy(d) == 6).await;
+    assert_eq!(health_of(&devices, "Ascend910-2"), Some("Unhealthy"));
+    assert_eq!(health_of(&devices, "Ascend910-3"), Some("Unhealthy"));
+    assert_eq!(health_of(&devices, "Ascend910-5"), Some("Healthy"), "left to the kubelet");
+
+    let refused = allocate(&harness, ASCEND910, &[&["Ascend910-2", "Ascend910-4"]]).await.expect_err("chip 2 is held");
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert!(refused.message().contains("Ascend910-2 by jobs/shared"), "{}", refused.message());
+    let all = ["Ascend910-0", "Ascend910-1", "Ascend910-2", "Ascend910-3", "Ascend910-4", "Ascend910-6", "Ascend910-7"];
+    let chosen = preferred(&harness, ASCEND910, &all, &[], 5).await.expect("preferred");
+    assert_eq!(
+        as_set(&chosen),
+        as_set(&ids(&["Ascend910-0", "Ascend910-1", "Ascend910-4", "Ascend910-6", "Ascend910-7"]))
+    );
+
+    // The pods end: the kubelet lists them no more, and their chips are offered again.
+    pod_resources.set(Vec::new());
+    harness.wait_devices(ASCEND910, "all offered", |d| d.len() == 8 && healthy(d) == 8).await;
+    allocate(&harness, ASCEND910, &[&["Ascend910-2", "Ascend910-3"]]).await.expect("offered again");
+    pod_resources.shutdown().await;
+}

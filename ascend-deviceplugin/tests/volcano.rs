@@ -353,3 +353,51 @@ async fn a_throttled_write_waits_for_retry_after_and_a_failing_one_backs_off() {
     assert!(waits[1] >= Duration::from_millis(600) && waits[2] >= Duration::from_millis(1200), "{waits:?}");
     harness.stop().await;
 }
+
+/// A node taken over from a plugin outside Volcano mode, or from Huawei's before its annotation round (issue 49):
+/// a running pod without `huawei.com/AscendReal` holds the chips the kubelet's PodResources lists for it, and a
+/// Volcano pod naming one is refused; a pod with the annotation holds its annotated chips, not its kubelet ids.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chips_the_kubelet_lists_for_a_pod_without_its_annotation_are_not_given_twice() {
+    use ascend_deviceplugin::fake_kubelet::FakePodResources;
+    let (_sockets, socket, mut pod_resources) = support::pod_resources(vec![
+        FakePodResources::pod("jobs", "plain", ASCEND910, &["Ascend910-2", "Ascend910-3"]),
+        // Huawei's Volcano mode: the kubelet's id 0 is a slot, the pod has chip 4.
+        FakePodResources::pod("jobs", "annotated", ASCEND910, &["Ascend910-0"]),
+    ]);
+    let server = FakeApiServer::start().await.expect("fake API server");
+    let mut harness = Harness::start_volcano(FakeHost::eight_910b(), server.client(), |config, _| {
+        config.pod_resources_socket = Some(socket.clone());
+        config.pod_resources_interval = Duration::from_millis(100);
+    })
+    .await;
+    harness.wait_devices(ASCEND910, "eight healthy", |d| d.len() == 8 && d.iter().all(|(_, h)| h == "Healthy")).await;
+    let mut plain = running_pod("plain", "");
+    plain["metadata"]["annotations"] = json!({});
+    server.seed(plain);
+    server.seed(running_pod("annotated", "Ascend910-4"));
+
+    server.seed(pending_pod("clash", "Ascend910-3,Ascend910-6", "100"));
+    let clash = allocate(&harness, &["Ascend910-6", "Ascend910-7"]).await.expect_err("chip 3 is held");
+    assert_eq!(clash.code(), Code::FailedPrecondition);
+    assert!(clash.message().contains("Ascend910-3 (held by jobs/plain)"), "{}", clash.message());
+    let pods: Api<Pod> = Api::namespaced(server.client(), "jobs");
+    let failed = Patch::Merge(json!({"status": {"phase": "Failed"}}));
+    pods.patch_status("clash", &PatchParams::default(), &failed).await.expect("failed");
+
+    server.seed(pending_pod("slot", "Ascend910-0,Ascend910-1", "200"));
+    let slot = allocate(&harness, &["Ascend910-6", "Ascend910-7"]).await.expect("kubelet id 0 is not chip 0");
+    assert_eq!(cdi_chips(&slot), ["huawei.com/npu=0", "huawei.com/npu=1"]);
+
+    // The plain pod ends: the kubelet lists it no more, and its chips can be given.
+    pod_resources.set(vec![FakePodResources::pod("jobs", "annotated", ASCEND910, &["Ascend910-0"])]);
+    pods.patch_status("plain", &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "Succeeded"}})))
+        .await
+        .expect("succeeded");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    server.seed(pending_pod("after", "Ascend910-2,Ascend910-3", "300"));
+    let after = allocate(&harness, &["Ascend910-2", "Ascend910-3"]).await.expect("chips 2 and 3 are free again");
+    assert_eq!(cdi_chips(&after), ["huawei.com/npu=2", "huawei.com/npu=3"]);
+    harness.stop().await;
+    pod_resources.shutdown().await;
+}

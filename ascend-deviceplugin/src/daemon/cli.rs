@@ -75,6 +75,15 @@ pub struct Args {
     #[arg(long, env = "ASCEND_DP_HOST_ROOT", default_value = "/")]
     pub host_root: PathBuf,
 
+    /// The kubelet's PodResources socket, read before every registration and every 5 s for chips running pods
+    /// hold under ids the kubelet does not count (a node taken over from another device plugin).
+    #[arg(long, env = "ASCEND_DP_POD_RESOURCES_SOCKET", default_value = ascend_node::pod_resources::DEFAULT_SOCKET)]
+    pub pod_resources_socket: PathBuf,
+
+    /// Do not read the kubelet's PodResources (chips held under other ids are then offered).
+    #[arg(long, env = "ASCEND_DP_NO_POD_RESOURCES")]
+    pub no_pod_resources: bool,
+
     /// The driver library.
     #[command(flatten)]
     pub driver: DriverArgs,
@@ -214,6 +223,7 @@ impl Args {
                 fault_events: !self.no_fault_events,
             },
             allocate: AllocateConfig { mode, host_root: self.host_root.clone(), hccl_topo_file: None },
+            pod_resources_socket: Some(self.pod_resources_socket.clone()).filter(|_| !self.no_pod_resources),
             ..PluginConfig::default()
         })
     }
@@ -235,6 +245,9 @@ mod tests {
         assert_eq!(config.monitor.poll_interval, Duration::from_secs(5));
         assert_eq!(config.monitor.inventory.naming.prefix, "huawei.com");
         assert_eq!(args.listen.port(), 11251);
+        assert_eq!(config.pod_resources_socket, Some(PathBuf::from("/var/lib/kubelet/pod-resources/kubelet.sock")));
+        let off = Args::try_parse_from(["ascend-device-plugin", "--no-pod-resources"]).expect("parses");
+        assert_eq!(off.plugin_config().expect("valid").pod_resources_socket, None);
     }
 
     #[test]

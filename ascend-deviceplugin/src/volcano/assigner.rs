@@ -4,11 +4,14 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ascend_kube::pod_assignment::{chips_in_use, oldest_waiting, served_for, PodAssignments, PodView};
+use ascend_kube::pod_assignment::{
+    chips_in_use, oldest_waiting, served_for, PodAssignments, PodView, REAL_DEVICES_ANNOTATION,
+};
 use tokio::sync::{Mutex, Notify};
 
 use crate::assigner::DeviceAssigner;
 use crate::error::{Error, Result};
+use crate::held::Holdings;
 use ascend_dcmi::ChipType;
 use ascend_node::inventory::{DeviceKind, Resource};
 
@@ -54,7 +57,12 @@ impl VolcanoAssigner {
     }
 
     /// One lookup: `Ok(None)` when no pod waits yet.
-    async fn try_assign(&self, resource: &Resource, kubelet_ids: &[String]) -> Result<Option<Vec<String>>> {
+    async fn try_assign(
+        &self,
+        resource: &Resource,
+        kubelet_ids: &[String],
+        holdings: &Holdings,
+    ) -> Result<Option<Vec<String>>> {
         let pods = self
             .pods
             .list()
@@ -63,12 +71,12 @@ impl VolcanoAssigner {
         if let Some(pod) = served_for(&pods, kubelet_ids) {
             tracing::info!(pod = %pod.key(), "the kubelet asks again for a served pod; giving it the same chips");
             let chips = pod.real_chips();
-            check_chips(resource, pod, &chips, &pods)?;
+            check_chips(resource, pod, &chips, &pods, holdings)?;
             return Ok(Some(chips));
         }
         let Some(pod) = oldest_waiting(&pods, &resource.name, kubelet_ids.len()) else { return Ok(None) };
         let chips = annotated_chips(resource, pod.chosen_chips(&resource.name));
-        check_chips(resource, pod, &chips, &pods)?;
+        check_chips(resource, pod, &chips, &pods, holdings)?;
         match self.pods.mark_served(pod, kubelet_ids, &chips).await {
             Ok(()) => {
                 tracing::info!(pod = %pod.key(), ?chips, kubelet = ?kubelet_ids, "assigned Volcano's chips");
@@ -106,8 +114,16 @@ fn annotated_chips(resource: &Resource, names: Vec<String>) -> Vec<String> {
         .collect()
 }
 
-/// Every chip must be one of this resource's, healthy, named once, and held by no other active pod.
-fn check_chips(resource: &Resource, pod: &PodView, chips: &[String], pods: &[PodView]) -> Result<()> {
+/// Every chip must be one of this resource's, healthy, named once, and held by no other active pod: neither by its
+/// `huawei.com/AscendReal` annotation nor, for a pod without one (served by a plugin outside Volcano mode, or by
+/// Huawei's before its annotation round), by the ids the kubelet's PodResources lists for it.
+fn check_chips(
+    resource: &Resource,
+    pod: &PodView,
+    chips: &[String],
+    pods: &[PodView],
+    holdings: &Holdings,
+) -> Result<()> {
     let refuse = |detail: String| VolcanoAssigner::refuse(resource, format!("pod {}: {detail}", pod.key()));
     let mut seen = BTreeSet::new();
     if let Some(twice) = chips.iter().find(|chip| !seen.insert(chip.as_str())) {
@@ -125,7 +141,17 @@ fn check_chips(resource: &Resource, pod: &PodView, chips: &[String], pods: &[Pod
     if !unhealthy.is_empty() {
         return Err(refuse(format!("its annotation names unhealthy chips: {}", unhealthy.join("; "))));
     }
-    let in_use = chips_in_use(pods, Some(pod));
+    let mut in_use = chips_in_use(pods, Some(pod));
+    let skip: BTreeSet<String> = pods
+        .iter()
+        .filter(|other| {
+            !other.is_active() || other.annotation(REAL_DEVICES_ANNOTATION).is_some() || other.key() == pod.key()
+        })
+        .map(PodView::key)
+        .collect();
+    for (chip, holder) in holdings.held_chips(resource, |key| skip.contains(key)) {
+        in_use.entry(chip).or_insert(holder);
+    }
     let taken: Vec<String> =
         chips.iter().filter_map(|chip| in_use.get(chip).map(|holder| format!("{chip} (held by {holder})"))).collect();
     if !taken.is_empty() {
@@ -136,7 +162,7 @@ fn check_chips(resource: &Resource, pod: &PodView, chips: &[String], pods: &[Pod
 
 #[tonic::async_trait]
 impl DeviceAssigner for VolcanoAssigner {
-    async fn assign(&self, resource: &Resource, kubelet_ids: &[String]) -> Result<Vec<String>> {
+    async fn assign(&self, resource: &Resource, kubelet_ids: &[String], holdings: &Holdings) -> Result<Vec<String>> {
         let _serial = self.serial.lock().await;
         let mut changes = self.pods.changes();
         // As long as `attempts` lookups a `retry_interval` apart would take; the lookup runs again as soon as the
@@ -145,7 +171,7 @@ impl DeviceAssigner for VolcanoAssigner {
             tokio::time::Instant::now() + self.lookup.retry_interval * self.lookup.attempts.saturating_sub(1);
         loop {
             changes.borrow_and_update();
-            if let Some(chips) = self.try_assign(resource, kubelet_ids).await? {
+            if let Some(chips) = self.try_assign(resource, kubelet_ids, holdings).await? {
                 return Ok(chips);
             }
             if !matches!(tokio::time::timeout_at(deadline, changes.changed()).await, Ok(Ok(()))) {

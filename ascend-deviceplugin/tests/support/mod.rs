@@ -453,3 +453,15 @@ pub async fn annotated_node(
         .expect("valid node name");
     (server, monitor)
 }
+
+/// The kubelet's PodResources socket, in a temporary directory of its own, listing `pods`; the plugin reads it
+/// through `PluginConfig::pod_resources_socket` set to the path returned.
+pub fn pod_resources(
+    pods: Vec<ascend_node::pod_resources::api::PodResources>,
+) -> (tempfile::TempDir, std::path::PathBuf, ascend_deviceplugin::fake_kubelet::FakePodResources) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let socket = dir.path().join("kubelet.sock");
+    let served =
+        ascend_deviceplugin::fake_kubelet::FakePodResources::start(&socket, pods).expect("PodResources socket");
+    (dir, socket, served)
+}
