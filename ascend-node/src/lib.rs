@@ -38,6 +38,7 @@ pub mod monitor;
 pub mod naming;
 #[cfg(feature = "pod-resources")]
 pub mod pod_resources;
+pub mod recovery;
 pub mod topology;
 
 pub use driver::{load_driver, load_driver_until, DriverOptions};
