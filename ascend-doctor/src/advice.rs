@@ -90,6 +90,7 @@ pub fn title(id: &str) -> Option<(&'static str, &'static str)> {
         "kubernetes.device_plugin" => ("Device plugin socket present and registered", "设备插件套接字存在且已注册"),
         "kubernetes.node_resources" => ("Node advertises the NPU resource", "节点上报 NPU 资源"),
         "kubernetes.stale_allocations" => ("No NPUs allocated to deleted pods", "没有分配给已删除 Pod 的 NPU"),
+        "kubernetes.migration" => ("No migration left half-done", "没有只完成一半的迁移"),
         _ => return None,
     })
 }
@@ -287,6 +288,14 @@ pub enum Advice {
     PodsAccess,
     /// Allocations of pods that are gone.
     StaleAllocations,
+    /// Both device plugins serve the node (`resources`: the resources both serve, or "the node's NPUs").
+    MigrationTwoPlugins { resources: String },
+    /// Huawei's runtime registered beside ours (`huawei`: its registrations).
+    MigrationTwoRuntimes { huawei: String },
+    /// Both exporters run.
+    MigrationTwoExporters,
+    /// Parts of both stacks without a pair (`huawei`, `ours`: the parts of each).
+    MigrationMixed { huawei: String, ours: String },
 }
 
 /// `the firmware` / `the firmware of NPU 3`, in both languages.
@@ -375,6 +384,10 @@ impl Advice {
             Advice::AllocatableShort => "kubernetes.node_resources.allocatable_short",
             Advice::PodsAccess => "kubernetes.stale_allocations.pods_not_listed",
             Advice::StaleAllocations => "kubernetes.stale_allocations.stale",
+            Advice::MigrationTwoPlugins { .. } => "kubernetes.migration.two_device_plugins",
+            Advice::MigrationTwoRuntimes { .. } => "kubernetes.migration.two_runtimes",
+            Advice::MigrationTwoExporters => "kubernetes.migration.two_exporters",
+            Advice::MigrationMixed { .. } => "kubernetes.migration.mixed",
         }
     }
 
@@ -894,6 +907,54 @@ impl Advice {
                 "check the doctor's access to the API server (list on pods)".to_owned(),
                 "检查 doctor 对 API Server 的访问权限（pods 的 list 权限）".to_owned(),
             ),
+            Advice::MigrationTwoPlugins { resources } => (
+                format!(
+                    "Huawei's device plugin and this project's both serve {resources} on this node, and the kubelet \
+                     takes the devices of whichever registered last: finish the device-plugin step of \
+                     docs/migration.md by removing the plugin you are leaving from this node's pool (running pods keep \
+                     their chips), then check `kubectl ascend nodes` and this check again"
+                ),
+                format!(
+                    "本节点上华为的设备插件和本项目的设备插件都在提供 {resources}，kubelet 只采用最后注册者的设备：\
+                     请完成 docs/migration.md 中设备插件这一步，把要离开的那个插件从本节点池中移除（运行中的 Pod \
+                     保留其芯片），然后执行 `kubectl ascend nodes` 并再次运行本检查"
+                ),
+            ),
+            Advice::MigrationTwoRuntimes { huawei } => (
+                format!(
+                    "Huawei's runtime is still registered beside this project's ({huawei}): once no running pod uses \
+                     its handler, remove its entry from the engine's configuration (Huawei's installer: \
+                     `Ascend-docker-runtime_<version>_linux-<arch>.run --uninstall`) and restart the engine with the \
+                     node drained; {RESTART_EN}"
+                ),
+                format!(
+                    "华为的容器运行时仍与本项目的运行时一同注册（{huawei}）：当不再有运行中的 Pod 使用其 handler 时，\
+                     从容器引擎配置中删除该条目（华为安装包：\
+                     `Ascend-docker-runtime_<version>_linux-<arch>.run --uninstall`），并在排空节点后重启容器引擎；\
+                     {RESTART_ZH}"
+                ),
+            ),
+            Advice::MigrationTwoExporters => (
+                "Huawei's npu-exporter and this project's both run here, so Prometheus scrapes each chip twice: \
+                 with the chart's `exporter.naming=huawei` ours serves Huawei's names, so remove Huawei's \
+                 npu-exporter DaemonSet from this node's pool once the dashboards show ours (docs/migration.md)"
+                    .to_owned(),
+                "华为的 npu-exporter 与本项目的 npu-exporter 同时在本节点运行，Prometheus 会把每个芯片采集两次：\
+                 设置 Chart 的 `exporter.naming=huawei` 后本项目的导出器使用华为的指标名，待看板显示本项目的数据后，\
+                 请把华为的 npu-exporter DaemonSet 从本节点池中移除（docs/migration.md）"
+                    .to_owned(),
+            ),
+            Advice::MigrationMixed { huawei, ours } => (
+                format!(
+                    "this node runs parts of both stacks: Huawei's {huawei} and this project's {ours}; a node pool is \
+                     migrated part by part, each part finished before the next: follow docs/migration.md from the \
+                     first part not yet moved"
+                ),
+                format!(
+                    "本节点同时运行两套组件的一部分：华为的 {huawei} 和本项目的 {ours}；节点池按组件逐个迁移，\
+                     每个组件完成后再进行下一个：请从第一个尚未迁移的组件开始，按 docs/migration.md 操作"
+                ),
+            ),
             Advice::StaleAllocations => (
                 "the kubelet still counts these NPUs as allocated although their pods are gone: restart the device \
                  plugin pod on this node; if the allocation stays, restart the kubelet (`systemctl restart kubelet`; \
@@ -1012,6 +1073,10 @@ pub(crate) mod tests {
             Advice::AllocatableShort,
             Advice::PodsAccess,
             Advice::StaleAllocations,
+            Advice::MigrationTwoPlugins { resources: p("resources") },
+            Advice::MigrationTwoRuntimes { huawei: p("huawei") },
+            Advice::MigrationTwoExporters,
+            Advice::MigrationMixed { huawei: p("huawei"), ours: p("ours") },
         ]
     }
 

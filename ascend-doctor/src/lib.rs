@@ -73,6 +73,7 @@ mod kubelet_feature_gates;
 mod kubelet_version;
 mod kubernetes_checks;
 mod library_safety;
+mod migration_checks;
 #[cfg(feature = "kube")]
 mod node_api;
 pub mod package_compatibility;
