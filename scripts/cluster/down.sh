@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 quiet=false
 [[ ${1:-} == --quiet ]] && quiet=true
 
-for name in kubelet kube-scheduler kube-controller-manager kube-apiserver; do
+for name in vc-scheduler vc-controller-manager kubelet kube-scheduler kube-controller-manager kube-apiserver; do
     stop_pid "$name"
 done
 # Containers first, through containerd while it runs, so that their shims and processes end with them.
