@@ -10,6 +10,13 @@
 //! So with one chip of a group held, a job of 2 gets two chips of the other group, not the first free ones, and the
 //! next job of 2 gets that group's remaining pair.
 //!
+//! Then, on the same set-up: a job of 8 while 3 chips are free waits (no pod: Volcano admits no part of a gang) with
+//! the plugin's reason on its PodGroup, and runs on all 8 once they are freed; two pods created together get
+//! disjoint chips, together the two Volcano chose (which pod gets which is not asserted, see below); a faulty chip
+//! (listed unhealthy in the device-info ConfigMap) is not chosen, is chosen again after its recovery, and a pod
+//! holding a chip that faults keeps it. Breaking the contract fails the first step: with the device plugin handing
+//! out the kubelet's ids instead of the annotated chips, the pod of 1 saw `/dev/davinci4` where Volcano chose chip 0.
+//!
 //! The reference for the scheduler side of the Volcano contract; tests/volcano.rs covers the device-info ConfigMap
 //! and faults without a scheduler, examples/tests/device_plugin_volcano.rs the Allocate contract against the in-repo
 //! kubelet peer. Without a mind-cluster tree there is no Ascend plugin to build Volcano with: the test then says it
@@ -19,7 +26,8 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use ascend_cluster_tests::stack::{
-    davinci_nodes, device_list, sleeping_container, test_namespace, NAMESPACE, RESOURCE, SYSTEM,
+    chip_fault, davinci_nodes, delete_pod, device_list, npu_pod, sleeping_container, test_namespace, NAMESPACE,
+    RESOURCE, SYSTEM,
 };
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
@@ -82,13 +90,20 @@ fn annotated_chips(pod: &Pod, key: &str) -> BTreeSet<u32> {
     value.map(|list| list.split(',').filter(|name| !name.is_empty()).map(chip_id).collect()).unwrap_or_default()
 }
 
-/// Waits until the pod runs and checks the contract: the chips Volcano's plugin wrote on it are the chips its
-/// container sees and the chips our device plugin recorded. Returns them.
-async fn chips_of_running_pod(cluster: &Cluster, pod: &str, count: usize) -> BTreeSet<u32> {
-    let running = cluster.wait_running(NAMESPACE, pod, Duration::from_secs(120)).await;
+/// A running pod's chips three ways: written on it by Volcano's plugin, seen by its container (`/dev/davinci*`),
+/// recorded by our device plugin.
+struct ChipView {
+    scheduled: BTreeSet<u32>,
+    seen: BTreeSet<u32>,
+    recorded: BTreeSet<u32>,
+}
+
+/// Waits until the pod runs and our device plugin's record of its chips shows, and reads its [`ChipView`].
+async fn chip_view(cluster: &Cluster, pod: &str, count: usize) -> ChipView {
+    cluster.wait_running(NAMESPACE, pod, Duration::from_secs(120)).await;
     // The device plugin records the real chips just after Allocate; the pod may run a moment before the write shows.
     let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
-    let pod_now = wait_until(&format!("{pod}: {REAL_CHIPS} written"), Duration::from_secs(30), || async {
+    let now = wait_until(&format!("{pod}: {REAL_CHIPS} written"), Duration::from_secs(30), || async {
         let now = pods.get(pod).await.map_err(|error| error.to_string())?;
         if annotated_chips(&now, REAL_CHIPS).is_empty() {
             Err(format!("{:?}", now.metadata.annotations))
@@ -97,16 +112,23 @@ async fn chips_of_running_pod(cluster: &Cluster, pod: &str, count: usize) -> BTr
         }
     })
     .await;
-    let scheduled = annotated_chips(&running, RESOURCE);
-    assert_eq!(scheduled.len(), count, "{pod}: Volcano's {RESOURCE} annotation: {:?}", running.metadata.annotations);
+    let scheduled = annotated_chips(&now, RESOURCE);
+    assert_eq!(scheduled.len(), count, "{pod}: Volcano's {RESOURCE} annotation: {:?}", now.metadata.annotations);
     let listing = cluster.exec(NAMESPACE, pod, &["ls", "/dev"]).stdout;
-    let seen: BTreeSet<u32> = davinci_nodes(&listing)
+    let seen = davinci_nodes(&listing)
         .iter()
         .map(|node| node.trim_start_matches("davinci").parse().expect("davinci number"))
         .collect();
-    assert_eq!(seen, scheduled, "{pod}: the container's chips (/dev/davinci*) are the ones Volcano chose");
-    assert_eq!(annotated_chips(&pod_now, REAL_CHIPS), scheduled, "{pod}: {REAL_CHIPS}, what our plugin handed out");
-    scheduled
+    ChipView { scheduled, seen, recorded: annotated_chips(&now, REAL_CHIPS) }
+}
+
+/// Waits until the pod runs and checks the contract: the chips Volcano's plugin wrote on it are the chips its
+/// container sees and the chips our device plugin recorded. Returns them.
+async fn chips_of_running_pod(cluster: &Cluster, pod: &str, count: usize) -> BTreeSet<u32> {
+    let view = chip_view(cluster, pod, count).await;
+    assert_eq!(view.seen, view.scheduled, "{pod}: the container's chips (/dev/davinci*) are the ones Volcano chose");
+    assert_eq!(view.recorded, view.scheduled, "{pod}: {REAL_CHIPS}, what our plugin handed out");
+    view.scheduled
 }
 
 /// A Volcano Job of one task of one pod asking for `chips` chips; its pod is `<name>-work-0`. It sets what Volcano's
@@ -178,9 +200,7 @@ async fn volcano_with_huaweis_plugin_places_pods_on_the_chips_our_plugin_hands_o
 
     // A plain pod for Volcano, one chip.
     let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
-    let mut pod = ascend_cluster_tests::stack::npu_pod("one-chip", 1);
-    pod.spec.as_mut().expect("spec").scheduler_name = Some(VOLCANO.to_owned());
-    pods.create(&PostParams::default(), &pod).await.expect("create pod");
+    create_volcano_pod(&pods, "one-chip", 1).await;
     let held = chips_of_running_pod(&cluster, "one-chip", 1).await;
     let held_chip = *held.first().expect("one chip");
     println!("Volcano's chip for the pod of 1: {held:?}");
@@ -192,11 +212,11 @@ async fn volcano_with_huaweis_plugin_places_pods_on_the_chips_our_plugin_hands_o
     jobs.create(&PostParams::default(), &volcano_job("pair-a", 2)).await.expect("create job pair-a");
     let first_pair = chips_of_running_pod(&cluster, "pair-a-work-0", 2).await;
     let other_group = 1 - hccs_group(held_chip);
+    println!("Volcano's chips for the first job of 2: {first_pair:?}");
     assert!(
         first_pair.iter().all(|chip| hccs_group(*chip) == other_group),
         "with chip {held_chip} held, a job of 2 gets two chips of the other HCCS group, got {first_pair:?}"
     );
-    println!("Volcano's chips for the first job of 2: {first_pair:?}");
     timer.mark("job of 2 on the other HCCS group");
     jobs.create(&PostParams::default(), &volcano_job("pair-b", 2)).await.expect("create job pair-b");
     let second_pair = chips_of_running_pod(&cluster, "pair-b-work-0", 2).await;
@@ -206,6 +226,130 @@ async fn volcano_with_huaweis_plugin_places_pods_on_the_chips_our_plugin_hands_o
     assert_eq!(second_pair, remaining, "the next job of 2 gets the remaining pair of that group");
     timer.mark("next job of 2 on that group's remaining pair");
 
-    jobs.delete("pair-a", &DeleteParams::default()).await.expect("delete job pair-a");
-    jobs.delete("pair-b", &DeleteParams::default()).await.expect("delete job pair-b");
+    // A job of 8 while 3 chips are free waits with the scheduler's reason, and runs once the chips are freed.
+    jobs.create(&PostParams::default(), &volcano_job("all-eight", 8)).await.expect("create job all-eight");
+    // Volcano admits no part of a gang it cannot place: the job controller makes no pod yet, and the reason is on
+    // the job's PodGroup.
+    let reason = unschedulable_podgroup(&cluster, "all-eight").await;
+    println!("Volcano's reason for the job of 8: {reason}");
+    assert!(reason.contains(RESOURCE) || reason.contains("npu"), "the reason names the chips: {reason}");
+    let job = jobs.get("all-eight").await.expect("job all-eight");
+    assert_eq!(job.data["status"]["state"]["phase"], "Pending", "the job of 8 waits: {:?}", job.data["status"]);
+    delete_pod(&cluster, "one-chip").await;
+    delete_job(&cluster, &jobs, "pair-a").await;
+    delete_job(&cluster, &jobs, "pair-b").await;
+    let all = chips_of_running_pod(&cluster, "all-eight-work-0", 8).await;
+    assert_eq!(all, (0..8).collect(), "the job of 8 gets every chip");
+    delete_job(&cluster, &jobs, "all-eight").await;
+    timer.mark("job of 8 pending with the scheduler's reason, then running on all 8 chips");
+
+    // Two pods bound in the same scheduling round get disjoint chips, together the two Volcano wrote. Which pod gets
+    // which is not asserted: Allocate does not say which pod it is for, and the device plugin serves the pod of the
+    // oldest predicate-time, as Huawei's does (`getOldestPod`), while the kubelet may admit the later-bound pod first
+    // (seen here: each container had the other's chip; docs/volcano.md, "Known gaps").
+    create_volcano_pod(&pods, "twin-a", 1).await;
+    create_volcano_pod(&pods, "twin-b", 1).await;
+    let twin_a = chip_view(&cluster, "twin-a", 1).await;
+    let twin_b = chip_view(&cluster, "twin-b", 1).await;
+    assert!(
+        twin_a.seen.is_disjoint(&twin_b.seen),
+        "two pods at once share a chip: {:?}, {:?}",
+        twin_a.seen,
+        twin_b.seen
+    );
+    let scheduled: BTreeSet<u32> = twin_a.scheduled.union(&twin_b.scheduled).copied().collect();
+    let seen: BTreeSet<u32> = twin_a.seen.union(&twin_b.seen).copied().collect();
+    assert_eq!(seen, scheduled, "the two containers' chips are the two Volcano chose");
+    let crossed = twin_a.seen != twin_a.scheduled;
+    println!(
+        "two pods at once: Volcano chose {:?} and {:?}; the containers see {:?} and {:?}{}",
+        twin_a.scheduled,
+        twin_b.scheduled,
+        twin_a.seen,
+        twin_b.seen,
+        if crossed { " (crossed)" } else { "" }
+    );
+    delete_pod(&cluster, "twin-a").await;
+    delete_pod(&cluster, "twin-b").await;
+    timer.mark("two pods at once on disjoint chips");
+
+    // A chip fault: the device-info ConfigMap lists the chip unhealthy and Volcano stops choosing it; after the
+    // recovery it chooses it again; a pod holding a chip that faults keeps it. Chip 0 is the one the policy picks
+    // first for a pod of 1 on a free node, as above; it is logic id 4 of the topology (dcmi-sim/topologies/
+    // atlas-800t-a2.toml).
+    let first_choice = held_chip;
+    let logic_id = |chip: u32| (chip + 4) % 8;
+    cluster.set_overlay(vec![chip_fault(logic_id(first_choice), true)]);
+    wait_device_info(&config_maps, &name, Some(first_choice)).await;
+    create_volcano_pod(&pods, "beside-fault", 1).await;
+    let beside = chips_of_running_pod(&cluster, "beside-fault", 1).await;
+    assert!(!beside.contains(&first_choice), "Volcano chose the faulty chip {first_choice}: {beside:?}");
+    timer.mark("a faulty chip is not chosen");
+    cluster.set_overlay(vec![chip_fault(logic_id(first_choice), false)]);
+    wait_device_info(&config_maps, &name, None).await;
+    create_volcano_pod(&pods, "after-recovery", 1).await;
+    let recovered = chips_of_running_pod(&cluster, "after-recovery", 1).await;
+    assert_eq!(recovered, BTreeSet::from([first_choice]), "the recovered chip is Volcano's choice again");
+    timer.mark("the recovered chip is chosen again");
+    cluster.set_overlay(vec![chip_fault(logic_id(first_choice), true)]);
+    wait_device_info(&config_maps, &name, Some(first_choice)).await;
+    let still = cluster.wait_running(NAMESPACE, "after-recovery", Duration::from_secs(5)).await;
+    let listing = cluster.exec(NAMESPACE, "after-recovery", &["ls", "/dev"]).stdout;
+    assert_eq!(davinci_nodes(&listing), [format!("davinci{first_choice}")], "the running pod keeps its chip");
+    assert_eq!(annotated_chips(&still, REAL_CHIPS), recovered, "and its record of it");
+    cluster.set_overlay(vec![chip_fault(logic_id(first_choice), false)]);
+    wait_device_info(&config_maps, &name, None).await;
+    timer.mark("a running pod keeps its chip through a fault");
+}
+
+/// Creates a plain pod for Volcano asking for `chips` chips.
+async fn create_volcano_pod(pods: &Api<Pod>, name: &str, chips: u32) {
+    let mut pod = npu_pod(name, chips);
+    pod.spec.as_mut().expect("spec").scheduler_name = Some(VOLCANO.to_owned());
+    pods.create(&PostParams::default(), &pod).await.unwrap_or_else(|error| panic!("create pod {name}: {error}"));
+}
+
+/// The Unschedulable condition's message of the PodGroup Volcano's job controller made for the job `job`, once it
+/// has one.
+async fn unschedulable_podgroup(cluster: &Cluster, job: &str) -> String {
+    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk("scheduling.volcano.sh", "v1beta1", "PodGroup"));
+    let groups: Api<DynamicObject> = Api::namespaced_with(cluster.client(), NAMESPACE, &resource);
+    wait_until(&format!("the PodGroup of job {job} unschedulable"), Duration::from_secs(60), || async {
+        let list = groups.list(&Default::default()).await.map_err(|error| error.to_string())?;
+        let group = list
+            .items
+            .iter()
+            .find(|group| group.metadata.name.as_deref().is_some_and(|name| name.starts_with(&format!("{job}-"))))
+            .ok_or("no PodGroup yet")?;
+        let conditions = group.data["status"]["conditions"].as_array().cloned().unwrap_or_default();
+        conditions
+            .iter()
+            .find(|condition| condition["type"] == "Unschedulable" && condition["status"] == "True")
+            .and_then(|condition| condition["message"].as_str().map(str::to_owned))
+            .ok_or_else(|| format!("{:?}", group.data["status"]))
+    })
+    .await
+}
+
+/// Deletes a Volcano Job of [`volcano_job`] and waits until its pod is gone.
+async fn delete_job(cluster: &Cluster, jobs: &Api<DynamicObject>, name: &str) {
+    jobs.delete(name, &DeleteParams::default()).await.unwrap_or_else(|error| panic!("delete job {name}: {error}"));
+    delete_pod(cluster, &format!("{name}-work-0")).await;
+}
+
+/// Waits until the device-info ConfigMap lists `unhealthy` (a chip id) as the one unhealthy chip, or no chip when
+/// `None`.
+async fn wait_device_info(config_maps: &Api<ConfigMap>, name: &str, unhealthy: Option<u32>) {
+    let want: Vec<String> = unhealthy.iter().map(|chip| format!("Ascend910-{chip}")).collect();
+    let key = format!("{RESOURCE}-Unhealthy");
+    wait_until(&format!("device-info ConfigMap: unhealthy {want:?}"), Duration::from_secs(30), || async {
+        let config_map = config_maps.get(name).await.map_err(|error| error.to_string())?;
+        let listed = device_list(&config_map, &key)?;
+        if listed == want {
+            Ok(())
+        } else {
+            Err(format!("unhealthy {listed:?}"))
+        }
+    })
+    .await;
 }
