@@ -39,11 +39,14 @@ if [[ -z ${CARGO_TARGET_DIR:-} && $(id -u) == 0 ]] && untrusted=$(untrusted_ance
 fi
 
 # The Go builds of the two tiers at the end (Huawei's programs for the comparison tier; Kubernetes, etcd, containerd,
-# runc and helm for the cluster tier), cached by version outside the repository, start now at the lowest CPU priority:
-# they take the CPU the steps below leave idle (linking, the tests' and the tiers' waits, the checks' scripts) and the
-# tiers wait for them. A build that fails here fails again, with its message, where its tier runs it below.
+# runc, helm, and Volcano with Huawei's Ascend plugin for the cluster tier), cached by version outside the repository,
+# start now at the lowest CPU priority: they take the CPU the steps below leave idle (linking, the tests' and the
+# tiers' waits, the checks' scripts) and the tiers wait for them. A build that fails here fails again, with its
+# message, where its tier runs it below.
 go_builds_log=$(mktemp)
-setsid nice -n 19 bash -c 'bash scripts/peers/build.sh; bash scripts/cluster/build.sh' >"$go_builds_log" 2>&1 &
+setsid nice -n 19 bash -c \
+    'bash scripts/peers/build.sh; bash scripts/cluster/build.sh; bash scripts/cluster/volcano.sh build' \
+    >"$go_builds_log" 2>&1 &
 go_builds=$!
 trap 'kill -- -"$go_builds" 2>/dev/null || true' EXIT
 wait_for_go_builds() {
