@@ -97,6 +97,8 @@ const QueueAllocationGateKey = GroupName + "/queue-allocation-gate"
 GO
     local plugin=$src/pkg/scheduler/plugins/ascend-volcano-plugin
     cp -r "$tree/component/ascend-for-volcano" "$plugin"
+    # CI lays the mind-cluster tree without write bits, and cp keeps them off.
+    chmod -R u+w "$plugin"
     rm -rf "$plugin/output" "$plugin/test" "$plugin/testdata"
     # The plugin's top-level package is a package main, as a .so must be; as a library it takes the name of its
     # directory, and vc-scheduler imports it through a file of ours that registers it under its name.
