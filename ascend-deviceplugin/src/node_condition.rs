@@ -5,20 +5,19 @@
 //!
 //! Nothing is written until every chip has had its first health check, so a starting plugin does not flip the
 //! condition to `True` for chips it has not looked at yet. A failed write is logged and retried after the wait of
-//! `ascend_kube::Backoff` (exponential with jitter, the server's `Retry-After` honoured) or at the next change; it
-//! never touches health or Allocate (this runs in its own task).
+//! `ascend_node::Backoff` (exponential with jitter, the server's `Retry-After` honoured; the latest snapshot then);
+//! it never touches health or Allocate (this runs in its own task). The loop is `ascend_node::ReconcileLoop`.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
-
-use ascend_kube::{Backoff, BackoffPolicy};
 
 use ascend_kube::{ConditionWrite, NodeConditionWriter, NpuCondition, ALL_HEALTHY_REASON, UNHEALTHY_REASON};
 use tokio::sync::watch;
 
 use crate::node_events::{checked, chips};
 use ascend_node::inventory::{Health, Snapshot};
+use ascend_node::{BackoffPolicy, Reconcile, ReconcileLoop};
 
 /// The condition a snapshot describes; `None` while some chip awaits its first check, or when there is none.
 pub fn condition_of(snapshot: &Snapshot) -> Option<NpuCondition> {
@@ -51,35 +50,33 @@ pub fn condition_of(snapshot: &Snapshot) -> Option<NpuCondition> {
 
 /// Keeps the condition current until `shutdown` completes or the monitor stops.
 pub async fn report(
-    mut snapshots: watch::Receiver<Arc<Snapshot>>,
-    mut writer: NodeConditionWriter,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    writer: NodeConditionWriter,
     backoff: BackoffPolicy,
     shutdown: impl Future<Output = ()>,
 ) {
-    tokio::pin!(shutdown);
-    let mut backoff = Backoff::new(backoff);
-    let mut retry_in = Duration::ZERO;
-    loop {
-        let snapshot = snapshots.borrow_and_update().clone();
-        let mut failed = false;
+    ReconcileLoop::new("node condition AscendNPUUnhealthy", backoff)
+        .wake_on_change(snapshots.clone())
+        .run(Rounds { snapshots, writer }, shutdown)
+        .await;
+}
+
+/// The rounds of [`report`]: the condition of the latest snapshot, written when it changed.
+struct Rounds {
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    writer: NodeConditionWriter,
+}
+
+impl Reconcile for Rounds {
+    type Error = ascend_kube::Error;
+
+    async fn reconcile(&mut self) -> ascend_kube::Result<Option<Duration>> {
+        let snapshot = self.snapshots.borrow_and_update().clone();
         if let Some(condition) = condition_of(&snapshot) {
-            match writer.write(&condition).await {
-                Ok(ConditionWrite::Written { transition }) => {
-                    backoff.reset();
-                    tracing::info!(status = condition.status(), transition, message = %condition.message, "node condition AscendNPUUnhealthy written");
-                }
-                Ok(ConditionWrite::Unchanged) => backoff.reset(),
-                Err(error) => {
-                    retry_in = backoff.next_delay(&error);
-                    tracing::warn!(%error, ?retry_in, "node condition AscendNPUUnhealthy not written");
-                    failed = true;
-                }
+            if let ConditionWrite::Written { transition } = self.writer.write(&condition).await? {
+                tracing::info!(status = condition.status(), transition, message = %condition.message, "node condition AscendNPUUnhealthy written");
             }
         }
-        tokio::select! {
-            () = &mut shutdown => return,
-            changed = snapshots.changed() => if changed.is_err() { return },
-            () = tokio::time::sleep(retry_in), if failed => {}
-        }
+        Ok(None)
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! The kubelet recreates its socket when it restarts, so the exporter mounts the directory
 //! (`/var/lib/kubelet/pod-resources`), not the socket, and reconnects by path whenever a call fails, after a wait
-//! that grows exponentially with jitter (backon's, as `ascend_kube::Backoff` uses it for API writes). Without a
+//! that grows exponentially with jitter (`ascend_node::Backoff`, the daemons' one retry policy). Without a
 //! kubelet the exporter keeps working: pod labels stay empty and `ascend_npu_pod_resources_up` is 0.
 
 use std::future::Future;
@@ -10,11 +10,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use backon::{BackoffBuilder, ExponentialBackoff, ExponentialBuilder};
-
 use ascend_node::pod_resources::api::ListPodResourcesResponse;
 use ascend_node::pod_resources::DEFAULT_SOCKET;
-use ascend_node::{PodResourcesClient, ResourceNaming};
+use ascend_node::{Backoff, BackoffPolicy, PodResourcesClient, ResourceNaming};
 
 use crate::pod_attribution::{AssignedDevices, ContainerAssignment, ContainerRef, PodAttribution, SharedAttribution};
 
@@ -123,37 +121,23 @@ struct SessionEnd {
     error: String,
 }
 
-/// The waits between connections to the kubelet.
+/// The waits between connections to the kubelet: the daemons' one retry policy, started over after an answer.
 struct ReconnectDelays {
-    min: Duration,
-    max: Duration,
-    delays: ExponentialBackoff,
+    backoff: Backoff,
 }
 
 impl ReconnectDelays {
     fn new(min: Duration, max: Duration) -> Self {
-        ReconnectDelays { min, max, delays: Self::delays(min, max) }
-    }
-
-    fn delays(min: Duration, max: Duration) -> ExponentialBackoff {
-        // backon's jitter adds up to the current delay again, so the cap before jitter is half the longest delay.
-        let first = min.min(max / 2);
-        ExponentialBuilder::new()
-            .with_min_delay(first)
-            .with_max_delay((max / 2).max(first))
-            .with_factor(2.0)
-            .with_jitter()
-            .without_max_times()
-            .build()
+        ReconnectDelays { backoff: Backoff::new(BackoffPolicy { first: min, max }) }
     }
 
     /// The wait before connecting again after `ended`: a connection that delivered an answer means the kubelet
     /// restarted or hiccupped, so the waits start over; otherwise the next, longer one.
     fn after(&mut self, ended: &SessionEnd) -> Duration {
         if ended.published {
-            self.delays = Self::delays(self.min, self.max);
+            self.backoff.reset();
         }
-        self.delays.next().unwrap_or(self.max).min(self.max)
+        self.backoff.next_wait()
     }
 }
 

@@ -87,6 +87,12 @@ pub enum Error {
     Driver(#[from] ascend_node::Error),
 }
 
+impl ascend_node::RetryAfter for Error {
+    fn retry_after(&self) -> Option<Duration> {
+        Error::retry_after(self)
+    }
+}
+
 impl Error {
     /// The HTTP status of an API error, if this is one.
     pub fn status_code(&self) -> Option<u16> {
@@ -150,3 +156,24 @@ fn status_hint(code: u16, object: &str) -> String {
 
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Backoff, BackoffPolicy};
+
+    #[test]
+    fn the_backoff_honours_the_servers_retry_after() {
+        let throttled = Error::Api {
+            verb: "patch",
+            object: "nodes/worker-1".into(),
+            code: 429,
+            reason: "TooManyRequests".into(),
+            message: "slow down".into(),
+            retry_after: Some(Duration::from_secs(30)),
+        };
+        let mut backoff = Backoff::new(BackoffPolicy { first: Duration::from_secs(1), max: Duration::from_secs(60) });
+        assert_eq!(backoff.next_delay(&throttled), Duration::from_secs(30));
+        assert!(backoff.next_delay(&Error::NoChips) < Duration::from_secs(4), "no Retry-After: the own wait");
+    }
+}

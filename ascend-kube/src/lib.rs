@@ -23,7 +23,8 @@
 //!   ([`Error`]).
 //! - [`Watched`]: what a daemon reads, kept current by a node-scoped watch (kube-runtime's watcher and reflector),
 //!   never by polling; [`Backoff`]: the one retry policy of the daemons' writes (exponential, jitter,
-//!   `Retry-After`). docs/scale.md has each daemon's request budget.
+//!   `Retry-After`), from `ascend_node`, whose `ReconcileLoop` runs the labeller's and the daemons' loops on it.
+//!   docs/scale.md has each daemon's request budget.
 //!
 //! # Kubernetes versions
 //!
@@ -75,7 +76,6 @@
 #![forbid(unsafe_code)]
 
 mod api_discovery;
-mod backoff;
 mod client;
 pub mod device_info;
 mod error;
@@ -92,7 +92,9 @@ mod runtime_classes;
 mod watched;
 
 pub use api_discovery::served_versions;
-pub use backoff::{Backoff, BackoffPolicy};
+/// The one retry policy, at home in `ascend_node` and here because [`LabellerConfig::backoff`] and the daemons' API
+/// writes use it: [`Error`] carries the server's `Retry-After` ([`ascend_node::RetryAfter`]).
+pub use ascend_node::{Backoff, BackoffPolicy};
 pub use client::{
     check_node_name, client_for, configuration, connect, connect_as, in_cluster, request, user_agent,
     DEFAULT_REQUEST_TIMEOUT, DEVICE_PLUGIN_FIELD_MANAGER, DRA_DRIVER_FIELD_MANAGER, NODE_LABELLER_FIELD_MANAGER,

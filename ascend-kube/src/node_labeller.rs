@@ -11,7 +11,7 @@
 //! asks, and whenever the Node changes (someone edited a label): the API server sees a request only when a label
 //! differs, and the watch. While nothing changes, it costs the API server nothing but the watch. Failures (driver
 //! not ready, API server unreachable, missing RBAC) are logged and retried after [`crate::Backoff`]'s wait;
-//! they never remove labels. [`NodeLabeller::reconcile`] is the one-shot form: it GETs the Node.
+//! they never remove labels. The loop is `ascend_node::ReconcileLoop`, the one every daemon's reconcile uses. [`NodeLabeller::reconcile`] is the one-shot form: it GETs the Node.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -30,15 +30,16 @@ use std::time::Duration;
 
 use ascend_dcmi::deadline::{DriverCalls, Started};
 use ascend_dcmi::DeviceManager;
+use ascend_node::{Reconcile, ReconcileLoop};
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, Patch, PatchParams};
 use tokio::sync::Notify;
 
-use crate::backoff::{Backoff, BackoffPolicy};
 use crate::client::{check_node_name, request, DEFAULT_REQUEST_TIMEOUT, NODE_LABELLER_FIELD_MANAGER};
 use crate::error::{Error, Result};
 use crate::node_labels::{LabelPatch, NodeLabels};
 use crate::watched::Watched;
+use crate::BackoffPolicy;
 
 /// How often the chips are read by default (a local driver read; the API server is asked only on a difference).
 pub const DEFAULT_RECONCILE_INTERVAL: Duration = Duration::from_secs(60);
@@ -211,47 +212,31 @@ impl NodeLabeller {
         let node = self.config.node_name.as_str();
         let nodes: Api<Node> = self.nodes.clone();
         let watched = Watched::start(nodes, &format!("metadata.name={node}"), format!("nodes/{node}"));
-        let mut node_changes = watched.changes();
-        let mut backoff = Backoff::new(self.config.backoff);
-        let mut wait = Duration::ZERO;
-        let mut failing = false;
-        tokio::pin!(shutdown);
-        loop {
-            if failing {
-                // The backoff's wait (and the server's Retry-After) holds even if the Node changes meanwhile.
-                tokio::select! {
-                    () = &mut shutdown => return,
-                    () = tokio::time::sleep(wait) => {}
-                }
-            } else {
-                tokio::select! {
-                    () = &mut shutdown => return,
-                    () = tokio::time::sleep(wait) => {}
-                    () = self.trigger.notified() => {}
-                    changed = node_changes.changed() => if changed.is_err() { return },
-                }
-            }
-            node_changes.borrow_and_update();
-            tokio::select! {
-                () = &mut shutdown => return,
-                result = self.reconcile_watched(&watched) => match result {
-                    Ok(reconciled) => {
-                        backoff.reset();
-                        failing = false;
-                        wait = self.config.interval;
-                        match reconciled {
-                            Reconciled::Unchanged => tracing::debug!(node, "node labels are current"),
-                            Reconciled::Patched(patch) => tracing::info!(node, changes = %patch, "node labels updated"),
-                        }
-                    }
-                    Err(error) => {
-                        failing = true;
-                        wait = backoff.next_delay(&error);
-                        tracing::warn!(node, %error, retry_in = ?wait, "node labels not reconciled");
-                    }
-                },
-            }
+        ReconcileLoop::new(format!("node labels of {node}"), self.config.backoff)
+            .resync_every(self.config.interval)
+            .wake_on_notify(Arc::clone(&self.trigger))
+            .wake_on_change(watched.changes())
+            .run(WatchedRounds { labeller: self, watched: &watched }, shutdown)
+            .await;
+    }
+}
+
+/// The rounds of [`NodeLabeller::run`]: the desired labels against the Node as the watch has it.
+struct WatchedRounds<'a> {
+    labeller: &'a NodeLabeller,
+    watched: &'a Watched<Node>,
+}
+
+impl Reconcile for WatchedRounds<'_> {
+    type Error = Error;
+
+    async fn reconcile(&mut self) -> Result<Option<Duration>> {
+        let node = self.labeller.config.node_name.as_str();
+        match self.labeller.reconcile_watched(self.watched).await? {
+            Reconciled::Unchanged => tracing::debug!(node, "node labels are current"),
+            Reconciled::Patched(patch) => tracing::info!(node, changes = %patch, "node labels updated"),
         }
+        Ok(None)
     }
 }
 

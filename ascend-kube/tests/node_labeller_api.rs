@@ -230,6 +230,22 @@ async fn run_reconciles_at_start_on_demand_and_stops_on_shutdown() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_label_removed_by_hand_comes_back_through_the_watch_of_the_node() {
+    let server = server_with_node(&FOREIGN).await;
+    let node = Arc::new(setup(&server, duo(2), hourly()));
+    let running = Arc::clone(&node);
+    let task = tokio::spawn(async move { running.labeller.run(std::future::pending()).await });
+    wait_for(|| labels(&server).get("ascend.huawei.com/chip-type").map(String::as_str) == Some("310P")).await;
+
+    // No trigger, and the interval is an hour: only the watch of the Node can bring it back.
+    let nodes: Api<Node> = Api::all(server.client());
+    let by_hand = Patch::Merge(serde_json::json!({"metadata": {"labels": {"ascend.huawei.com/chip-type": null}}}));
+    nodes.patch(NODE, &PatchParams::default(), &by_hand).await.expect("kubectl label node worker-1 chip-type-");
+    wait_for(|| labels(&server).get("ascend.huawei.com/chip-type").map(String::as_str) == Some("310P")).await;
+    task.abort();
+}
+
 #[tokio::test]
 async fn an_invalid_node_name_is_refused_before_any_request() {
     let server = FakeApiServer::start().await.expect("server");

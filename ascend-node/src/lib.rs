@@ -9,7 +9,9 @@
 //!   time-sharing replicas) and how devices are named (`Ascend910-<phy>`);
 //! - [`topology`]: HCCS groups;
 //! - [`pod_resources`] (feature `pod-resources`) and [`kubelet_paths`]: the kubelet's PodResources API and where its
-//!   sockets are.
+//!   sockets are;
+//! - [`ReconcileLoop`] and [`Backoff`]: the one reconcile loop (wake-ups, resync, backoff, shutdown) and the one
+//!   retry policy (exponential with jitter, `Retry-After` honoured) of every daemon that keeps an object current.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -27,6 +29,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
+mod backoff;
 pub mod driver;
 #[cfg(feature = "cli")]
 mod driver_args;
@@ -38,9 +41,11 @@ pub mod monitor;
 pub mod naming;
 #[cfg(feature = "pod-resources")]
 pub mod pod_resources;
+mod reconcile;
 pub mod recovery;
 pub mod topology;
 
+pub use backoff::{Backoff, BackoffPolicy, RetryAfter};
 pub use driver::{load_driver, load_driver_until, DriverOptions};
 #[cfg(feature = "cli")]
 pub use driver_args::DriverArgs;
@@ -51,3 +56,4 @@ pub use monitor::{HealthMonitor, MonitorConfig, Separations};
 pub use naming::{DeviceName, ResourceNaming};
 #[cfg(feature = "pod-resources")]
 pub use pod_resources::PodResourcesClient;
+pub use reconcile::{Reconcile, ReconcileLoop, Stopped};

@@ -6,7 +6,7 @@
 //! one); then the chips are read again every 60 s
 //! ([`ascend_kube::device_info::BASE_INFO_CHECK_INTERVAL`], as often as Huawei's plugin re-reads the addresses) and
 //! whenever the set of chips changes. The Node is patched only when the content changed: an idle node costs DCMI
-//! reads, never API requests.
+//! reads, never API requests. The loop is `ascend_node::ReconcileLoop` (a failed write waits for its backoff).
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -15,12 +15,12 @@ use std::time::Duration;
 
 use ascend_dcmi::{DeviceManager, PhyId};
 use ascend_kube::device_info::{BaseDeviceInfos, BaseInfoWriter, NpuBaseInfo};
-use ascend_kube::{Backoff, BackoffPolicy};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::volcano::device_list::is_whole_chips;
 use ascend_node::inventory::Snapshot;
+use ascend_node::{BackoffPolicy, Reconcile, ReconcileLoop};
 
 /// The annotation's content for `snapshot`: each chip of a whole-chip resource (the chips the device-info
 /// ConfigMap lists, by the same names), read from `manager`. vNPU resources are left out, as the ConfigMap leaves
@@ -67,63 +67,75 @@ pub struct BaseInfoLoop {
 
 impl BaseInfoLoop {
     /// Runs until `shutdown` completes. API errors are logged and retried after the backoff's wait.
-    pub async fn run(mut self, shutdown: impl Future<Output = ()>) {
-        tokio::pin!(shutdown);
-        // The monitor publishes its first snapshot within one DCMI round trip; the empty one before it names no chip.
-        tokio::select! {
-            () = &mut shutdown => return,
-            changed = self.snapshot.changed() => if changed.is_err() { return },
+    pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        ReconcileLoop::new(format!("baseDeviceInfos of {}", self.writer.node()), self.backoff)
+            .wake_on_change(self.snapshot.clone())
+            .run(Rounds { state: self, started: false, chips: None, read: None, written: None }, shutdown)
+            .await;
+    }
+}
+
+/// The rounds of [`BaseInfoLoop::run`]. A snapshot's change wakes a round, which reads the driver only when the chips
+/// have held still for [`SETTLE`] and either changed since the last read or the check interval is over.
+struct Rounds {
+    state: BaseInfoLoop,
+    /// Whether the monitor's first snapshot came (the empty one before it names no chip).
+    started: bool,
+    /// The chips of the latest snapshot, and since when they have held still.
+    chips: Option<(BTreeSet<PhyId>, Instant)>,
+    /// The chips of the last read, and when the next read is due.
+    read: Option<(BTreeSet<PhyId>, Instant)>,
+    /// What the Node carries (as written last).
+    written: Option<BaseDeviceInfos>,
+}
+
+impl Reconcile for Rounds {
+    type Error = ascend_kube::Error;
+
+    async fn reconcile(&mut self) -> ascend_kube::Result<Option<Duration>> {
+        let now = Instant::now();
+        if !self.started {
+            // The monitor publishes its first snapshot within one DCMI round trip; a closed channel ends the loop.
+            if !self.state.snapshot.has_changed().unwrap_or(false) {
+                return Ok(None);
+            }
+            self.started = true;
         }
-        let mut backoff = Backoff::new(self.backoff);
-        let mut written: Option<BaseDeviceInfos> = None;
-        // The chips of the latest snapshot; the monitor adds chips one by one in its first round, so a change is read
-        // only once the set has held still for SETTLE.
-        let mut chips = whole_chips(&self.snapshot.borrow_and_update());
-        let mut due = Instant::now() + SETTLE;
-        loop {
-            tokio::select! {
-                () = &mut shutdown => return,
-                () = tokio::time::sleep_until(due) => {}
-                changed = self.snapshot.changed() => {
-                    if changed.is_err() {
-                        return;
-                    }
-                    let now = whole_chips(&self.snapshot.borrow_and_update());
-                    if now != chips {
-                        chips = now;
-                        due = Instant::now() + SETTLE;
-                    }
-                    continue;
-                }
+        let snapshot = self.state.snapshot.borrow_and_update().clone();
+        let current = whole_chips(&snapshot);
+        // The monitor adds chips one by one in its first round: a changed set is read once it has held still.
+        let since = match &self.chips {
+            Some((chips, since)) if *chips == current => *since,
+            _ => {
+                self.chips = Some((current.clone(), now));
+                now
             }
-            let snapshot = self.snapshot.borrow_and_update().clone();
-            let manager = Arc::clone(&self.manager);
-            let read = Arc::clone(&snapshot);
-            let infos = match tokio::task::spawn_blocking(move || base_device_infos(&read, manager.as_ref())).await {
-                Ok(infos) => infos,
-                Err(error) => {
-                    tracing::warn!(%error, "reading the chips for baseDeviceInfos failed");
-                    due = Instant::now() + self.check_interval;
-                    continue;
-                }
-            };
-            if written.as_ref() == Some(&infos) {
-                due = Instant::now() + self.check_interval;
-                continue;
-            }
-            match self.writer.write(&infos).await {
-                Ok(()) => {
-                    tracing::debug!(node = %self.writer.node(), chips = infos.0.len(), "baseDeviceInfos written");
-                    written = Some(infos);
-                    backoff.reset();
-                    due = Instant::now() + self.check_interval;
-                }
-                Err(error) => {
-                    let retry_in = backoff.next_delay(&error);
-                    tracing::warn!(node = %self.writer.node(), %error, ?retry_in, "baseDeviceInfos not written");
-                    due = Instant::now() + retry_in;
-                }
+        };
+        if now < since + SETTLE {
+            return Ok(Some(since + SETTLE - now));
+        }
+        if let Some((chips, due)) = &self.read {
+            if *chips == current && now < *due {
+                return Ok(Some(*due - now));
             }
         }
+        let interval = self.state.check_interval;
+        let manager = Arc::clone(&self.state.manager);
+        let infos = match tokio::task::spawn_blocking(move || base_device_infos(&snapshot, manager.as_ref())).await {
+            Ok(infos) => infos,
+            Err(error) => {
+                tracing::warn!(%error, "reading the chips for baseDeviceInfos failed");
+                self.read = Some((current, now + interval));
+                return Ok(Some(interval));
+            }
+        };
+        if self.written.as_ref() != Some(&infos) {
+            // A failed write leaves `read` as it was, so the round after the backoff reads and writes again.
+            self.state.writer.write(&infos).await?;
+            tracing::debug!(node = %self.state.writer.node(), chips = infos.0.len(), "baseDeviceInfos written");
+            self.written = Some(infos);
+        }
+        self.read = Some((current, Instant::now() + interval));
+        Ok(Some(interval))
     }
 }

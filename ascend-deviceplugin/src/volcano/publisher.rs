@@ -2,8 +2,9 @@
 //!
 //! Nothing here polls the API server: a round runs when the chips' health changes, when Allocate served a pod, when
 //! the watch of the node's pods or of the ConfigMap saw a change, when the heartbeat is due, and after a failure
-//! (with `ascend_kube::Backoff`'s wait). A round reads the watches' copies and writes only a changed list or the
-//! heartbeat (see `ascend_kube::device_info::DeviceInfoPublisher`).
+//! (with `ascend_node::Backoff`'s wait, during which changes wait too): the loop is `ascend_node::ReconcileLoop`. A
+//! round reads the watches' copies and writes only a changed list or the heartbeat (see
+//! `ascend_kube::device_info::DeviceInfoPublisher`).
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -13,12 +14,12 @@ use std::time::Duration;
 use ascend_dcmi::PhyId;
 use ascend_kube::device_info::{DeviceInfoPublisher, Published};
 use ascend_kube::pod_assignment::{chips_in_use, PodAssignments};
-use ascend_kube::{Backoff, BackoffPolicy};
 use tokio::sync::{watch, Notify};
 
 use crate::volcano::device_list::device_list;
 use ascend_node::inventory::Snapshot;
 use ascend_node::monitor::Separations;
+use ascend_node::{BackoffPolicy, Reconcile, ReconcileLoop};
 
 /// What the publishing loop works with.
 pub struct PublisherLoop {
@@ -36,56 +37,17 @@ pub struct PublisherLoop {
     pub backoff: BackoffPolicy,
 }
 
-/// When nothing is due (no list written yet and no failure): the first round runs at once anyway.
-const IDLE: Duration = Duration::from_secs(24 * 3600);
-
 impl PublisherLoop {
     /// Runs until `shutdown` completes. API errors are logged and retried after the backoff's wait; they never touch
     /// the plugin's health or Allocate.
-    pub async fn run(mut self, shutdown: impl Future<Output = ()>) {
-        tokio::pin!(shutdown);
-        let mut pod_changes = self.pods.changes();
-        let mut map_changes = self.publisher.changes();
-        let mut backoff = Backoff::new(self.backoff);
-        let mut wait = Duration::ZERO;
-        let mut failing = false;
-        loop {
-            if failing {
-                // The backoff's wait (and the server's Retry-After) holds whatever changes meanwhile; the next round
-                // reads the latest of everything.
-                tokio::select! {
-                    () = &mut shutdown => return,
-                    () = tokio::time::sleep(wait) => {}
-                }
-            } else {
-                tokio::select! {
-                    () = &mut shutdown => return,
-                    () = tokio::time::sleep(wait) => {}
-                    changed = self.snapshot.changed() => if changed.is_err() { return },
-                    () = self.assigned.notified() => {}
-                    changed = pod_changes.changed() => if changed.is_err() { return },
-                    changed = map_changes.changed() => if changed.is_err() { return },
-                }
-            }
-            let outcome = self.cycle().await;
-            failing = outcome.is_err();
-            wait = match outcome {
-                Ok(published) => {
-                    backoff.reset();
-                    match published {
-                        Published::TooSoon(after) => after,
-                        Published::Written(_) | Published::Unchanged => {
-                            self.publisher.heartbeat_due_in().unwrap_or(IDLE)
-                        }
-                    }
-                }
-                Err(error) => {
-                    let retry_in = backoff.next_delay(&error);
-                    tracing::warn!(config_map = %self.publisher.name(), %error, ?retry_in, "device info not published");
-                    retry_in
-                }
-            };
-        }
+    pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        ReconcileLoop::new(format!("device info {}", self.publisher.name()), self.backoff)
+            .wake_on_change(self.snapshot.clone())
+            .wake_on_notify(Arc::clone(&self.assigned))
+            .wake_on_change(self.pods.changes())
+            .wake_on_change(self.publisher.changes())
+            .run(Rounds(self), shutdown)
+            .await;
     }
 
     /// One round: apply the operator's separations, then publish the map.
@@ -104,6 +66,20 @@ impl PublisherLoop {
             tracing::debug!(config_map = %self.publisher.name(), update_time, "device info written");
         }
         Ok(published)
+    }
+}
+
+/// The rounds of [`PublisherLoop::run`]: the next one when the cadence asks (too soon to write, or the heartbeat).
+struct Rounds(PublisherLoop);
+
+impl Reconcile for Rounds {
+    type Error = ascend_kube::Error;
+
+    async fn reconcile(&mut self) -> ascend_kube::Result<Option<Duration>> {
+        Ok(match self.0.cycle().await? {
+            Published::TooSoon(after) => Some(after),
+            Published::Written(_) | Published::Unchanged => self.0.publisher.heartbeat_due_in(),
+        })
     }
 }
 

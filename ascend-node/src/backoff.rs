@@ -1,24 +1,22 @@
-//! The one retry policy of every daemon's API writes: exponential backoff with jitter that honours `Retry-After`.
+//! The one retry policy of the node daemons: exponential backoff with jitter that honours a server's `Retry-After`.
 //!
-//! A fleet of thousands of nodes runs the same DaemonSets; when the API server fails, throttles or restarts, every
-//! node's daemon sees it at the same moment. Retrying at a fixed interval would bring them all back at once, over and
-//! over; retrying at once would be a storm. So after each failure the wait doubles (from
+//! A fleet of thousands of nodes runs the same DaemonSets; when the API server (or the kubelet) fails, throttles or
+//! restarts, every node's daemon sees it at the same moment. Retrying at a fixed interval would bring them all back at
+//! once, over and over; retrying at once would be a storm. So after each failure the wait doubles (from
 //! [`BackoffPolicy::first`] up to [`BackoffPolicy::max`]), each wait is spread at random over `[d, 2d)` so that nodes
-//! drift apart, and a server that said when to come back (`Retry-After`, [`crate::Error::retry_after`]) is not asked
-//! sooner. The first success resets the wait.
+//! drift apart, and a server that said when to come back ([`RetryAfter`], such as `ascend_kube::Error`'s
+//! `Retry-After`) is not asked sooner. The first success resets the wait.
 //!
-//! Watches need none of this: kube-runtime's watcher has its own backoff with jitter (`default_backoff`), which
-//! [`crate::Watched`] uses.
+//! [`crate::ReconcileLoop`] is the loop built on it; the exporter's reconnects to the kubelet use [`Backoff`] alone.
 //!
 //! ```
 //! use std::time::Duration;
-//! use ascend_kube::{Backoff, BackoffPolicy};
+//! use ascend_node::{Backoff, BackoffPolicy};
 //!
 //! let mut backoff = Backoff::new(BackoffPolicy { first: Duration::from_secs(1), max: Duration::from_secs(300) });
-//! let transport_error = ascend_kube::Error::NoChips; // any error without Retry-After
-//! let first = backoff.next_delay(&transport_error);
+//! let first = backoff.next_wait();
 //! assert!(first >= Duration::from_secs(1) && first < Duration::from_secs(2));
-//! let second = backoff.next_delay(&transport_error);
+//! let second = backoff.next_wait();
 //! assert!(second >= Duration::from_secs(2) && second < Duration::from_secs(4));
 //! backoff.reset();
 //! ```
@@ -27,7 +25,13 @@ use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBackoff, ExponentialBuilder};
 
-use crate::error::Error;
+/// An error that may carry the server's wish of when to be asked again (HTTP `Retry-After`).
+pub trait RetryAfter {
+    /// How long the server asked to wait before the next attempt, when it said so.
+    fn retry_after(&self) -> Option<Duration> {
+        None
+    }
+}
 
 /// Where the waits start and where they stop growing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,10 +75,16 @@ impl Backoff {
             .build()
     }
 
+    /// How long to wait before the next attempt after a failure that says nothing about when to come back: the next
+    /// exponential wait with jitter.
+    pub fn next_wait(&mut self) -> Duration {
+        self.delays.next().unwrap_or(self.policy.max).min(self.policy.max)
+    }
+
     /// How long to wait before the next attempt after `error`: the next exponential wait with jitter, or the
     /// server's `Retry-After` when that is longer.
-    pub fn next_delay(&mut self, error: &Error) -> Duration {
-        let backoff = self.delays.next().unwrap_or(self.policy.max).min(self.policy.max);
+    pub fn next_delay<E: RetryAfter + ?Sized>(&mut self, error: &E) -> Duration {
+        let backoff = self.next_wait();
         error.retry_after().map_or(backoff, |asked| asked.max(backoff))
     }
 
@@ -93,22 +103,24 @@ impl Backoff {
 mod tests {
     use super::*;
 
-    fn throttled(seconds: u64) -> Error {
-        Error::Api {
-            verb: "patch",
-            object: "nodes/worker-1".into(),
-            code: 429,
-            reason: "TooManyRequests".into(),
-            message: "slow down".into(),
-            retry_after: Some(Duration::from_secs(seconds)),
+    /// An error that may say when to come back.
+    struct Refused(Option<Duration>);
+
+    impl RetryAfter for Refused {
+        fn retry_after(&self) -> Option<Duration> {
+            self.0
         }
+    }
+
+    fn throttled(seconds: u64) -> Refused {
+        Refused(Some(Duration::from_secs(seconds)))
     }
 
     #[test]
     fn waits_double_with_jitter_up_to_the_maximum() {
         let policy = BackoffPolicy { first: Duration::from_millis(100), max: Duration::from_secs(2) };
         let mut backoff = Backoff::new(policy);
-        let waits: Vec<Duration> = (0..8).map(|_| backoff.next_delay(&Error::NoChips)).collect();
+        let waits: Vec<Duration> = (0..8).map(|_| backoff.next_delay(&Refused(None))).collect();
         for (attempt, wait) in waits.iter().enumerate().take(4) {
             let base = Duration::from_millis(100 << attempt);
             assert!(*wait >= base && *wait < base * 2, "attempt {attempt}: {wait:?} not in [{base:?}, 2x)");
@@ -116,14 +128,13 @@ mod tests {
         assert!(waits.iter().all(|wait| *wait <= policy.max), "{waits:?}");
         assert!(waits[7] >= policy.max / 2, "at the cap: {waits:?}");
         backoff.reset();
-        assert!(backoff.next_delay(&Error::NoChips) < Duration::from_millis(200), "reset starts over");
+        assert!(backoff.next_wait() < Duration::from_millis(200), "reset starts over");
     }
 
     #[test]
     fn jitter_spreads_a_fleet() {
         let policy = BackoffPolicy::default();
-        let firsts: std::collections::BTreeSet<Duration> =
-            (0..50).map(|_| Backoff::new(policy).next_delay(&Error::NoChips)).collect();
+        let firsts: std::collections::BTreeSet<Duration> = (0..50).map(|_| Backoff::new(policy).next_wait()).collect();
         assert!(firsts.len() > 40, "50 nodes failing at once come back at different times: {firsts:?}");
     }
 
