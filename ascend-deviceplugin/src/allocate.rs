@@ -410,7 +410,7 @@ mod tests {
     use ascend_dcmi::{CardId, ChipIds, ChipLocator, DeviceId, LogicId, PhyId, VnpuTemplate};
 
     use super::*;
-    use ascend_node::inventory::{ChipRecord, Health, InventoryOptions, Snapshot};
+    use ascend_node::inventory::{ChipRecord, Health, InventoryOptions, Snapshot, UnhealthyCause};
 
     fn resource(chip_type: ChipType, unhealthy: &[u32], vnpu_on_0: bool) -> Resource {
         let chips: Vec<ChipRecord> = (0..4)
@@ -431,8 +431,11 @@ mod tests {
             .collect();
         let health: BTreeMap<PhyId, Health> = (0..4)
             .map(|phy| {
-                let health =
-                    if unhealthy.contains(&phy) { Health::Unhealthy("test fault".into()) } else { Health::Healthy };
+                let health = if unhealthy.contains(&phy) {
+                    Health::Unhealthy(UnhealthyCause::HealthCallFailed("test fault".into()))
+                } else {
+                    Health::Healthy
+                };
                 (PhyId(phy), health)
             })
             .collect();

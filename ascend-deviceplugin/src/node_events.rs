@@ -14,12 +14,7 @@ use ascend_dcmi::PhyId;
 use ascend_kube::{NodeEvent, NodeEvents};
 use tokio::sync::watch;
 
-use ascend_node::inventory::{ChipCondition, Device, Health, Snapshot};
-
-/// The reason the monitor gives a chip it has not checked yet.
-const NOT_CHECKED: &str = "not yet checked";
-/// The start of the reason the monitor gives a chip whose health call hangs.
-const HUNG: &str = "the driver gave no health answer";
+use ascend_node::inventory::{ChipCondition, Device, Health, Snapshot, UnhealthyCause};
 
 /// One chip as the Events see it.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,7 +34,7 @@ pub(crate) fn chips(snapshot: &Snapshot) -> BTreeMap<PhyId, ChipState<'_>> {
 
 /// Whether the monitor has checked the chip at least once.
 pub(crate) fn checked(health: &Health) -> bool {
-    !matches!(health, Health::Unhealthy(reason) if reason == NOT_CHECKED)
+    health.is_checked()
 }
 
 fn event(warning: bool, reason: &str, device: &Device, what: String) -> NodeEvent {
@@ -91,11 +86,11 @@ pub fn events_between(previous: &Snapshot, next: &Snapshot) -> Vec<NodeEvent> {
         }
         let Some(was) = was else { continue };
         match (&was.device.health, &device.health) {
-            (Health::Healthy, Health::Unhealthy(reason)) if reason.starts_with(HUNG) => {
-                events.push(event(true, "NpuChipHung", device, reason.clone()));
+            (Health::Healthy, Health::Unhealthy(cause @ UnhealthyCause::Hung(_))) => {
+                events.push(event(true, "NpuChipHung", device, cause.to_string()));
             }
-            (Health::Healthy, Health::Unhealthy(reason)) if raised.is_empty() && !dropped_now => {
-                events.push(event(true, "NpuUnhealthy", device, reason.clone()));
+            (Health::Healthy, Health::Unhealthy(cause)) if raised.is_empty() && !dropped_now => {
+                events.push(event(true, "NpuUnhealthy", device, cause.to_string()));
             }
             (Health::Unhealthy(_), Health::Healthy) if cleared.is_empty() => {
                 events.push(event(false, "NpuRecovered", device, "healthy again".to_owned()));

@@ -19,7 +19,8 @@ pub struct AscendDriver {
     pub(crate) pool: String,
     pub(crate) client: kube::Client,
     pub(crate) manager: Arc<dyn DeviceManager>,
-    pub(crate) chips: BTreeMap<u32, NpuChip>,
+    /// The published chips by physical id, as the driver loop last published them from the monitor's snapshot.
+    pub(crate) chips: watch::Receiver<Arc<BTreeMap<u32, NpuChip>>>,
     pub(crate) specs: ClaimSpecs,
     /// Also serializes prepare and unprepare: each reads and writes the checkpoint.
     pub(crate) checkpoint: Mutex<Checkpoint>,
@@ -47,7 +48,9 @@ impl Driver for AscendDriver {
                     claim.namespace, claim.name
                 ))
             })?;
-        let plan = plan(&object, claim, &self.driver_name, &self.pool, &self.chips).map_err(ClaimError::new)?;
+        // One view of the chips for the whole prepare, though the loop may publish a new one meanwhile.
+        let chips = Arc::clone(&self.chips.borrow());
+        let plan = plan(&object, claim, &self.driver_name, &self.pool, &chips).map_err(ClaimError::new)?;
         if let Some(unfinished) = checkpoint.get(&claim.uid).cloned() {
             tracing::info!(%claim, "an earlier prepare did not finish; undoing it first");
             self.undo(&unfinished).await?;
@@ -67,7 +70,7 @@ impl Driver for AscendDriver {
         if plan.devices.iter().any(|device| device.vnpu_template.is_some()) {
             checkpoint.put(&claim.uid, entry.clone())?;
         }
-        match self.set_up(&claim.uid, &plan, &mut entry, &mut checkpoint).await {
+        match self.set_up(&claim.uid, &plan, &chips, &mut entry, &mut checkpoint).await {
             Ok(devices) => Ok(devices),
             Err(error) => {
                 if let Err(cleanup) = self.undo(&entry).await {
@@ -98,16 +101,20 @@ impl AscendDriver {
         &self,
         uid: &str,
         plan: &ClaimPlan,
+        chips: &BTreeMap<u32, NpuChip>,
         entry: &mut PreparedClaim,
         checkpoint: &mut Checkpoint,
     ) -> Result<Vec<PreparedDevice>, ClaimError> {
         let mut nodes = Vec::with_capacity(plan.devices.len());
         for device in &plan.devices {
+            let chip = chips.get(&device.phy).ok_or_else(|| {
+                ClaimError::new(format!("the claim names chip {}, which this node does not have", device.phy))
+            })?;
             let Some(template) = &device.vnpu_template else {
-                nodes.push(ClaimNode::Chip(self.device_node_number(device.phy)?));
+                nodes.push(ClaimNode::Chip(chip.device_node_number()));
                 continue;
             };
-            let logic = self.chips[&device.phy].ids.logic;
+            let logic = chip.ids.logic;
             let vnpu_id = self.create_vnpu(logic, template).await?;
             entry.vnpus.push(CreatedVnpu { logic_id: logic.get(), vnpu_id });
             checkpoint.put(uid, entry.clone())?;
@@ -128,15 +135,6 @@ impl AscendDriver {
         entry.state = PrepareState::Completed;
         checkpoint.put(uid, entry.clone())?;
         Ok(entry.devices.iter().map(prepared_device).collect())
-    }
-
-    /// The `N` of the `/dev/davinci<N>` of the chip of physical id `phy` ([`NpuChip::device_node_number`]).
-    fn device_node_number(&self, phy: u32) -> Result<u32, ClaimError> {
-        let chip = self
-            .chips
-            .get(&phy)
-            .ok_or_else(|| ClaimError::new(format!("the claim names chip {phy}, which this node does not have")))?;
-        Ok(chip.device_node_number())
     }
 
     async fn create_vnpu(&self, logic: LogicId, template: &str) -> Result<u32, ClaimError> {

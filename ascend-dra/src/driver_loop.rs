@@ -1,5 +1,6 @@
-//! [`run`]: the whole driver on one node. It reads the chips, publishes them, serves the kubelet, and keeps the
-//! slices and the kubelet's health stream in step with the chips' health until asked to stop.
+//! [`run`]: the whole driver on one node. It publishes the chips the node layer's health monitor sees, serves the
+//! kubelet, and keeps the slices and the kubelet's health stream in step with the monitor's snapshot (chips that come
+//! and go, their health) and with what others do to the slices, until asked to stop.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -7,20 +8,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ascend_dcmi::{DeviceManager, LogicId};
+use ascend_dcmi::DeviceManager;
 use ascend_kube::PoolPublisher;
 use ascend_kube::{Backoff, BackoffPolicy};
-use ascend_node::inventory::{Health, InventoryOptions};
+use ascend_node::inventory::{Health, InventoryOptions, Snapshot};
 use ascend_node::{HealthMonitor, MonitorConfig, NoopObserver};
-use dra_kubelet_plugin::{DeviceHealth, HealthStatus, KubeletPlugin, PluginConfig};
+use dra_kubelet_plugin::{DeviceHealth, KubeletPlugin, PluginConfig};
 use tokio::sync::{watch, Mutex};
 
 use crate::cdi_claim::ClaimSpecs;
 use crate::checkpoint::{boot_id, Checkpoint, BOOT_ID_PATH};
 use crate::driver::AscendDriver;
 use crate::error::{Error, Result};
-use crate::health::{grade, health_from_snapshot, ChipHealth};
-use crate::inventory::{discover, NpuChip};
+use crate::health::stream_status;
+use crate::inventory::{published_chips, NpuChip};
 use crate::slices::{chip_groups, pack};
 
 /// The driver name Huawei's own DRA driver uses too, so DeviceClasses carry over.
@@ -86,10 +87,16 @@ impl DriverConfig {
 
 /// Runs the driver until `shutdown` completes.
 ///
+/// The chips, their health and their taints all come from the node layer's health monitor
+/// (`ascend_node::HealthMonitor`): the driver publishes the monitor's first complete view (or what it knows after
+/// three health deadlines), then follows it, publishing a chip that appears and withdrawing one that leaves the
+/// driver's chip list. It also watches its own ResourceSlices and publishes them again when someone else deletes or
+/// rewrites one (a restarting kubelet deletes its node's slices, possibly after the driver registered again).
+///
 /// # Errors
-/// [`Error::Kube`] when the Node cannot be read (it does not exist, or the API server cannot be reached),
-/// [`Error::Dcmi`] when the chips cannot be read, and the errors of opening the checkpoint, reading the host's
-/// device nodes and starting the kubelet plugin. Failures to publish after start are logged and retried.
+/// [`Error::Kube`] when the Node cannot be read (it does not exist, or the API server cannot be reached), and the
+/// errors of starting the health monitor, opening the checkpoint, reading the host's device nodes and starting the
+/// kubelet plugin. Failures to publish after start are logged and retried.
 pub async fn run(
     config: DriverConfig,
     manager: Arc<dyn DeviceManager>,
@@ -97,12 +104,6 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
     let mut publisher = PoolPublisher::for_node(client.clone(), &config.node_name, &config.plugin.driver_name).await?;
-    let discovering = Arc::clone(&manager);
-    let chips = tokio::task::spawn_blocking(move || discover(discovering.as_ref()))
-        .await
-        .map_err(|e| Error::Config(format!("chip discovery stopped: {e}")))??;
-    tracing::info!(chips = chips.len(), node = %config.node_name, "found chips");
-
     let boot = boot_id(&config.boot_id_path)?;
     let (checkpoint, stale) = Checkpoint::open(&config.checkpoint_path(), &boot)?;
     for claim in stale {
@@ -110,22 +111,28 @@ pub async fn run(
             ClaimSpecs::remove(&path)?;
         }
     }
-    let chip_type = chips.first().map(|chip| chip.chip_type.as_str().to_owned());
+    let monitor = HealthMonitor::start(Arc::clone(&manager), config.monitor.clone(), Arc::new(NoopObserver))
+        .map_err(|e| Error::Config(format!("health monitor: {e}")))?;
+    let mut snapshots = monitor.subscribe();
+    let first = first_view(&mut snapshots, config.monitor.health_deadline.saturating_mul(3)).await;
+    let chips = published_chips(&first);
+    tracing::info!(chips = chips.len(), node = %config.node_name, complete = first.is_settled(), "found chips");
+
+    let chip_type = chips.first().map(|(chip, _)| chip.chip_type.as_str().to_owned());
     let specs = ClaimSpecs::new(&config.host_root, &config.cdi_dir, &config.plugin.driver_name, chip_type)?;
     for leftover in specs.remove_unlisted(|uid| checkpoint.get(uid).is_some())? {
         tracing::info!(path = %leftover.display(), "removed a claim spec the checkpoint does not list");
     }
-    let monitor = HealthMonitor::start(Arc::clone(&manager), config.monitor.clone(), Arc::new(NoopObserver))
-        .map_err(|e| Error::Config(format!("health monitor: {e}")))?;
 
     let pool = config.node_name.clone();
-    let (health_sender, health) = watch::channel(stream_entries(&pool, &chips, &BTreeMap::new()));
+    let (chips_sender, chip_map) = watch::channel(by_phy(&chips));
+    let (health_sender, health) = watch::channel(stream_entries(&pool, &chips));
     let driver = Arc::new(AscendDriver {
         driver_name: config.plugin.driver_name.clone(),
         pool: pool.clone(),
         client,
         manager: Arc::clone(&manager),
-        chips: chips.iter().map(|chip| (chip.ids.phy.get(), chip.clone())).collect(),
+        chips: chip_map,
         specs,
         checkpoint: Mutex::new(checkpoint),
         health,
@@ -134,10 +141,11 @@ pub async fn run(
         .await
         .map_err(|e| Error::Config(format!("serving the kubelet: {e}")))?;
 
-    let mut graded: BTreeMap<u32, ChipHealth> = BTreeMap::new();
-    let mut seen: BTreeMap<u32, (LogicId, Health)> = BTreeMap::new();
-    let mut snapshots = monitor.subscribe();
+    let slices = publisher.watch();
+    let mut slice_changes = slices.changes();
+    let mut watching_slices = true;
     let mut registration = plugin.registration();
+    let mut wanted = pack(&chip_groups(&chips, &config.host_root, config.partitionable));
     let mut publish_due = true;
     // A failed publication is retried with the daemons' one backoff (exponential, jitter, Retry-After), so that a
     // fleet's drivers do not come back at the same moment after an API server outage.
@@ -146,12 +154,11 @@ pub async fn run(
     tokio::pin!(shutdown);
     loop {
         if publish_due {
-            let groups = chip_groups(&chips, &graded, &config.host_root, config.partitionable);
-            match publisher.publish(pack(&groups)).await {
-                Ok(slices) => {
+            match publisher.publish(wanted.clone()).await {
+                Ok(written) => {
                     publish_due = false;
                     backoff.reset();
-                    tracing::info!(slices = slices.len(), generation = ?publisher.generation(), "published");
+                    tracing::info!(slices = written.len(), generation = ?publisher.generation(), "published");
                 }
                 Err(error) => {
                     retry_in = backoff.next_delay(&error);
@@ -159,34 +166,54 @@ pub async fn run(
                 }
             }
         }
-        let retry = async {
-            if publish_due {
-                tokio::time::sleep(retry_in).await;
-            } else {
-                std::future::pending::<()>().await;
+        // After a failure: the retry. Otherwise: when a slice just created, not yet shown by the watch, would count
+        // as deleted (`PoolPublisher::next_check`).
+        let recheck = if publish_due || !slices.is_ready() { None } else { publisher.next_check() };
+        let wake = async {
+            match (publish_due, recheck) {
+                (true, _) => tokio::time::sleep(retry_in).await,
+                (false, Some(at)) => tokio::time::sleep_until(at.into()).await,
+                (false, None) => std::future::pending::<()>().await,
             }
         };
+        let mut check_slices = false;
         tokio::select! {
             () = &mut shutdown => break,
-            () = retry => {}
+            () = wake => check_slices = !publish_due,
             changed = registration.changed() => {
                 if changed.is_err() { break }
                 // A (re)starting kubelet deletes the node's slices: publish them again.
                 publish_due = true;
             }
-            changed = snapshots.changed() => {
-                if changed.is_err() { break }
-                let current = health_from_snapshot(&snapshots.borrow_and_update());
-                for (phy, (logic, health)) in &current {
-                    if seen.get(phy).map(|(_, known)| known) != Some(health) {
-                        let chip_health = grade(&manager, *logic, health).await;
-                        tracing::info!(phy, healthy = chip_health.healthy, reason = %chip_health.reason, "chip health changed");
-                        graded.insert(*phy, chip_health);
-                        publish_due = true;
+            changed = slice_changes.changed(), if watching_slices => {
+                match changed {
+                    Ok(()) => check_slices = !publish_due,
+                    Err(_) => {
+                        tracing::error!("the watch of the ResourceSlices stopped; relying on re-registrations");
+                        watching_slices = false;
                     }
                 }
-                seen = current;
-                health_sender.send_replace(stream_entries(&pool, &chips, &graded));
+            }
+            changed = snapshots.changed() => {
+                if changed.is_err() { break }
+                let snapshot = snapshots.borrow_and_update().clone();
+                let chips = published_chips(&snapshot);
+                let next = pack(&chip_groups(&chips, &config.host_root, config.partitionable));
+                if next != wanted {
+                    wanted = next;
+                    publish_due = true;
+                }
+                let map = by_phy(&chips);
+                chips_sender.send_if_modified(|current| replace_if_changed(current, map));
+                let entries = stream_entries(&pool, &chips);
+                health_sender.send_if_modified(|current| replace_if_changed(current, entries));
+            }
+        }
+        if check_slices {
+            slice_changes.borrow_and_update();
+            if let Some(reason) = publisher.divergence(&slices) {
+                tracing::warn!(%reason, "the published ResourceSlices changed; publishing them again");
+                publish_due = true;
             }
         }
     }
@@ -195,16 +222,37 @@ pub async fn run(
     Ok(())
 }
 
-/// The kubelet's health list: every chip, `Unknown` until the monitor has checked it.
-fn stream_entries(pool: &str, chips: &[NpuChip], graded: &BTreeMap<u32, ChipHealth>) -> Vec<DeviceHealth> {
+/// The monitor's first complete view ([`ascend_node::Snapshot::is_settled`]), or what it knows after `wait` (a chip
+/// list that hangs): the driver publishes the node as a whole, not chip by chip as they are identified.
+async fn first_view(snapshots: &mut watch::Receiver<Arc<Snapshot>>, wait: Duration) -> Arc<Snapshot> {
+    let settled =
+        matches!(tokio::time::timeout(wait, snapshots.wait_for(|snapshot| snapshot.is_settled())).await, Ok(Ok(_)));
+    if !settled {
+        tracing::warn!(?wait, "the chips are not all listed, identified and checked; publishing what is known");
+    }
+    snapshots.borrow_and_update().clone()
+}
+
+/// The published chips by physical id, for prepare.
+fn by_phy(chips: &[(NpuChip, Health)]) -> Arc<BTreeMap<u32, NpuChip>> {
+    Arc::new(chips.iter().map(|(chip, _)| (chip.ids.phy.get(), chip.clone())).collect())
+}
+
+/// For `send_if_modified`: replaces `current` by `next` and says whether they differed.
+fn replace_if_changed<T: PartialEq>(current: &mut T, next: T) -> bool {
+    if *current == next {
+        return false;
+    }
+    *current = next;
+    true
+}
+
+/// The kubelet's health list: every published chip, `Unknown` until the monitor has checked it.
+fn stream_entries(pool: &str, chips: &[(NpuChip, Health)]) -> Vec<DeviceHealth> {
     chips
         .iter()
-        .map(|chip| {
-            let (status, message) = match graded.get(&chip.ids.phy.get()) {
-                None => (HealthStatus::Unknown, "not checked yet".to_owned()),
-                Some(health) if health.healthy => (HealthStatus::Healthy, String::new()),
-                Some(health) => (HealthStatus::Unhealthy, health.reason.clone()),
-            };
+        .map(|(chip, health)| {
+            let (status, message) = stream_status(health);
             DeviceHealth { pool: pool.to_owned(), device: chip.device_name(), status, message, timeout: None }
         })
         .collect()

@@ -13,15 +13,6 @@ pub enum Error {
     /// The configuration cannot work.
     #[error("invalid configuration: {0}")]
     Config(String),
-    /// A DCMI call failed.
-    #[error("{operation}: {source}")]
-    Dcmi {
-        /// What was being done, for example `"listing chips"`.
-        operation: String,
-        /// The driver's error.
-        #[source]
-        source: ascend_dcmi::Error,
-    },
     /// A file operation failed.
     #[error("{operation} {path}: {source}")]
     Io {
@@ -55,9 +46,5 @@ pub enum Error {
 impl Error {
     pub(crate) fn io(operation: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { operation, path: path.into(), source }
-    }
-
-    pub(crate) fn dcmi(operation: impl Into<String>, source: ascend_dcmi::Error) -> Self {
-        Error::Dcmi { operation: operation.into(), source }
     }
 }

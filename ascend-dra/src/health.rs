@@ -1,111 +1,90 @@
 //! Chip health as the cluster sees it: a device taint in the ResourceSlice and an entry on the kubelet's health
-//! stream. The health checks themselves are the device plugin's monitor (one health mechanism for both ways of
-//! exposing chips: deadlines per DCMI call, fault-event wake-ups, polling).
+//! stream. Both are read from the node layer's verdict ([`ascend_node::Health`], with its
+//! [`ascend_node::UnhealthyCause`]) in the monitor's snapshot, the same verdict the device plugin reports: the driver
+//! asks DCMI nothing more about a chip's health and parses no message text. The health checks themselves are the
+//! monitor's (deadlines per DCMI call, fault-event wake-ups, polling).
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::time::Duration;
-
-use ascend_dcmi::{DeviceManager, FaultLevel, LogicId};
-use ascend_node::inventory::{DeviceKind, Health, Snapshot};
+use ascend_node::inventory::{Health, UnhealthyCause};
+use dra_kubelet_plugin::HealthStatus;
 use k8s_openapi::api::resource::v1::DeviceTaint;
 
 /// The taint key of a faulty chip; its value is the fault level (for example `SeparateNPU`).
 pub const TAINT_KEY: &str = ascend_kube::UNHEALTHY_TAINT_KEY;
 
-/// How long the fault-level read after a health change may take.
-const LEVEL_DEADLINE: Duration = Duration::from_secs(5);
+/// The taint value of a chip whose card dropped off the bus.
+pub const CARD_DROPPED: &str = "CardDropped";
+/// The taint value of a chip unhealthy for a cause that says nothing of its faults (its health call failed or hangs,
+/// the chips cannot be listed, it has not been checked yet).
+pub const UNKNOWN_LEVEL: &str = "Unknown";
 
-/// One chip's health.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChipHealth {
-    /// Whether the chip may take new work.
-    pub healthy: bool,
-    /// Why not, for people.
-    pub reason: String,
-    /// The fault level, when the chip is faulty and DCMI could tell.
-    pub level: Option<FaultLevel>,
-    /// The chip dropped off the bus.
-    pub dropped: bool,
-}
-
-impl ChipHealth {
-    /// A healthy chip.
-    pub fn healthy() -> Self {
-        ChipHealth { healthy: true, reason: String::new(), level: None, dropped: false }
-    }
-
-    /// Whether the fault requires isolating the chip, evicting what runs on it: Huawei's `SeparateNPU` levels and
-    /// a chip gone from the bus. Lesser faults (restart levels, `PreSeparateNPU`: isolate once free) only stop new
-    /// work.
-    pub fn requires_isolation(&self) -> bool {
-        self.dropped || self.level.is_some_and(|level| level >= FaultLevel::SeparateNpu)
-    }
-
-    /// The device taint: `NoExecute` when the chip must be isolated, `NoSchedule` otherwise; none when healthy.
-    pub fn taint(&self) -> Option<DeviceTaint> {
-        if self.healthy {
-            return None;
-        }
-        let value = match (self.dropped, self.level) {
-            (true, _) => "CardDropped".to_owned(),
-            (false, Some(level)) => level.name().to_owned(),
-            (false, None) => "Unknown".to_owned(),
-        };
-        Some(DeviceTaint {
-            key: TAINT_KEY.to_owned(),
-            value: Some(value),
-            effect: if self.requires_isolation() { "NoExecute" } else { "NoSchedule" }.to_owned(),
-            time_added: None,
-        })
-    }
-}
-
-/// Health per physical id from a monitor snapshot (whole chips only).
-pub fn health_from_snapshot(snapshot: &Snapshot) -> BTreeMap<u32, (LogicId, Health)> {
-    snapshot
-        .resources()
-        .flat_map(|resource| resource.devices.values())
-        .filter(|device| matches!(device.kind, DeviceKind::Chip { .. }))
-        .map(|device| (device.chip.phy.get(), (device.chip.logic, device.health.clone())))
-        .collect()
-}
-
-/// Completes the monitor's verdict with the fault level, read from DCMI on a blocking thread with a deadline (only
-/// when a chip turns unhealthy, so the hot path stays the monitor's).
-pub async fn grade(manager: &Arc<dyn DeviceManager>, logic: LogicId, health: &Health) -> ChipHealth {
-    let reason = match health {
-        Health::Healthy => return ChipHealth::healthy(),
-        Health::Unhealthy(reason) => reason.clone(),
+/// The device taint of a chip: none when healthy; `NoExecute` when its cause requires isolating the chip, evicting
+/// what runs on it ([`UnhealthyCause::requires_isolation`]: Huawei's `SeparateNPU` levels and a card gone from the
+/// bus), `NoSchedule` otherwise (lesser faults and causes of unknown gravity only stop new work). The value is
+/// [`CARD_DROPPED`], the fault level's name, or [`UNKNOWN_LEVEL`].
+pub fn taint(health: &Health) -> Option<DeviceTaint> {
+    let cause = health.cause()?;
+    let value = match cause.level() {
+        _ if cause.card_dropped() => CARD_DROPPED.to_owned(),
+        Some(level) => level.name().to_owned(),
+        None => UNKNOWN_LEVEL.to_owned(),
     };
-    let dropped = reason.contains("card dropped");
-    let manager = Arc::clone(manager);
-    let read = tokio::task::spawn_blocking(move || manager.health(logic));
-    let level = match tokio::time::timeout(LEVEL_DEADLINE, read).await {
-        Ok(Ok(Ok(report))) => Some(report.level),
-        _ => None,
-    };
-    ChipHealth { healthy: false, reason, level, dropped }
+    Some(DeviceTaint {
+        key: TAINT_KEY.to_owned(),
+        value: Some(value),
+        effect: if cause.requires_isolation() { "NoExecute" } else { "NoSchedule" }.to_owned(),
+        time_added: None,
+    })
+}
+
+/// The chip's entry on the kubelet's health stream: `Unknown` until the monitor has checked it, then `Healthy`, or
+/// `Unhealthy` with the cause for people.
+pub fn stream_status(health: &Health) -> (HealthStatus, String) {
+    match health {
+        Health::Healthy => (HealthStatus::Healthy, String::new()),
+        Health::Unhealthy(UnhealthyCause::NotChecked) => (HealthStatus::Unknown, "not checked yet".to_owned()),
+        Health::Unhealthy(cause) => (HealthStatus::Unhealthy, cause.to_string()),
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use ascend_dcmi::{FaultCode, FaultLevel};
+
     use super::*;
 
-    fn faulty(level: Option<FaultLevel>, dropped: bool) -> ChipHealth {
-        ChipHealth { healthy: false, reason: "test".into(), level, dropped }
+    fn faulty(level: FaultLevel, card_dropped: bool) -> Health {
+        Health::Unhealthy(UnhealthyCause::Faulty { level, faults: vec![FaultCode(0x80E0_1801)], card_dropped })
+    }
+
+    fn effect_and_value(health: &Health) -> (String, String) {
+        let taint = taint(health).expect("a taint");
+        (taint.effect, taint.value.unwrap_or_default())
     }
 
     #[test]
     fn isolating_faults_evict_and_the_rest_only_stop_new_work() {
-        assert_eq!(ChipHealth::healthy().taint(), None);
-        let taint = faulty(Some(FaultLevel::SeparateNpu), false).taint().unwrap();
-        assert_eq!((taint.effect.as_str(), taint.value.as_deref()), ("NoExecute", Some("SeparateNPU")));
-        let taint = faulty(Some(FaultLevel::RestartNpu), false).taint().unwrap();
-        assert_eq!((taint.effect.as_str(), taint.value.as_deref()), ("NoSchedule", Some("RestartNPU")));
-        let taint = faulty(None, true).taint().unwrap();
-        assert_eq!((taint.effect.as_str(), taint.value.as_deref()), ("NoExecute", Some("CardDropped")));
-        assert_eq!(faulty(None, false).taint().unwrap().effect, "NoSchedule");
-        assert_eq!(faulty(Some(FaultLevel::PreSeparateNpu), false).taint().unwrap().effect, "NoSchedule");
+        assert_eq!(taint(&Health::Healthy), None);
+        let pair = |effect: &str, value: &str| (effect.to_owned(), value.to_owned());
+        assert_eq!(effect_and_value(&faulty(FaultLevel::SeparateNpu, false)), pair("NoExecute", "SeparateNPU"));
+        assert_eq!(effect_and_value(&faulty(FaultLevel::RestartNpu, false)), pair("NoSchedule", "RestartNPU"));
+        assert_eq!(effect_and_value(&faulty(FaultLevel::RestartNpu, true)), pair("NoExecute", "CardDropped"));
+        assert_eq!(effect_and_value(&faulty(FaultLevel::PreSeparateNpu, false)), pair("NoSchedule", "PreSeparateNPU"));
+        let separated = Health::Unhealthy(UnhealthyCause::Separated);
+        assert_eq!(effect_and_value(&separated), pair("NoExecute", "ManuallySeparateNPU"));
+        let hung = Health::Unhealthy(UnhealthyCause::Hung(Duration::from_secs(2)));
+        assert_eq!(effect_and_value(&hung), pair("NoSchedule", "Unknown"));
+        let failed = Health::Unhealthy(UnhealthyCause::HealthCallFailed("-8005".into()));
+        assert_eq!(effect_and_value(&failed), pair("NoSchedule", "Unknown"));
+    }
+
+    #[test]
+    fn the_health_stream_says_unknown_until_checked_and_gives_the_cause() {
+        assert_eq!(stream_status(&Health::Unhealthy(UnhealthyCause::NotChecked)).0, HealthStatus::Unknown);
+        assert_eq!(stream_status(&Health::Healthy), (HealthStatus::Healthy, String::new()));
+        let (status, message) = stream_status(&faulty(FaultLevel::SeparateNpu, true));
+        assert_eq!(status, HealthStatus::Unhealthy);
+        assert_eq!(message, "fault level SeparateNPU, faults 80E01801, card dropped off the bus");
     }
 }

@@ -1,8 +1,8 @@
-//! The node's chips as the driver publishes them, read once from DCMI at start.
+//! The node's chips as the driver publishes them, from the node layer's health monitor: the chip list follows the
+//! monitor's, which re-lists the chips on every poll.
 
-use ascend_dcmi::{ChipIds, ChipType, DeviceManager, PcieAddress, VnpuTemplate};
-
-use crate::error::{Error, Result};
+use ascend_dcmi::{ChipIds, ChipType, PcieAddress, VnpuTemplate};
+use ascend_node::inventory::{ChipDetails, ChipRecord, Health, Snapshot, UnhealthyCause};
 
 /// One chip and everything the driver publishes about it.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,37 +91,36 @@ pub fn parse_device_name(name: &str) -> Option<DeviceRef<'_>> {
     })
 }
 
-/// Reads every chip from DCMI. A chip whose identity cannot be read fails the whole discovery: publishing a
-/// partial inventory would let the scheduler believe the missing chip does not exist.
-///
-/// # Errors
-/// [`Error::Dcmi`] naming the call and the chip.
-pub fn discover(manager: &dyn DeviceManager) -> Result<Vec<NpuChip>> {
-    let chips = manager.chips().map_err(|e| Error::dcmi("listing chips", e))?;
-    let driver_version = manager.driver_version().ok();
-    let mut discovered = Vec::with_capacity(chips.len());
-    for ids in chips {
-        let identity =
-            manager.identity(ids.logic).map_err(|e| Error::dcmi(format!("reading the identity of {ids}"), e))?;
-        let Some(chip_type) = identity.chip_type else {
-            tracing::warn!(chip = %ids, name = %identity.info.chip_name, "chip type not supported; not published");
-            continue;
-        };
-        let memory_bytes = manager.hbm_memory(ids.logic).ok().map(|hbm| hbm.total_bytes);
-        discovered.push(NpuChip {
-            ids,
-            chip_type,
-            model: identity.info.chip_name.clone(),
-            numa_node: identity.numa_node,
-            pcie_address: identity.pcie_address,
-            aicore: identity.info.aicore_count,
-            memory_bytes,
-            driver_version: driver_version.clone(),
-            vnpu_templates: VnpuTemplate::for_chip_type(chip_type).collect(),
-        });
+/// The chips the driver publishes, with their health, from the node layer's monitor snapshot: every chip the monitor
+/// has identified, in physical-id order, except those gone from the driver's chip list
+/// ([`UnhealthyCause::Absent`]), which are withdrawn. A chip that appears is published as soon as the monitor has
+/// identified it; one that comes back is published again.
+pub fn published_chips(snapshot: &Snapshot) -> Vec<(NpuChip, Health)> {
+    snapshot
+        .chips()
+        .filter(|(_, health)| !matches!(health, Health::Unhealthy(UnhealthyCause::Absent)))
+        .map(|(record, health)| {
+            let chip = NpuChip::from_record(record, snapshot.details(record.ids.phy).cloned().unwrap_or_default());
+            (chip, health.clone())
+        })
+        .collect()
+}
+
+impl NpuChip {
+    /// The chip the monitor identified, with the details it read.
+    pub fn from_record(record: &ChipRecord, details: ChipDetails) -> NpuChip {
+        NpuChip {
+            ids: record.ids,
+            chip_type: record.chip_type,
+            model: details.model,
+            numa_node: record.numa_node,
+            pcie_address: details.pcie_address,
+            aicore: details.aicore,
+            memory_bytes: details.memory_bytes,
+            driver_version: details.driver_version,
+            vnpu_templates: VnpuTemplate::for_chip_type(record.chip_type).collect(),
+        }
     }
-    discovered.sort_by_key(|chip| chip.ids.phy.get());
-    Ok(discovered)
 }
 
 #[cfg(test)]

@@ -11,7 +11,9 @@ use k8s_openapi::api::resource::v1::{
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-use crate::health::ChipHealth;
+use ascend_node::inventory::Health;
+
+use crate::health::taint;
 use crate::inventory::{partition_name, NpuChip};
 
 /// At most this many devices in one slice (the API's limit).
@@ -41,17 +43,12 @@ pub struct ChipGroup {
     pub counters: Option<CounterSet>,
 }
 
-/// The devices of every chip, grouped per chip.
-pub fn chip_groups(
-    chips: &[NpuChip],
-    health: &BTreeMap<u32, ChipHealth>,
-    host_root: &Path,
-    partitionable: bool,
-) -> Vec<ChipGroup> {
+/// The devices of every chip, grouped per chip; a chip's devices carry its health's taint ([`taint`]).
+pub fn chip_groups(chips: &[(NpuChip, Health)], host_root: &Path, partitionable: bool) -> Vec<ChipGroup> {
     chips
         .iter()
-        .map(|chip| {
-            let taints = health.get(&chip.ids.phy.get()).and_then(ChipHealth::taint).map(|taint| vec![taint]);
+        .map(|(chip, health)| {
+            let taints = taint(health).map(|taint| vec![taint]);
             let mut whole = chip_device(chip, host_root);
             whole.taints.clone_from(&taints);
             if !partitionable || chip.vnpu_templates.is_empty() {
@@ -202,9 +199,10 @@ pub fn pack(groups: &[ChipGroup]) -> Vec<SliceContent> {
 mod tests {
     use super::*;
     use ascend_dcmi::{CardId, ChipIds, ChipLocator, ChipType, DeviceId, FaultLevel, LogicId, PhyId, VnpuTemplate};
+    use ascend_node::inventory::UnhealthyCause;
 
-    fn chip(phy: u32) -> NpuChip {
-        NpuChip {
+    fn chip(phy: u32) -> (NpuChip, Health) {
+        let chip = NpuChip {
             ids: ChipIds {
                 logic: LogicId(phy),
                 phy: PhyId(phy),
@@ -218,13 +216,14 @@ mod tests {
             memory_bytes: Some(24 << 30),
             driver_version: Some("24.1.rc2".into()),
             vnpu_templates: VnpuTemplate::for_chip_type(ChipType::Ascend310P).collect(),
-        }
+        };
+        (chip, Health::Healthy)
     }
 
     #[test]
     fn many_chips_split_into_slices_of_one_pool_within_the_limits() {
-        let chips: Vec<NpuChip> = (0..200).map(chip).collect();
-        let groups = chip_groups(&chips, &BTreeMap::new(), Path::new("/nonexistent"), false);
+        let chips: Vec<(NpuChip, Health)> = (0..200).map(chip).collect();
+        let groups = chip_groups(&chips, Path::new("/nonexistent"), false);
         let slices = pack(&groups);
         assert_eq!(slices.len(), 2);
         assert_eq!(slices[0].devices.len(), MAX_DEVICES);
@@ -233,8 +232,8 @@ mod tests {
 
     #[test]
     fn partitions_consume_their_chips_counters_in_the_same_slice() {
-        let chips: Vec<NpuChip> = (0..20).map(chip).collect();
-        let groups = chip_groups(&chips, &BTreeMap::new(), Path::new("/nonexistent"), true);
+        let chips: Vec<(NpuChip, Health)> = (0..20).map(chip).collect();
+        let groups = chip_groups(&chips, Path::new("/nonexistent"), true);
         let slices = pack(&groups);
         assert!(slices.len() > 1, "20 chips' counters do not fit one slice");
         for slice in &slices {
@@ -262,7 +261,7 @@ mod tests {
     fn every_name_the_api_server_checks_is_a_dns_label() {
         // Every 310P template, `vir04_3c_ndvpp` included, in partitionable mode, held against the API server's
         // rules for names as the fake API server applies them (device, counter-set and counter names are DNS labels).
-        let groups = chip_groups(&[chip(0)], &BTreeMap::new(), Path::new("/nonexistent"), true);
+        let groups = chip_groups(&[chip(0)], Path::new("/nonexistent"), true);
         let slices = pack(&groups);
         assert!(slices.iter().flat_map(|slice| &slice.devices).any(|device| device.name == "npu-0-vir04-3c-ndvpp"));
         let kind = fake_apiserver::Kind::cluster("resource.k8s.io", "v1", "resourceslices", "ResourceSlice");
@@ -279,15 +278,13 @@ mod tests {
 
     #[test]
     fn a_faulty_chip_and_its_partitions_are_tainted() {
-        let chips = [chip(0), chip(1)];
-        let faulty = crate::health::ChipHealth {
-            healthy: false,
-            reason: "fault".into(),
-            level: Some(FaultLevel::SeparateNpu),
-            dropped: false,
-        };
-        let health = BTreeMap::from([(1, faulty)]);
-        let groups = chip_groups(&chips, &health, Path::new("/nonexistent"), true);
+        let faulty = Health::Unhealthy(UnhealthyCause::Faulty {
+            level: FaultLevel::SeparateNpu,
+            faults: Vec::new(),
+            card_dropped: false,
+        });
+        let chips = [chip(0), (chip(1).0, faulty)];
+        let groups = chip_groups(&chips, Path::new("/nonexistent"), true);
         assert!(groups[0].devices.iter().all(|d| d.taints.is_none()));
         assert!(groups[1].devices.iter().all(|d| d.taints.as_ref().unwrap()[0].effect == "NoExecute"));
     }

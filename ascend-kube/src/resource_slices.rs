@@ -9,9 +9,14 @@
 //! publication and after a failed one; otherwise it knows what it published, so a change costs one apply per slice
 //! and nothing more. What goes into the slices (devices, shared
 //! counters, and how they are packed within the API's limits) is the driver's business: [`SliceContent`].
+//!
+//! Others may remove what it wrote: a restarting kubelet deletes its node's slices, possibly after the driver
+//! published them again, and a person may edit or delete one. [`PoolPublisher::watch`] watches the node's slices of
+//! the driver, and [`PoolPublisher::divergence`] says when one of the last publication is gone or was rewritten by
+//! someone else, so that the driver publishes again instead of leaving its pool empty until its next change.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::api::resource::v1::{CounterSet, Device, ResourcePool, ResourceSlice, ResourceSliceSpec};
@@ -21,6 +26,11 @@ use kube::Api;
 
 use crate::client::{check_node_name, request, DEFAULT_REQUEST_TIMEOUT, DRA_DRIVER_FIELD_MANAGER};
 use crate::error::Result;
+use crate::watched::{at_or_after, Watched};
+
+/// How long a slice just created may stay out of the watch before it counts as deleted: the watch shows a write within
+/// milliseconds, but a create and a delete that both arrive before the reader looks leave no trace of the slice.
+const UNSEEN_GRACE: Duration = Duration::from_secs(5);
 
 /// The Ascend DRA driver's name (`ascend-dra`'s default; Huawei's own DRA driver uses it too, so DeviceClasses carry
 /// over): what its slices' `spec.driver` and its claims' allocation results say.
@@ -53,7 +63,22 @@ pub struct PoolPublisher {
     /// The names of the node's slices of this driver as the last successful publication left them; `None` before
     /// it and after a failure, when the API server is asked.
     published: Option<BTreeSet<String>>,
+    /// What the API server answered to each write of the last successful publication, by slice name.
+    written: BTreeMap<String, Written>,
     timeout: Duration,
+}
+
+/// One slice as this publisher last wrote it.
+#[derive(Debug, Clone)]
+struct Written {
+    /// The server's resource version of the write.
+    resource_version: Option<String>,
+    /// The spec as the server stored it (with its defaults), what a later version is compared with.
+    spec: ResourceSliceSpec,
+    /// When it was written.
+    at: Instant,
+    /// The watch has held the slice since the write, or held it before (then its absence is a deletion).
+    seen: bool,
 }
 
 impl PoolPublisher {
@@ -72,6 +97,7 @@ impl PoolPublisher {
             node_uid: node.metadata.uid.unwrap_or_default(),
             generation: None,
             published: None,
+            written: BTreeMap::new(),
             timeout: DEFAULT_REQUEST_TIMEOUT,
         })
     }
@@ -105,12 +131,68 @@ impl PoolPublisher {
         result
     }
 
+    /// Starts watching the node's slices of this driver (what [`PoolPublisher::publish`] writes), on the current
+    /// Tokio runtime: one LIST and one open WATCH, then an event per change. Hand it to
+    /// [`PoolPublisher::divergence`] after each of its changes.
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime.
+    pub fn watch(&self) -> Watched<ResourceSlice> {
+        let what = format!("resourceslices of {} on {}", self.driver, self.node_name);
+        Watched::start(self.api.clone(), &self.field_selector(), what)
+    }
+
+    /// Why the slices `watched` holds no longer match the last successful publication, or `None` when they do (or
+    /// the watch has not listed yet, or nothing was published): a slice of it was deleted, or someone else rewrote
+    /// its spec. A slice the watch has not shown since it was created counts as deleted once five seconds have
+    /// passed; [`PoolPublisher::next_check`] says when to ask again for that.
+    pub fn divergence(&mut self, watched: &Watched<ResourceSlice>) -> Option<String> {
+        if !watched.is_ready() {
+            return None;
+        }
+        let now = Instant::now();
+        for (name, written) in &mut self.written {
+            let Some(held) = watched.get(None, name) else {
+                if written.seen || now.duration_since(written.at) >= UNSEEN_GRACE {
+                    return Some(format!("ResourceSlice {name} was deleted"));
+                }
+                continue;
+            };
+            let (Some(held_version), Some(ours)) =
+                (held.metadata.resource_version.as_deref(), &written.resource_version)
+            else {
+                written.seen = true;
+                continue;
+            };
+            if held_version == ours {
+                written.seen = true;
+            } else if at_or_after(held_version, ours) {
+                written.seen = true;
+                if held.spec != written.spec {
+                    return Some(format!("ResourceSlice {name} was changed by someone else"));
+                }
+            }
+            // An older version: the watch has not shown this publication's write yet.
+        }
+        None
+    }
+
+    /// When [`PoolPublisher::divergence`] should be asked again although the watch showed nothing: when a slice just
+    /// created and not yet shown by the watch would count as deleted. `None` when every slice has been seen.
+    pub fn next_check(&self) -> Option<Instant> {
+        self.written.values().filter(|written| !written.seen).map(|written| written.at + UNSEEN_GRACE).min()
+    }
+
+    fn field_selector(&self) -> String {
+        format!("spec.nodeName={},spec.driver={}", self.node_name, self.driver)
+    }
+
     /// The slices of this driver on the node and the highest generation among them: as remembered, or listed.
     async fn existing(&self) -> Result<(BTreeSet<String>, i64)> {
         if let (Some(names), Some(generation)) = (&self.published, self.generation) {
             return Ok((names.clone(), generation));
         }
-        let selector = format!("spec.nodeName={},spec.driver={}", self.node_name, self.driver);
+        let selector = self.field_selector();
         let listed = request(
             "list",
             format!("resourceslices?fieldSelector={selector}"),
@@ -134,10 +216,21 @@ impl PoolPublisher {
             .map(|(index, content)| self.slice(index, content, generation, count))
             .collect();
         let params = PatchParams::apply(DRA_DRIVER_FIELD_MANAGER).force();
+        let mut written = BTreeMap::new();
         for slice in &wanted {
             let name = slice.metadata.name.clone().unwrap_or_default();
             let object = format!("resourceslices/{name}");
-            request("apply", object, self.timeout, self.api.patch(&name, &params, &Patch::Apply(slice))).await?;
+            let stored =
+                request("apply", object, self.timeout, self.api.patch(&name, &params, &Patch::Apply(slice))).await?;
+            // A slice that existed before this write is known to the watch: its absence later is a deletion.
+            let seen = existing.contains(&name);
+            let record = Written {
+                resource_version: stored.metadata.resource_version,
+                spec: stored.spec,
+                at: Instant::now(),
+                seen,
+            };
+            written.insert(name, record);
         }
         let wanted_names: BTreeSet<String> = wanted.iter().filter_map(|slice| slice.metadata.name.clone()).collect();
         for name in existing.difference(&wanted_names) {
@@ -154,6 +247,7 @@ impl PoolPublisher {
             }
         }
         self.published = Some(wanted_names);
+        self.written = written;
         self.generation = Some(generation);
         Ok(wanted)
     }

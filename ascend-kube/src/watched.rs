@@ -189,7 +189,7 @@ where
 /// Whether resource version `held` is `wanted` or a later one. Versions are compared as KEP-5504 defines them:
 /// decimal integers without leading zeros, longer is later, equal lengths compare digit by digit (no parse, so no
 /// overflow). Anything else compares by equality only.
-fn at_or_after(held: &str, wanted: &str) -> bool {
+pub(crate) fn at_or_after(held: &str, wanted: &str) -> bool {
     let comparable = |version: &str| {
         !version.is_empty() && version.bytes().all(|byte| byte.is_ascii_digit()) && !version.starts_with('0')
     };

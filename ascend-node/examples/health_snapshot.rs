@@ -13,7 +13,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ascend_node::{load_driver, DriverOptions, Health, HealthMonitor, MonitorConfig, NoopObserver, Snapshot};
+use ascend_dcmi::FaultCode;
+use ascend_node::{
+    load_driver, DriverOptions, Health, HealthMonitor, MonitorConfig, NoopObserver, Snapshot, UnhealthyCause,
+};
 
 /// The chip the simulator's fault is raised on.
 const FAULTY_LOGIC_ID: u32 = 0;
@@ -77,7 +80,10 @@ fn print(snapshot: &Snapshot) {
 fn unhealthy_chip(snapshot: &Snapshot, logic: u32) -> bool {
     snapshot.resources().flat_map(|resource| resource.devices.values()).any(|device| {
         device.chip.logic.get() == logic
-            && matches!(&device.health, Health::Unhealthy(reason) if reason.contains("80E01801"))
+            && matches!(
+                device.health.cause(),
+                Some(UnhealthyCause::Faulty { faults, .. }) if faults.contains(&FaultCode(0x80E0_1801))
+            )
     })
 }
 

@@ -51,7 +51,9 @@ pub use driver::{load_driver, load_driver_until, DriverOptions};
 pub use driver_args::DriverArgs;
 pub use error::{Error, Result};
 pub use health_observer::{HealthObserver, NoopObserver};
-pub use inventory::{ChipCondition, Device, DeviceKind, Health, InventoryOptions, Resource, Snapshot};
+pub use inventory::{
+    ChipCondition, ChipDetails, Device, DeviceKind, Health, InventoryOptions, Resource, Snapshot, UnhealthyCause,
+};
 pub use monitor::{HealthMonitor, MonitorConfig, Separations};
 pub use naming::{DeviceName, ResourceNaming};
 #[cfg(feature = "pod-resources")]

@@ -22,7 +22,7 @@ use tokio::sync::watch;
 
 use crate::error::{Error, Result};
 use crate::health_observer::HealthObserver;
-use crate::inventory::{ChipCondition, ChipRecord, Health, InventoryOptions, Snapshot};
+use crate::inventory::{ChipCondition, ChipDetails, ChipRecord, Health, InventoryOptions, Snapshot, UnhealthyCause};
 
 /// How the monitor polls.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,7 +136,7 @@ impl Drop for HealthMonitor {
 /// What worker threads, the event reader and the handle tell the monitor.
 enum Message {
     Chips(std::result::Result<Vec<ChipIds>, String>),
-    Identity(ChipIds, std::result::Result<Option<ChipRecord>, String>),
+    Identity(ChipIds, std::result::Result<Option<(ChipRecord, ChipDetails)>, String>),
     // Boxed: a health report holds 128 fault codes inline.
     Probe(PhyId, Box<ProbeOutcome>),
     Fault(LogicId),
@@ -165,8 +165,13 @@ struct MonitorState {
     messages: Sender<Message>,
     snapshot: watch::Sender<Arc<Snapshot>>,
     chips: BTreeMap<PhyId, ChipRecord>,
+    details: BTreeMap<PhyId, ChipDetails>,
     unsupported: BTreeSet<PhyId>,
     absent: BTreeSet<PhyId>,
+    /// Chips being identified: until each answers (or hangs past the deadline) the first view is not settled.
+    identifying: BTreeSet<PhyId>,
+    /// The driver's chip list answered at least once.
+    listed: bool,
     health: BTreeMap<PhyId, Health>,
     /// What the last health answer of each chip said (faults, level), for the device-info map and Events.
     conditions: BTreeMap<PhyId, ChipCondition>,
@@ -195,8 +200,11 @@ impl MonitorState {
             messages,
             snapshot,
             chips: BTreeMap::new(),
+            details: BTreeMap::new(),
             unsupported: BTreeSet::new(),
             absent: BTreeSet::new(),
+            identifying: BTreeSet::new(),
+            listed: false,
             health: BTreeMap::new(),
             conditions: BTreeMap::new(),
             separated: BTreeSet::new(),
@@ -282,16 +290,17 @@ impl MonitorState {
                 tracing::warn!(%reason, "listing the chips failed");
                 let phys: Vec<PhyId> = self.chips.keys().copied().collect();
                 for phy in phys {
-                    self.set_health(phy, Health::Unhealthy(format!("listing the chips failed: {reason}")));
+                    self.set_health(phy, Health::Unhealthy(UnhealthyCause::ListingFailed(reason.clone())));
                 }
                 return;
             }
         };
+        self.listed = true;
         let listed_phys: BTreeSet<PhyId> = listed.iter().map(|ids| ids.phy).collect();
         let known: Vec<PhyId> = self.chips.keys().copied().collect();
         for phy in known.into_iter().filter(|phy| !listed_phys.contains(phy)) {
             self.absent.insert(phy);
-            self.set_health(phy, Health::Unhealthy("absent from the driver's chip list".to_owned()));
+            self.set_health(phy, Health::Unhealthy(UnhealthyCause::Absent));
         }
         for ids in listed {
             match self.chips.get(&ids.phy) {
@@ -306,9 +315,15 @@ impl MonitorState {
         }
     }
 
-    fn on_identity(&mut self, ids: ChipIds, identified: std::result::Result<Option<ChipRecord>, String>) {
+    fn on_identity(
+        &mut self,
+        ids: ChipIds,
+        identified: std::result::Result<Option<(ChipRecord, ChipDetails)>, String>,
+    ) {
+        self.identifying.remove(&ids.phy);
         match identified {
-            Ok(Some(record)) => {
+            Ok(Some((record, details))) => {
+                self.details.insert(ids.phy, details);
                 self.absent.remove(&ids.phy);
                 tracing::info!(chip = %ids, chip_type = %record.chip_type, numa = ?record.numa_node, "found chip");
                 self.chips.insert(ids.phy, record);
@@ -327,11 +342,11 @@ impl MonitorState {
             Ok(report) => {
                 let previous = self.conditions.remove(&phy);
                 self.conditions.insert(phy, ChipCondition::from_report(report, previous.as_ref(), unix_millis()));
-                health_of(report)
+                Health::from_report(report)
             }
             Err(reason) => {
                 self.conditions.remove(&phy);
-                Health::Unhealthy(format!("health call failed: {reason}"))
+                Health::Unhealthy(UnhealthyCause::HealthCallFailed(reason.clone()))
             }
         };
         if let (Some(vnpus), Some(record)) = (outcome.vnpus, self.chips.get_mut(&phy)) {
@@ -355,15 +370,23 @@ impl MonitorState {
         self.set_health(phy, health);
     }
 
+    /// Reads what the daemons publish about a chip, once: its identity, its HBM size and the driver's version (the
+    /// last two optional: a chip without HBM, a driver that does not say).
     fn identify(&mut self, ids: ChipIds) {
         let manager = Arc::clone(&self.manager);
+        self.identifying.insert(ids.phy);
         self.spawn(Task::Identify(ids.phy), move || {
             let identified = manager.identity(ids.logic).map(|identity| {
-                identity.chip_type.map(|chip_type| ChipRecord {
-                    ids,
-                    chip_type,
-                    numa_node: identity.numa_node,
-                    vnpus: Vec::new(),
+                identity.chip_type.map(|chip_type| {
+                    let record = ChipRecord { ids, chip_type, numa_node: identity.numa_node, vnpus: Vec::new() };
+                    let details = ChipDetails {
+                        model: identity.info.chip_name.clone(),
+                        pcie_address: identity.pcie_address,
+                        aicore: identity.info.aicore_count,
+                        memory_bytes: manager.hbm_memory(ids.logic).ok().map(|hbm| hbm.total_bytes),
+                        driver_version: manager.driver_version().ok(),
+                    };
+                    (record, details)
                 })
             });
             Message::Identity(ids, identified.map_err(|e| e.to_string()))
@@ -398,12 +421,13 @@ impl MonitorState {
         let deadline = self.config.health_deadline;
         for task in self.calls.give_up_overdue(now) {
             match task {
-                Task::Probe(phy) => self.set_health(
-                    phy,
-                    Health::Unhealthy(format!("the driver gave no health answer within {deadline:?}")),
-                ),
+                Task::Probe(phy) => self.set_health(phy, Health::Unhealthy(UnhealthyCause::Hung(deadline))),
                 Task::Enumerate => tracing::warn!(?deadline, "listing the chips hangs"),
-                Task::Identify(phy) => tracing::warn!(%phy, ?deadline, "identifying the chip hangs"),
+                Task::Identify(phy) => {
+                    // Left out until it answers: the first view settles without it, and the next poll tries again.
+                    self.identifying.remove(&phy);
+                    tracing::warn!(%phy, ?deadline, "identifying the chip hangs");
+                }
             }
         }
     }
@@ -422,7 +446,7 @@ impl MonitorState {
         if previous.map(Health::is_healthy) != Some(health.is_healthy()) {
             match &health {
                 Health::Healthy => tracing::info!(chip = %record.ids, "chip healthy"),
-                Health::Unhealthy(reason) => tracing::warn!(chip = %record.ids, %reason, "chip unhealthy"),
+                Health::Unhealthy(cause) => tracing::warn!(chip = %record.ids, reason = %cause, "chip unhealthy"),
             }
             self.observer.health_changed(&record.ids, &health);
         } else {
@@ -436,14 +460,20 @@ impl MonitorState {
         let mut health = self.health.clone();
         for phy in &self.separated {
             if health.contains_key(phy) {
-                health.insert(*phy, Health::Unhealthy(SEPARATED_REASON.to_owned()));
+                health.insert(*phy, Health::Unhealthy(UnhealthyCause::Separated));
             }
         }
         let mut conditions = self.conditions.clone();
         for (phy, condition) in &mut conditions {
             condition.separated = self.separated.contains(phy);
         }
-        let snapshot = Snapshot::build(&chips, &health, &self.config.inventory).with_conditions(conditions);
+        let settled = self.listed
+            && self.identifying.is_empty()
+            && self.chips.keys().all(|phy| self.absent.contains(phy) || self.health.contains_key(phy));
+        let snapshot = Snapshot::build(&chips, &health, &self.config.inventory)
+            .with_conditions(conditions)
+            .with_details(self.details.clone())
+            .with_settled(settled);
         self.snapshot.send_if_modified(|current| {
             if **current == snapshot {
                 false
@@ -496,27 +526,8 @@ fn read_fault_events(
     "monitor stopped".to_owned()
 }
 
-/// The reason of a chip an operator separated.
-pub const SEPARATED_REASON: &str = "separated by an operator (ManuallySeparateNPU)";
-
 fn unix_millis() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |since| since.as_millis() as i64)
-}
-
-/// Kubelet health from a DCMI health report.
-pub fn health_of(report: &HealthReport) -> Health {
-    if report.is_healthy() {
-        return Health::Healthy;
-    }
-    let codes: Vec<String> = report.faults.as_slice().iter().map(ToString::to_string).collect();
-    let mut reason = format!("fault level {}", report.level);
-    if !codes.is_empty() {
-        reason.push_str(&format!(", faults {}", codes.join(" ")));
-    }
-    if report.card_dropped {
-        reason.push_str(", card dropped off the bus");
-    }
-    Health::Unhealthy(reason)
 }
 
 /// vNPUs not advertised: id and the template the driver reported.
@@ -544,26 +555,9 @@ fn vnpus_with_templates(
 
 #[cfg(test)]
 mod tests {
-    use ascend_dcmi::{ChipType, DcmiHealth, FaultCode, FaultCodes, FaultLevel, Vnpu};
+    use ascend_dcmi::{ChipType, Vnpu};
 
     use super::*;
-
-    #[test]
-    fn health_reason_names_level_codes_and_drops() {
-        assert_eq!(health_of(&HealthReport::healthy()), Health::Healthy);
-        let report = HealthReport {
-            dcmi: None,
-            faults: FaultCodes::from_codes([FaultCode(0x80E0_1801), FaultCode::CARD_DROP]),
-            level: FaultLevel::SeparateNpu,
-            card_dropped: true,
-        };
-        assert_eq!(
-            health_of(&report),
-            Health::Unhealthy("fault level SeparateNPU, faults 80E01801 40F84E00, card dropped off the bus".into())
-        );
-        let sub_health = HealthReport { level: FaultLevel::SubHealthFault, dcmi: Some(DcmiHealth::Minor), ..report };
-        assert_eq!(health_of(&HealthReport { card_dropped: false, ..sub_health }), Health::Healthy);
-    }
 
     #[test]
     fn vnpus_with_foreign_templates_are_set_aside() {
