@@ -77,7 +77,8 @@ struct Written {
     spec: ResourceSliceSpec,
     /// When it was written.
     at: Instant,
-    /// The watch has held the slice since the write, or held it before (then its absence is a deletion).
+    /// The watch has held the slice (at any version) since the write, or the driver knew it before (then its absence
+    /// is a deletion).
     seen: bool,
 }
 
@@ -158,21 +159,18 @@ impl PoolPublisher {
                 }
                 continue;
             };
+            // Known to the watch (at this publication's version, an older or a later one): from now on its absence
+            // is a deletion.
+            written.seen = true;
             let (Some(held_version), Some(ours)) =
                 (held.metadata.resource_version.as_deref(), &written.resource_version)
             else {
-                written.seen = true;
                 continue;
             };
-            if held_version == ours {
-                written.seen = true;
-            } else if at_or_after(held_version, ours) {
-                written.seen = true;
-                if held.spec != written.spec {
-                    return Some(format!("ResourceSlice {name} was changed by someone else"));
-                }
+            // A later version with another spec is someone else's write; an older one is the watch not there yet.
+            if held_version != ours && at_or_after(held_version, ours) && held.spec != written.spec {
+                return Some(format!("ResourceSlice {name} was changed by someone else"));
             }
-            // An older version: the watch has not shown this publication's write yet.
         }
         None
     }

@@ -111,3 +111,69 @@ async fn a_missing_node_and_a_missing_claim_are_told_apart_from_failures() {
     let claim = get_claim(&server.client(), "default", "train").await.expect("read").expect("exists");
     assert!(claim.metadata.uid.is_some());
 }
+
+/// Waits until the watch has applied a change, then asks the publisher whether the pool diverged.
+async fn divergence_after_change(
+    publisher: &mut PoolPublisher,
+    watched: &ascend_kube::Watched<ResourceSlice>,
+    changes: &mut tokio::sync::watch::Receiver<u64>,
+    until: impl Fn(&Option<String>) -> bool,
+) -> Option<String> {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let divergence = publisher.divergence(watched);
+        if until(&divergence) {
+            return divergence;
+        }
+        let changed = tokio::time::timeout_at(deadline, changes.changed()).await;
+        assert!(matches!(changed, Ok(Ok(()))), "no watch event within 10 s; last answer {divergence:?}");
+    }
+}
+
+#[tokio::test]
+async fn the_publisher_tells_a_deleted_or_rewritten_slice_from_its_own_writes_and_labels() {
+    let server = FakeApiServer::start().await.expect("fake API server");
+    server.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-1"}}));
+    let mut publisher = PoolPublisher::for_node(server.client(), "worker-1", DRIVER).await.expect("node found");
+    let watched = publisher.watch();
+    let mut changes = watched.changes();
+    watched.ready(std::time::Duration::from_secs(10)).await.expect("the watch lists");
+    assert_eq!(publisher.divergence(&watched), None, "nothing published, nothing to diverge from");
+    assert_eq!(publisher.next_check(), None);
+
+    publisher.publish(vec![content(&["a", "b"])]).await.expect("published");
+    assert!(publisher.next_check().is_some(), "a new slice is checked again until the watch shows it");
+    let shown = divergence_after_change(&mut publisher, &watched, &mut changes, |_| {
+        watched.get(None, "worker-1-widgets-example-com-0").is_some()
+    })
+    .await;
+    assert_eq!(shown, None, "our own write is not someone else's");
+    assert_eq!(publisher.next_check(), None, "every slice seen");
+
+    let api: Api<ResourceSlice> = Api::all(server.client());
+    let name = "worker-1-widgets-example-com-0";
+    let labelled = json!({"metadata": {"labels": {"team": "ml"}}});
+    api.patch(name, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&labelled)).await.expect("labelled");
+    let after_label = divergence_after_change(&mut publisher, &watched, &mut changes, |_| {
+        watched
+            .get(None, name)
+            .is_some_and(|slice| slice.metadata.labels.as_ref().is_some_and(|l| l.contains_key("team")))
+    })
+    .await;
+    assert_eq!(after_label, None, "a label is not a change of the pool");
+
+    let emptied = json!({"spec": {"devices": []}});
+    api.patch(name, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&emptied)).await.expect("emptied");
+    let rewritten = divergence_after_change(&mut publisher, &watched, &mut changes, Option::is_some).await;
+    assert_eq!(rewritten.as_deref(), Some("ResourceSlice worker-1-widgets-example-com-0 was changed by someone else"));
+
+    publisher.publish(vec![content(&["a", "b"])]).await.expect("published again");
+    let settled = divergence_after_change(&mut publisher, &watched, &mut changes, |_| {
+        watched.get(None, name).is_some_and(|slice| slice.spec.devices.as_ref().is_some_and(|d| d.len() == 2))
+    })
+    .await;
+    assert_eq!(settled, None);
+    api.delete(name, &kube::api::DeleteParams::default()).await.expect("deleted");
+    let deleted = divergence_after_change(&mut publisher, &watched, &mut changes, Option::is_some).await;
+    assert_eq!(deleted.as_deref(), Some("ResourceSlice worker-1-widgets-example-com-0 was deleted"));
+}
