@@ -8,7 +8,9 @@
 //!   snapshots, an `ascend_kube::Watched` copy of an API object) or a [`Notify`]
 //!   ([`ReconcileLoop::wake_on_notify`]: "Allocate served a pod", "reconcile now") starts a round. A round reads the
 //!   latest of everything, so the changes that woke the loop are all marked seen before it runs: changes of several
-//!   sources at once make one round, not one each. A closed channel ends the loop (whoever fed it has stopped).
+//!   sources at once make one round, not one each. A closed channel ends the loop (whoever fed it has stopped),
+//!   unless it was added with [`ReconcileLoop::wake_on_change_while_open`] (a watch that may end while the loop's
+//!   work goes on): then the loop logs it and goes on without it.
 //! - **Resync.** After a successful round the next one runs after [`ReconcileLoop::resync_every`] even if nothing
 //!   woke the loop, or sooner when the round asks for it (its `Ok(Some(after))`, such as a heartbeat that falls due).
 //! - **Backoff.** After a failed round the loop waits [`Backoff`]'s next wait (exponential, jitter, the server's
@@ -60,6 +62,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use tokio::sync::{watch, Notify};
+use tokio::time::Instant;
 
 use crate::backoff::{Backoff, BackoffPolicy, RetryAfter};
 
@@ -114,12 +117,27 @@ impl WakeSource for Arc<Notify> {
     fn mark_seen(&mut self) {}
 }
 
+/// A wake-up source and what its closing means.
+struct Wake {
+    source: Box<dyn WakeSource>,
+    /// Whether the loop ends when the source closes (otherwise it goes on without it).
+    ends_loop: bool,
+}
+
+/// What ended a wait for the sources.
+enum Woken {
+    /// A source changed.
+    Changed,
+    /// The source at this index closed.
+    Closed(usize),
+}
+
 /// A reconcile loop: its name, backoff, resync and wake-ups (see the module docs).
 pub struct ReconcileLoop {
     what: String,
     policy: BackoffPolicy,
     resync: Option<Duration>,
-    wakes: Vec<Box<dyn WakeSource>>,
+    wakes: Vec<Wake>,
 }
 
 impl std::fmt::Debug for ReconcileLoop {
@@ -150,14 +168,22 @@ impl ReconcileLoop {
     /// Runs a round when `changes` changes; the loop ends when its sender is dropped.
     #[must_use]
     pub fn wake_on_change<T: Send + Sync + 'static>(mut self, changes: watch::Receiver<T>) -> Self {
-        self.wakes.push(Box::new(changes));
+        self.wakes.push(Wake { source: Box::new(changes), ends_loop: true });
+        self
+    }
+
+    /// Runs a round when `changes` changes; when its sender is dropped the loop logs it and goes on without it (for
+    /// a wake-up the loop can do without, such as a watch that may stop while the resync and the other sources go on).
+    #[must_use]
+    pub fn wake_on_change_while_open<T: Send + Sync + 'static>(mut self, changes: watch::Receiver<T>) -> Self {
+        self.wakes.push(Wake { source: Box::new(changes), ends_loop: false });
         self
     }
 
     /// Runs a round when `notify` is notified (`notify_one` while a round runs makes one more round).
     #[must_use]
     pub fn wake_on_notify(mut self, notify: Arc<Notify>) -> Self {
-        self.wakes.push(Box::new(notify));
+        self.wakes.push(Wake { source: Box::new(notify), ends_loop: true });
         self
     }
 
@@ -166,12 +192,12 @@ impl ReconcileLoop {
         tokio::pin!(shutdown);
         let mut backoff = Backoff::new(self.policy);
         // When the next round is due without a wake-up; `None`: only when woken.
-        let mut due: Option<Duration> = Some(Duration::ZERO);
+        let mut due: Option<Instant> = Some(Instant::now());
         let mut failing = false;
         loop {
             let timer = async {
                 match due {
-                    Some(after) => tokio::time::sleep(after).await,
+                    Some(at) => tokio::time::sleep_until(at).await,
                     None => std::future::pending().await,
                 }
             };
@@ -187,13 +213,21 @@ impl ReconcileLoop {
                 biased;
                 () = &mut shutdown => return Stopped::Shutdown,
                 () = timer => {}
-                open = woken => if !open {
-                    tracing::debug!(reconcile = %self.what, "a watched channel closed; the reconcile loop stops");
-                    return Stopped::SourceClosed;
+                woken = woken => match woken {
+                    Woken::Changed => {}
+                    Woken::Closed(index) if self.wakes[index].ends_loop => {
+                        tracing::debug!(reconcile = %self.what, "a watched channel closed; the reconcile loop stops");
+                        return Stopped::SourceClosed;
+                    }
+                    Woken::Closed(index) => {
+                        self.wakes.remove(index);
+                        tracing::warn!("{}: a watched channel closed; going on without it", self.what);
+                        continue;
+                    }
                 },
             }
-            for source in &mut self.wakes {
-                source.mark_seen();
+            for wake in &mut self.wakes {
+                wake.source.mark_seen();
             }
             let outcome = tokio::select! {
                 biased;
@@ -204,29 +238,30 @@ impl ReconcileLoop {
                 Ok(asked) => {
                     backoff.reset();
                     failing = false;
-                    due = match (asked, self.resync) {
+                    let after = match (asked, self.resync) {
                         (Some(asked), Some(resync)) => Some(asked.min(resync)),
                         (asked, resync) => asked.or(resync),
                     };
+                    due = after.map(|after| Instant::now() + after);
                 }
                 Err(error) => {
                     let retry_in = backoff.next_delay(&error);
                     tracing::warn!(%error, ?retry_in, "{} not reconciled; retrying", self.what);
                     failing = true;
-                    due = Some(retry_in);
+                    due = Some(Instant::now() + retry_in);
                 }
             }
         }
     }
 }
 
-/// Completes at the first change of any source: `false` when one is closed. Never completes without sources.
-async fn any_change(sources: &mut [Box<dyn WakeSource>]) -> bool {
-    let mut waits: Vec<_> = sources.iter_mut().map(|source| source.changed()).collect();
+/// Completes at the first change of any source, or when one is closed. Never completes without sources.
+async fn any_change(wakes: &mut [Wake]) -> Woken {
+    let mut waits: Vec<_> = wakes.iter_mut().map(|wake| wake.source.changed()).collect();
     std::future::poll_fn(|cx| {
-        for wait in &mut waits {
+        for (index, wait) in waits.iter_mut().enumerate() {
             if let Poll::Ready(open) = wait.as_mut().poll(cx) {
-                return Poll::Ready(open);
+                return Poll::Ready(if open { Woken::Changed } else { Woken::Closed(index) });
             }
         }
         Poll::Pending
@@ -423,6 +458,28 @@ mod tests {
         let stopped = until_stopped(rounds, async {}).await;
         assert_eq!((stopped, start.elapsed()), (Stopped::Shutdown, secs(7)), "a hung round does not hold shutdown");
         assert_eq!(stuck.rounds(start), vec![Duration::ZERO]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_channel_the_loop_can_do_without_is_forgotten_when_it_closes() {
+        let (optional, optional_changes) = watch::channel(0_u32);
+        let (needed, needed_changes) = watch::channel(0_u32);
+        let round = Scripted::new(vec![Ok(Some(secs(25)))]);
+        let start = Instant::now();
+        let rounds = ReconcileLoop::new("test", policy())
+            .wake_on_change_while_open(optional_changes)
+            .wake_on_change(needed_changes)
+            .run(round.clone(), tokio::time::sleep(secs(40)));
+        let driver = async {
+            tokio::time::sleep(secs(10)).await;
+            drop(optional);
+            tokio::time::sleep(secs(20)).await;
+            needed.send_replace(1);
+        };
+        assert_eq!(until_stopped(rounds, driver).await, Stopped::Shutdown);
+        // The closing at 10 s neither ends the loop, nor runs a round, nor moves the round the first one asked for
+        // (at 25 s); the other source still wakes the loop (at 30 s).
+        assert_eq!(round.rounds(start), vec![Duration::ZERO, secs(25), secs(30)]);
     }
 
     #[tokio::test(start_paused = true)]
