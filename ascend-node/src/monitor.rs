@@ -581,6 +581,73 @@ mod tests {
         assert_eq!(rejected, [(VnpuId(101), "vir12_3c_32g".to_owned())]);
     }
 
+    /// Polls `snapshot` until `done`, at most 5 s.
+    fn wait_until(monitor: &HealthMonitor, what: &str, done: impl Fn(&Snapshot) -> bool) -> Arc<Snapshot> {
+        let started = Instant::now();
+        loop {
+            let snapshot = monitor.snapshot();
+            if done(&snapshot) {
+                return snapshot;
+            }
+            assert!(started.elapsed() < Duration::from_secs(5), "{what}: not within 5 s; last {snapshot:?}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn the_first_view_settles_once_every_listed_chip_is_identified_and_checked() {
+        use ascend_dcmi::{ChipIdentity, ChipInfo};
+        let ids = |n: u32| ChipIds { logic: LogicId(n), phy: PhyId(n), locator: None };
+        let mut manager = ascend_dcmi::MockDeviceManager::new();
+        manager.expect_chips().returning(move || Ok(vec![ids(0), ids(1)]));
+        // Chip 1's identity waits until the test releases it.
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let released = std::sync::Mutex::new(released);
+        manager.expect_identity().returning(move |logic| {
+            if logic == LogicId(1) {
+                let _ = released.lock().expect("release channel").recv_timeout(Duration::from_secs(5));
+            }
+            Ok(ChipIdentity {
+                ids: ids(logic.get()),
+                chip_type: Some(ChipType::Ascend910B),
+                info: ChipInfo { chip_name: "910B3".into(), aicore_count: 24, ..ChipInfo::default() },
+                product_type: None,
+                board: None,
+                mainboard_id: None,
+                pcie_address: None,
+                numa_node: Some(0),
+                affinity_cpus: None,
+                die_id: None,
+                elabel: None,
+            })
+        });
+        manager.expect_hbm_memory().returning(|_| Err(DcmiError::FunctionMissing("dcmi_get_device_hbm_info")));
+        manager.expect_driver_version().returning(|| Ok("24.1.rc2".to_owned()));
+        manager.expect_health().returning(|_| Ok(HealthReport::healthy()));
+        let config = MonitorConfig {
+            inventory: InventoryOptions { advertise_vnpus: false, ..InventoryOptions::default() },
+            poll_interval: Duration::from_millis(50),
+            fault_events: false,
+            ..MonitorConfig::default()
+        };
+        let monitor = HealthMonitor::start(Arc::new(manager), config, Arc::new(crate::NoopObserver)).expect("started");
+
+        let partial = wait_until(&monitor, "chip 0 checked", |snapshot| {
+            snapshot.chips().any(|(chip, health)| chip.ids.phy == PhyId(0) && health.is_checked())
+        });
+        assert!(!partial.is_settled(), "chip 1 is still being identified");
+        assert_eq!(partial.chips().count(), 1);
+
+        release.send(()).expect("release chip 1");
+        let settled = wait_until(&monitor, "the first view settled", Snapshot::is_settled);
+        let chips: Vec<(PhyId, bool)> =
+            settled.chips().map(|(chip, health)| (chip.ids.phy, health.is_healthy())).collect();
+        assert_eq!(chips, [(PhyId(0), true), (PhyId(1), true)]);
+        let details = settled.details(PhyId(1)).expect("chip 1's details");
+        assert_eq!((details.model.as_str(), details.aicore), ("910B3", 24));
+        assert_eq!((details.memory_bytes, details.driver_version.as_deref()), (None, Some("24.1.rc2")));
+    }
+
     #[test]
     fn zero_intervals_are_rejected() {
         let config = MonitorConfig { poll_interval: Duration::ZERO, ..MonitorConfig::default() };
