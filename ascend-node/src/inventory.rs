@@ -79,6 +79,8 @@ pub enum UnhealthyCause {
     ListingFailed(String),
     /// An operator took the chip out of service (`ManuallySeparateNPU`).
     Separated,
+    /// Recovery withdrew the chip while it, or a chip of its reset group, is hot-reset ([`crate::recovery`]).
+    Recovering,
 }
 
 impl UnhealthyCause {
@@ -125,6 +127,9 @@ impl fmt::Display for UnhealthyCause {
             UnhealthyCause::Absent => f.write_str("absent from the driver's chip list"),
             UnhealthyCause::ListingFailed(reason) => write!(f, "listing the chips failed: {reason}"),
             UnhealthyCause::Separated => f.write_str("separated by an operator (ManuallySeparateNPU)"),
+            UnhealthyCause::Recovering => {
+                f.write_str("withdrawn while recovery resets it or a chip of its reset group")
+            }
         }
     }
 }

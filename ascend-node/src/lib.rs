@@ -10,6 +10,8 @@
 //! - [`topology`]: HCCS groups;
 //! - [`pod_resources`] (feature `pod-resources`) and [`kubelet_paths`]: the kubelet's PodResources API and where its
 //!   sockets are;
+//! - [`recovery`]: chips that heal, hot-reset once free when their fault asks for a restart ([`recovery::RecoveryPlanner`]
+//!   decides, [`recovery::RecoveryRunner`] withdraws, resets and hands back through the monitor);
 //! - [`ReconcileLoop`] and [`Backoff`]: the one reconcile loop (wake-ups, resync, backoff, shutdown) and the one
 //!   retry policy (exponential with jitter, `Retry-After` honoured) of every daemon that keeps an object current.
 //!
@@ -54,7 +56,7 @@ pub use health_observer::{HealthObserver, NoopObserver};
 pub use inventory::{
     ChipCondition, ChipDetails, Device, DeviceKind, Health, InventoryOptions, Resource, Snapshot, UnhealthyCause,
 };
-pub use monitor::{HealthMonitor, MonitorConfig, Separations};
+pub use monitor::{HealthMonitor, MonitorConfig, RecoveryWithdrawals, Separations};
 pub use naming::{DeviceName, ResourceNaming};
 #[cfg(feature = "pod-resources")]
 pub use pod_resources::PodResourcesClient;

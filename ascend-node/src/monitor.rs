@@ -103,6 +103,28 @@ impl HealthMonitor {
     pub fn separations(&self) -> Separations {
         Separations(self.messages.clone())
     }
+
+    /// A handle through which recovery withdraws the chips it resets ([`crate::recovery::RecoveryRunner`]).
+    pub fn withdrawals(&self) -> RecoveryWithdrawals {
+        RecoveryWithdrawals(self.messages.clone())
+    }
+}
+
+/// Withdraws chips while recovery resets them: a withdrawn chip is advertised Unhealthy
+/// ([`UnhealthyCause::Recovering`]), whatever the driver says meanwhile, until it is no longer in the set.
+#[derive(Clone)]
+pub struct RecoveryWithdrawals(Sender<Message>);
+
+impl std::fmt::Debug for RecoveryWithdrawals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RecoveryWithdrawals")
+    }
+}
+
+impl crate::recovery::Withdrawals for RecoveryWithdrawals {
+    fn set(&self, chips: BTreeSet<PhyId>) {
+        let _ = self.0.send(Message::Withdraw(chips));
+    }
 }
 
 /// Takes chips out of service by hand: a separated chip is advertised Unhealthy, whatever the driver says, until
@@ -141,6 +163,7 @@ enum Message {
     Probe(PhyId, Box<ProbeOutcome>),
     Fault(LogicId),
     Separate(BTreeSet<PhyId>),
+    Withdraw(BTreeSet<PhyId>),
     EventsEnded(String),
     Refresh,
     Stop,
@@ -177,6 +200,7 @@ struct MonitorState {
     conditions: BTreeMap<PhyId, ChipCondition>,
     /// Chips an operator took out of service.
     separated: BTreeSet<PhyId>,
+    withdrawn: BTreeSet<PhyId>,
     /// The driver calls, at most one per task.
     calls: DriverCalls<Task>,
     reprobe: BTreeSet<PhyId>,
@@ -208,6 +232,7 @@ impl MonitorState {
             health: BTreeMap::new(),
             conditions: BTreeMap::new(),
             separated: BTreeSet::new(),
+            withdrawn: BTreeSet::new(),
             calls,
             reprobe: BTreeSet::new(),
             events_running: false,
@@ -273,6 +298,12 @@ impl MonitorState {
                 if chips != self.separated {
                     tracing::info!(?chips, "manually separated chips changed");
                     self.separated = chips;
+                }
+            }
+            Message::Withdraw(chips) => {
+                if chips != self.withdrawn {
+                    tracing::info!(?chips, "chips withdrawn for recovery changed");
+                    self.withdrawn = chips;
                 }
             }
             Message::EventsEnded(reason) => {
@@ -458,6 +489,11 @@ impl MonitorState {
     fn publish(&self) {
         let chips: Vec<ChipRecord> = self.chips.values().cloned().collect();
         let mut health = self.health.clone();
+        for phy in &self.withdrawn {
+            if health.contains_key(phy) {
+                health.insert(*phy, Health::Unhealthy(UnhealthyCause::Recovering));
+            }
+        }
         for phy in &self.separated {
             if health.contains_key(phy) {
                 health.insert(*phy, Health::Unhealthy(UnhealthyCause::Separated));

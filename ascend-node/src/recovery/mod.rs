@@ -15,6 +15,7 @@
 mod limiter;
 mod planner;
 mod reset_group;
+mod runner;
 
 use std::fmt;
 use std::str::FromStr;
@@ -23,6 +24,7 @@ use std::time::Duration;
 pub use limiter::Budget;
 pub use planner::{ChipFacts, Decision, HeldOut, Need, RecoveryPlanner, RecoveryStatus};
 pub use reset_group::{reset_group, GroupedChip};
+pub use runner::{need_of, Holders, NoRecoveryObserver, RecoveryObserver, RecoveryRunner, Withdrawals};
 
 /// When faulty chips are reset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -109,9 +109,17 @@ pub enum RecoveryStatus {
         /// Since.
         since: Instant,
     },
+    /// Reset and booted; waiting for the monitor to read it healthy.
+    Verifying {
+        /// Since the reset ended.
+        since: Instant,
+    },
     /// Stays out.
     HeldOut(HeldOut),
 }
+
+/// How long a reset chip may take to read healthy before its reset counts as failed: a few of the monitor's polls.
+const VERIFY_WINDOW: Duration = Duration::from_secs(60);
 
 /// The recovery decisions of one node: call [`RecoveryPlanner::plan`] at every health round.
 #[derive(Debug)]
@@ -153,6 +161,18 @@ impl RecoveryPlanner {
         for chip in chips {
             let current = self.status.get(&chip.logic).cloned();
             if matches!(current, Some(RecoveryStatus::Resetting { .. })) {
+                continue;
+            }
+            if let Some(RecoveryStatus::Verifying { since }) = current {
+                if chip.need == Need::Nothing {
+                    // The reset cleared it: a fault from now on within the window is a fault that returned.
+                    self.status.remove(&chip.logic);
+                    self.cleared.insert(chip.logic, now);
+                } else if now.saturating_duration_since(since) >= VERIFY_WINDOW {
+                    let why = HeldOut::ResetFailed(format!("still unhealthy {VERIFY_WINDOW:?} after its reset"));
+                    self.status.insert(chip.logic, RecoveryStatus::HeldOut(why.clone()));
+                    decisions.push(Decision::HeldOut { chip: chip.logic, why });
+                }
                 continue;
             }
             match chip.need {
@@ -211,16 +231,16 @@ impl RecoveryPlanner {
         decisions
     }
 
-    /// The reset of `chip` ended: on success the chip is watched for the refault window (its health decides
-    /// whether it is offered again); on failure it stays out, and the decision to report that is returned.
+    /// The reset of `chip` ended: on success the chip waits for the monitor to read it healthy (its health decides
+    /// whether it is offered again), then is watched for the refault window; on failure it stays out, and the
+    /// decision to report that is returned.
     pub fn finished(&mut self, chip: LogicId, outcome: Result<(), String>, now: Instant) -> Option<Decision> {
         if !matches!(self.status.get(&chip), Some(RecoveryStatus::Resetting { .. })) {
             return None;
         }
         match outcome {
             Ok(()) => {
-                self.status.remove(&chip);
-                self.cleared.insert(chip, now);
+                self.status.insert(chip, RecoveryStatus::Verifying { since: now });
                 None
             }
             Err(error) => {
@@ -392,7 +412,8 @@ mod tests {
             now += IDLE;
             assert_eq!(reset_of(&planner.plan(now, &node(&[3], &[]))), Some((3, vec![3])), "reset {round}");
             planner.finished(LogicId(3), Ok(()), now);
-            // Healthy for longer than the refault window, then the fault returns.
+            // Read healthy after the reset, for longer than the refault window; then the fault returns.
+            planner.plan(now, &node(&[], &[]));
             now += Duration::from_secs(301);
             planner.plan(now, &node(&[], &[]));
         }
@@ -409,7 +430,7 @@ mod tests {
         planner.finished(LogicId(5), Ok(()), start + IDLE);
         planner.plan(start + IDLE * 2, &node(&[], &[]));
         let decisions = planner.plan(start + IDLE * 3, &node(&[5], &[]));
-        let why = HeldOut::FaultedAgain { after: IDLE * 2 };
+        let why = HeldOut::FaultedAgain { after: IDLE };
         assert_eq!(decisions, vec![Decision::HeldOut { chip: LogicId(5), why }]);
     }
 
@@ -429,6 +450,24 @@ mod tests {
         planner.aborted(LogicId(2));
         assert_eq!(planner.status()[&LogicId(2)], RecoveryStatus::WaitingForRelease);
         assert_eq!(planner.withdrawn(), BTreeSet::new());
+    }
+
+    #[test]
+    fn a_reset_chip_still_read_faulty_is_not_a_new_fault_and_fails_the_reset_only_after_the_verify_window() {
+        let start = Instant::now();
+        let mut planner = RecoveryPlanner::new(config(RecoveryMode::Inference), ChipType::Ascend950, None);
+        planner.plan(start, &node(&[4], &[]));
+        assert!(reset_of(&planner.plan(start + IDLE, &node(&[4], &[]))).is_some());
+        let booted = start + IDLE;
+        planner.finished(LogicId(4), Ok(()), booted);
+        // The monitor has not polled the chip since its reset: the last reading still shows the old fault.
+        assert!(planner.plan(booted + Duration::from_secs(1), &node(&[4], &[])).is_empty());
+        assert_eq!(planner.status()[&LogicId(4)], RecoveryStatus::Verifying { since: booted });
+        let decisions = planner.plan(booted + VERIFY_WINDOW, &node(&[4], &[]));
+        assert!(
+            matches!(&decisions[..], [Decision::HeldOut { why: HeldOut::ResetFailed(_), .. }]),
+            "still faulty a minute after its reset: {decisions:?}"
+        );
     }
 
     #[test]

@@ -1,0 +1,178 @@
+//! Recovery end to end on the simulator: the health monitor over the simulated `libdcmi.so`, the recovery runner
+//! resetting a faulty chip through it, and the monitor seeing the chip healthy again.
+//!
+//! The simulated host is an Atlas 950 with 8 chips, each reset alone; the simulator takes 500 ms to boot a chip after
+//! a reset and clears its faults when it has. The simulator reads its configuration from the environment once per
+//! process, so this file holds one test.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ascend_dcmi::{ChipIds, FaultCode, PhyId};
+use ascend_node::recovery::{HeldOut, Holders, RecoveryConfig, RecoveryMode, RecoveryObserver, RecoveryRunner};
+use ascend_node::{
+    load_driver, DriverOptions, Health, HealthMonitor, MonitorConfig, NoopObserver, Snapshot, UnhealthyCause,
+};
+use tokio::sync::watch;
+
+/// The faulty chip: logic id 2.
+const FAULTY: u32 = 2;
+/// A fault Huawei's fault policy grades `RestartBusiness`: a reset clears it.
+const RESTART_FAULT: u32 = 0x80E0_1801;
+
+struct Host {
+    monitor: HealthMonitor,
+    manager: Arc<dyn ascend_dcmi::DeviceManager>,
+    overlay: PathBuf,
+    _directory: tempfile::TempDir,
+}
+
+/// A simulated Atlas 950 under its own overlay, and a health monitor over it.
+async fn host() -> Host {
+    let directory = tempfile::tempdir().expect("temporary directory");
+    let overlay = directory.path().join("overlay.toml");
+    std::env::set_var(dcmi_sim::CONFIG_ENV, "sample:atlas-950-8");
+    std::env::set_var(dcmi_sim::OVERLAY_ENV, &overlay);
+    let options = DriverOptions {
+        library: Some(dcmi_sim::library_path().expect("the simulator is built")),
+        verify_library_ownership: false,
+        ..DriverOptions::default()
+    };
+    let manager: Arc<dyn ascend_dcmi::DeviceManager> = Arc::new(load_driver(&options).await.expect("driver"));
+    let config = MonitorConfig { poll_interval: Duration::from_millis(200), ..MonitorConfig::default() };
+    let monitor = HealthMonitor::start(Arc::clone(&manager), config, Arc::new(NoopObserver)).expect("monitor");
+    Host { monitor, manager, overlay, _directory: directory }
+}
+
+/// Sets the faulty chip's faults through the overlay (none: healthy).
+fn set_faults(overlay: &Path, faults: &[u32]) {
+    let chip = dcmi_sim::ChipOverlay {
+        logic_id: FAULTY,
+        health: Some(if faults.is_empty() { 0 } else { 2 }),
+        faults: Some(faults.iter().copied().map(dcmi_sim::topology::FaultSpec::Code).collect()),
+        ..Default::default()
+    };
+    dcmi_sim::write_overlay(overlay, &dcmi_sim::Overlay { chips: vec![chip], ..Default::default() }).expect("overlay");
+}
+
+/// Holders the test sets.
+#[derive(Default)]
+struct TestHolders(Mutex<BTreeSet<PhyId>>);
+
+impl Holders for TestHolders {
+    fn held(&self) -> Pin<Box<dyn Future<Output = BTreeSet<PhyId>> + Send + '_>> {
+        let held = self.0.lock().expect("holders").clone();
+        Box::pin(async move { held })
+    }
+}
+
+/// Everything the runner reported, in order.
+#[derive(Default)]
+struct Recorder(Mutex<Vec<String>>);
+
+impl RecoveryObserver for Recorder {
+    fn reset_started(&self, chip: ChipIds, group: &[ChipIds]) {
+        self.push(format!("started logic {} group {}", chip.logic, group.len()));
+    }
+    fn reset_finished(&self, chip: ChipIds, outcome: &Result<Duration, String>) {
+        self.push(format!("finished logic {} {}", chip.logic, if outcome.is_ok() { "ok" } else { "failed" }));
+    }
+    fn reset_aborted(&self, chip: ChipIds, _taken: &[ChipIds]) {
+        self.push(format!("aborted logic {}", chip.logic));
+    }
+    fn held_out(&self, chip: ChipIds, why: &HeldOut) {
+        let why = match why {
+            HeldOut::BudgetUsed => "budget",
+            HeldOut::ResetFailed(_) => "failed",
+            HeldOut::FaultedAgain { .. } => "again",
+        };
+        self.push(format!("held out logic {} {why}", chip.logic));
+    }
+}
+
+impl Recorder {
+    fn push(&self, event: String) {
+        self.0.lock().expect("recorder").push(event);
+    }
+    fn events(&self) -> Vec<String> {
+        self.0.lock().expect("recorder").clone()
+    }
+}
+
+fn chip_health(snapshot: &Snapshot) -> Option<Health> {
+    snapshot.chips().find(|(record, _)| record.ids.logic.0 == FAULTY).map(|(_, health)| health.clone())
+}
+
+/// Waits until the chip's health satisfies `wanted`, or fails after `seconds`.
+async fn wait_for(
+    snapshots: &mut watch::Receiver<Arc<Snapshot>>,
+    seconds: u64,
+    what: &str,
+    wanted: impl Fn(&Health) -> bool,
+) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
+    loop {
+        if chip_health(&snapshots.borrow_and_update()).is_some_and(|health| wanted(&health)) {
+            return;
+        }
+        if tokio::time::timeout_at(deadline, snapshots.changed()).await.is_err() {
+            panic!("{what}: not within {seconds} s; last {:?}", chip_health(&snapshots.borrow()));
+        }
+    }
+}
+
+fn faulty(health: &Health) -> bool {
+    matches!(health, Health::Unhealthy(UnhealthyCause::Faulty { faults, .. }) if faults.contains(&FaultCode(RESTART_FAULT.into())))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_free_chip_with_a_restart_fault_is_reset_and_offered_again_a_held_one_waits_and_a_refault_stays_out() {
+    let host = host().await;
+    let mut snapshots = host.monitor.subscribe();
+    let phy = host.manager.chips().expect("chips").iter().find(|ids| ids.logic.0 == FAULTY).expect("chip").phy;
+    let holders = Arc::new(TestHolders::default());
+    holders.0.lock().expect("holders").insert(phy);
+    let recorder = Arc::new(Recorder::default());
+    let config =
+        RecoveryConfig { mode: RecoveryMode::Inference, idle: Duration::from_millis(300), ..RecoveryConfig::default() };
+    let runner = RecoveryRunner::new(
+        config,
+        Arc::clone(&host.manager),
+        host.monitor.subscribe(),
+        Arc::new(host.monitor.withdrawals()),
+        holders.clone(),
+        recorder.clone(),
+    )
+    .with_timing(Duration::from_millis(100), Duration::from_millis(100));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(runner.run(async {
+        let _ = stopped.await;
+    }));
+
+    set_faults(&host.overlay, &[RESTART_FAULT]);
+    wait_for(&mut snapshots, 10, "the fault seen", faulty).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(recorder.events().is_empty(), "a held chip is not reset: {:?}", recorder.events());
+    assert!(faulty(&chip_health(&snapshots.borrow()).expect("chip")), "still faulty while held");
+
+    holders.0.lock().expect("holders").clear();
+    wait_for(&mut snapshots, 10, "withdrawn for its reset", |health| {
+        matches!(health, Health::Unhealthy(UnhealthyCause::Recovering))
+    })
+    .await;
+    wait_for(&mut snapshots, 15, "healthy after the reset", |health| *health == Health::Healthy).await;
+    assert_eq!(recorder.events(), [format!("started logic {FAULTY} group 1"), format!("finished logic {FAULTY} ok")]);
+
+    // The fault comes back at once: the chip stays out, reported once, and is not reset again.
+    set_faults(&host.overlay, &[RESTART_FAULT]);
+    wait_for(&mut snapshots, 10, "the fault seen again", faulty).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(recorder.events().last().map(String::as_str), Some(format!("held out logic {FAULTY} again").as_str()));
+    assert_eq!(recorder.events().len(), 3, "{:?}", recorder.events());
+    let _ = stop.send(());
+    task.await.expect("runner");
+}
