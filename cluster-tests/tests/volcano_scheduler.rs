@@ -15,7 +15,8 @@
 //! disjoint chips, together the two Volcano chose (which pod gets which is not asserted, see below); a faulty chip
 //! (listed unhealthy in the device-info ConfigMap) is not chosen, is chosen again after its recovery, and a pod
 //! holding a chip that faults keeps it. Breaking the contract fails the first step: with the device plugin handing
-//! out the kubelet's ids instead of the annotated chips, the pod of 1 saw `/dev/davinci4` where Volcano chose chip 0.
+//! out the kubelet's ids instead of the annotated chips, the pod of 1 saw `/dev/davinci4` where Volcano chose chip 0;
+//! with no `baseDeviceInfos` annotation on the Node, it stayed Pending.
 //!
 //! The reference for the scheduler side of the Volcano contract; tests/volcano.rs covers the device-info ConfigMap
 //! and faults without a scheduler, examples/tests/device_plugin_volcano.rs the Allocate contract against the in-repo
