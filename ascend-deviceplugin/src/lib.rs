@@ -64,6 +64,7 @@ pub mod node_events;
 mod observer;
 mod plugin;
 mod preferred;
+pub mod recovery;
 mod server;
 mod service;
 #[cfg(feature = "volcano")]

@@ -120,10 +120,8 @@ impl BodyFiles {
         let end = start + slice.len();
         self.inner.read().files.iter().find_map(|entry| {
             let base = entry.body.as_ptr() as usize;
-            (start >= base && end <= base + entry.body.len()).then(|| FileRange {
-                file: Arc::clone(&entry.file),
-                offset: (start - base) as u64,
-            })
+            (start >= base && end <= base + entry.body.len())
+                .then(|| FileRange { file: Arc::clone(&entry.file), offset: (start - base) as u64 })
         })
     }
 

@@ -44,7 +44,12 @@ struct Sent {
 
 /// Sends `prefix` (flagged as followed by more) and then `len` bytes of `range`'s body from its file. A failure after
 /// part of it went out reports that part; the failure shows again on the next write.
-fn send_prefix_then_body(socket: &TcpStream, prefix: &[IoSlice<'_>], range: &FileRange, len: usize) -> io::Result<Sent> {
+fn send_prefix_then_body(
+    socket: &TcpStream,
+    prefix: &[IoSlice<'_>],
+    range: &FileRange,
+    len: usize,
+) -> io::Result<Sent> {
     let prefix_len: usize = prefix.iter().map(|slice| slice.len()).sum();
     let mut total = 0;
     if prefix_len > 0 {
@@ -86,9 +91,8 @@ impl AsyncWrite for SendfileStream {
         let (prefix, len) = (&bufs[..index], bufs[index].len());
         loop {
             ready!(this.stream.poll_write_ready(cx))?;
-            let attempt = this.stream.try_io(Interest::WRITABLE, || {
-                send_prefix_then_body(&this.stream, prefix, &range, len)
-            });
+            let attempt =
+                this.stream.try_io(Interest::WRITABLE, || send_prefix_then_body(&this.stream, prefix, &range, len));
             match attempt {
                 Ok(sent) => {
                     this.bodies.record_sent(sent.from_file);

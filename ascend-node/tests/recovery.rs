@@ -64,9 +64,9 @@ fn set_faults(overlay: &Path, faults: &[u32]) {
 struct TestHolders(Mutex<BTreeSet<PhyId>>);
 
 impl Holders for TestHolders {
-    fn held(&self) -> Pin<Box<dyn Future<Output = BTreeSet<PhyId>> + Send + '_>> {
+    fn held(&self) -> Pin<Box<dyn Future<Output = Result<BTreeSet<PhyId>, String>> + Send + '_>> {
         let held = self.0.lock().expect("holders").clone();
-        Box::pin(async move { held })
+        Box::pin(async move { Ok(held) })
     }
 }
 

@@ -596,3 +596,47 @@ async fn allocate_storm_while_chips_flap() {
     let status = daemon.terminate();
     assert!(status.success(), "exit status {status:?}; log:\n{}", daemon.log());
 }
+
+/// Recovery on (`--recovery-mode=inference`): a restart fault on a chip whose card-mate a pod holds (the duo's two
+/// chips reset together) leaves both alone; once the pod ends the chip is reset, its card-mate withdrawn meanwhile,
+/// and both are offered healthy again, counted in the daemon's metrics.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recovery_resets_a_faulty_chip_once_its_card_is_free() {
+    use ascend_deviceplugin::fake_kubelet::FakePodResources;
+    let node = Node::start(Duration::from_millis(1500), &[]).await;
+    let socket = node.root.path().join("pod-resources.sock");
+    // Logic 0 (Ascend310P-4) gets the fault; logic 1 (Ascend310P-5), on the same card, is held.
+    let pod = FakePodResources::pod("default", "trainer", RESOURCE, &["Ascend310P-5"]);
+    let pod_resources = FakePodResources::start(&socket, vec![pod]).expect("PodResources");
+    let mut command = node.command();
+    command.args(["--recovery-mode=inference", "--recovery-idle=1s"]);
+    command.arg(format!("--pod-resources-socket={}", socket.display()));
+    let _daemon = Daemon::spawn_command(command);
+    node.wait_all_healthy("all healthy at start").await;
+
+    // The sample duo runs a process on some chips; none on this card, so that only the pod holds it.
+    let idle = |chip: dcmi_sim::ChipOverlay| dcmi_sim::ChipOverlay { processes: Some(Vec::new()), ..chip };
+    let mate = dcmi_sim::ChipOverlay { logic_id: 1, ..Default::default() };
+    node.overlay(vec![idle(chip_faults(0, vec![0x80E0_1801], 2)), idle(mate)], Vec::new());
+    node.wait("the faulty chip listed Unhealthy", |d| is(d, &device(4), "Unhealthy")).await;
+    // Longer than a free chip takes to be reset: the idle second, the runner's 5 s round, the 2 s withdrawal.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let devices = device_plugin_support::health_list_of(&node.kubelet, RESOURCE);
+    assert!(is(&devices, &device(4), "Unhealthy"), "not reset while its card-mate is held: {devices:?}");
+    let metrics = http_get(node.port, "/metrics").map(|(_, body)| body).unwrap_or_default();
+    assert!(!metrics.contains("chip_resets_total{"), "no reset yet:\n{metrics}");
+
+    pod_resources.set(Vec::new());
+    let withdrawn = Arc::new(AtomicBool::new(false));
+    let seen = Arc::clone(&withdrawn);
+    node.wait("both chips of the card healthy after the reset", move |d| {
+        if is(d, &device(5), "Unhealthy") {
+            seen.store(true, Ordering::Relaxed);
+        }
+        all_healthy(d, CHIPS)
+    })
+    .await;
+    assert!(withdrawn.load(Ordering::Relaxed), "the card-mate was withdrawn while the card reset");
+    let metrics = http_get(node.port, "/metrics").map(|(_, body)| body).unwrap_or_default();
+    assert!(metrics.contains(r#"ascend_device_plugin_chip_resets_total{outcome="booted"} 1"#), "{metrics}");
+}

@@ -11,6 +11,7 @@ use crate::{AllocateConfig, AllocateMode, CdiDelivery, InventoryOptions, Monitor
 use ascend_cli::duration::parse_positive_duration;
 use ascend_cli::LogArgs;
 use ascend_node::naming::DEFAULT_PREFIX;
+use ascend_node::recovery::{RecoveryConfig, RecoveryMode};
 use ascend_node::{DriverArgs, DriverOptions};
 use clap::{Parser, ValueEnum};
 
@@ -123,6 +124,20 @@ pub struct Args {
     #[arg(long, env = "ASCEND_DP_SERVER_INDEX", default_value_t = -1, allow_hyphen_values = true)]
     pub server_index: i32,
 
+    /// Chips that heal: hot-reset a chip whose fault asks for a restart once nothing holds it. `off` (the default,
+    /// as Huawei's); `inference`: once its reset group has been free for --recovery-idle; `offline-training`: once no
+    /// chip of the node is held. Huawei's -hotReset values -1, 0 and 2 are accepted. Not with --volcano.
+    #[arg(long, env = "ASCEND_DP_RECOVERY_MODE", default_value = "off")]
+    pub recovery_mode: RecoveryMode,
+
+    /// How long a faulty chip's reset group must have been free before recovery resets it.
+    #[arg(long, env = "ASCEND_DP_RECOVERY_IDLE", default_value = "60s", value_parser = parse_positive_duration)]
+    pub recovery_idle: Duration,
+
+    /// How long the boot after a recovery reset may take before the reset counts as failed.
+    #[arg(long, env = "ASCEND_DP_RECOVERY_BOOT_TIMEOUT", default_value = "180s", value_parser = parse_positive_duration)]
+    pub recovery_boot_timeout: Duration,
+
     /// `--log-format` (environment: ASCEND_DP_LOG_FORMAT).
     #[command(flatten)]
     pub log: LogArgs,
@@ -151,6 +166,37 @@ pub enum Delivery {
 }
 
 impl Args {
+    /// What recovery does (`--recovery-*`).
+    ///
+    /// # Errors
+    /// Recovery on with `--volcano` or `--no-pod-resources`.
+    pub fn recovery_config(&self) -> anyhow::Result<RecoveryConfig> {
+        let config = RecoveryConfig {
+            mode: self.recovery_mode,
+            idle: self.recovery_idle,
+            boot_timeout: self.recovery_boot_timeout,
+            ..RecoveryConfig::default()
+        };
+        if config.mode == RecoveryMode::Off {
+            return Ok(config);
+        }
+        if self.volcano {
+            anyhow::bail!(
+                "--recovery-mode={} does not work with --volcano yet: in Volcano mode the pods' annotations say which \
+                 chips they hold, and recovery reads only the kubelet's PodResources; use --recovery-mode=off",
+                config.mode
+            );
+        }
+        if self.no_pod_resources {
+            anyhow::bail!(
+                "--recovery-mode={} needs the kubelet's PodResources to know which chips pods hold; drop \
+                 --no-pod-resources",
+                config.mode
+            );
+        }
+        Ok(config)
+    }
+
     /// The node whose Events `--node-events` records, when it is on.
     ///
     /// # Errors
@@ -232,6 +278,24 @@ impl Args {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recovery_is_off_by_default_takes_huaweis_numbers_and_refuses_what_it_cannot_do_safely() {
+        let parse = |extra: &[&str]| {
+            Args::try_parse_from(["ascend-device-plugin"].iter().chain(extra)).expect("flags parse").recovery_config()
+        };
+        assert_eq!(parse(&[]).expect("valid").mode, RecoveryMode::Off);
+        let config = parse(&["--recovery-mode=0", "--recovery-idle=90s"]).expect("valid");
+        assert_eq!((config.mode, config.idle), (RecoveryMode::Inference, Duration::from_secs(90)));
+        let volcano = parse(&["--recovery-mode=inference", "--volcano"]).expect_err("refused").to_string();
+        assert!(volcano.contains("--volcano") && volcano.contains("--recovery-mode=off"), "{volcano}");
+        let blind =
+            parse(&["--recovery-mode=offline-training", "--no-pod-resources"]).expect_err("refused").to_string();
+        assert!(blind.contains("PodResources"), "{blind}");
+        let unknown =
+            Args::try_parse_from(["ascend-device-plugin", "--recovery-mode=1"]).expect_err("refused").to_string();
+        assert!(unknown.contains("offline-training"), "{unknown}");
+    }
 
     #[test]
     fn defaults_are_huaweis_names_cdi_and_the_kubelet_dir() {

@@ -4,13 +4,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{plugin, DeviceAssigner, HealthMonitor};
+use crate::recovery::{PodResourcesHolders, RecoveryReporter};
+use crate::{plugin, DeviceAssigner, HealthMonitor, HoldingsTracker};
 use anyhow::Context;
 use ascend_cli::health_endpoint::{EndpointError, HealthEndpoint};
 use ascend_kube::device_info::NodePlacement;
 use ascend_kube::BackoffPolicy;
 use ascend_kube::NodeConditionWriter;
 use ascend_node::load_driver_until;
+use ascend_node::recovery::{RecoveryMode, RecoveryRunner};
 use tokio::sync::watch;
 
 use super::cli::Args;
@@ -27,6 +29,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let mut config = args.plugin_config()?;
     let volcano = args.volcano_config()?;
     let events_node = args.node_events_node()?;
+    let recovery = args.recovery_config()?;
     let metrics = Arc::new(PluginMetrics::default());
     let (stop_sender, stop) = watch::channel(false);
     tokio::spawn(forward_signals(stop_sender));
@@ -59,10 +62,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ),
         false => None,
     };
+    let mut events = None;
     if let (Some(node), Some(client)) = (events_node, &client) {
-        let events = ascend_kube::NodeEvents::start(client.clone(), &node, Default::default())?;
+        let node_events = ascend_kube::NodeEvents::start(client.clone(), &node, Default::default())?;
         tracing::info!(%node, "recording NPU faults as Events on the node");
-        tokio::spawn(crate::node_events::report(monitor.subscribe(), events, stopped(stop.clone())));
+        tokio::spawn(crate::node_events::report(monitor.subscribe(), node_events.clone(), stopped(stop.clone())));
+        events = Some(node_events);
         if args.node_condition {
             let writer = NodeConditionWriter::new(client.clone(), &node)?.with_timeout(API_REQUEST_TIMEOUT);
             tracing::info!(%node, "keeping the node condition AscendNPUUnhealthy current");
@@ -74,6 +79,15 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 stopped(stop.clone()),
             ));
         }
+    }
+    if recovery.mode != RecoveryMode::Off {
+        tracing::info!(mode = %recovery.mode, idle = ?recovery.idle, "recovery on: faulty chips are reset once free");
+        let tracker = HoldingsTracker::new(config.pod_resources_socket.clone(), config.call_timeout);
+        let holders = Arc::new(PodResourcesHolders::new(tracker, monitor.subscribe()));
+        let reporter = Arc::new(RecoveryReporter::new(events, metrics.clone(), monitor.subscribe()));
+        let withdrawals = Arc::new(monitor.withdrawals());
+        let runner = RecoveryRunner::new(recovery, dcmi.clone(), monitor.subscribe(), withdrawals, holders, reporter);
+        tokio::spawn(runner.run(stopped(stop.clone())));
     }
     let assigner = match (volcano, client) {
         (Some(mut volcano), Some(client)) => {

@@ -21,8 +21,9 @@ use crate::inventory::{Health, Snapshot, UnhealthyCause};
 
 /// Who holds chips now: the kubelet's assignments (PodResources), the daemon's own allocations, prepared DRA claims.
 pub trait Holders: Send + Sync {
-    /// The chips (physical ids) something holds, read anew (the last check before a reset asks here).
-    fn held(&self) -> Pin<Box<dyn Future<Output = BTreeSet<PhyId>> + Send + '_>>;
+    /// The chips (physical ids) something holds, read anew (the last check before a reset asks here); an error when
+    /// that cannot be known, and then no chip is reset.
+    fn held(&self) -> Pin<Box<dyn Future<Output = Result<BTreeSet<PhyId>, String>> + Send + '_>>;
 }
 
 /// Where the runner withdraws chips from new work: the health monitor lists them unhealthy while they are in the set
@@ -149,7 +150,20 @@ impl RecoveryRunner {
                 .and_then(|identity| identity.board.and_then(|board| board.board_id));
             self.planner = Some(RecoveryPlanner::new(self.config.clone(), chip_type, board_id));
         }
-        let held = self.holders.held().await;
+        // Who holds what unknown: every chip counts as held, so none is reset.
+        let mut held = match self.holders.held().await {
+            Ok(held) => held,
+            Err(error) => {
+                tracing::warn!(%error, "cannot tell which chips are held; no chip is reset until it can");
+                chips.iter().map(|(ids, _)| ids.phy).collect()
+            }
+        };
+        // A process on a chip holds it too (a container outside the kubelet's books, a job on the host): asked of
+        // the driver only while some chip needs a reset, so that a busy group is not withdrawn only to be found busy.
+        if chips.iter().any(|(_, need)| *need == Need::Reset) {
+            let all: Vec<ChipIds> = chips.iter().map(|(ids, _)| *ids).collect();
+            held.extend(self.with_processes(all).await.into_iter().map(|ids| ids.phy));
+        }
         let facts: Vec<ChipFacts> = chips
             .iter()
             .map(|(ids, need)| ChipFacts {
@@ -222,21 +236,33 @@ impl RecoveryRunner {
         self.give_back(&phys);
     }
 
-    /// The chips of `group` something holds now: a container or claim, or a process on the chip.
+    /// The chips of `group` something holds now: a container or claim, or a process on the chip; all of them when
+    /// the holders cannot be read.
     async fn taken(&self, group: &[ChipIds]) -> Vec<ChipIds> {
-        let held = self.holders.held().await;
-        let group = group.to_vec();
-        let busy = self
-            .blocking(move |manager| {
-                Ok(group
-                    .into_iter()
-                    .filter(|ids| {
-                        held.contains(&ids.phy) || manager.processes(ids.logic).is_ok_and(|list| !list.is_empty())
-                    })
-                    .collect::<Vec<_>>())
-            })
-            .await;
-        busy.unwrap_or_default()
+        let held = match self.holders.held().await {
+            Ok(held) => held,
+            Err(_) => return group.to_vec(),
+        };
+        let mut taken: Vec<ChipIds> = group.iter().filter(|ids| held.contains(&ids.phy)).copied().collect();
+        for ids in self.with_processes(group.to_vec()).await {
+            if !taken.contains(&ids) {
+                taken.push(ids);
+            }
+        }
+        taken
+    }
+
+    /// The chips among `chips` with a process on them, as the driver lists them; a chip whose list cannot be read
+    /// counts as busy.
+    async fn with_processes(&self, chips: Vec<ChipIds>) -> Vec<ChipIds> {
+        let all = chips.clone();
+        let busy = self.blocking(move |manager| {
+            Ok(chips
+                .into_iter()
+                .filter(|ids| manager.processes(ids.logic).map_or(true, |list| !list.is_empty()))
+                .collect())
+        });
+        busy.await.unwrap_or(all)
     }
 
     fn give_back(&mut self, phys: &BTreeSet<PhyId>) {
