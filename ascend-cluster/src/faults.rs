@@ -13,9 +13,22 @@ use crate::error::Result;
 use crate::node_npus::{node_npus, unhealthy_since, NodeNpus};
 use crate::objects::{ClusterObjects, Wanted};
 
-/// The reasons of the device plugin's fault Events (warnings, then the recoveries).
-pub const FAULT_EVENT_REASONS: [&str; 6] =
-    ["NpuFaultRaised", "NpuCardDropped", "NpuChipHung", "NpuUnhealthy", "NpuFaultRecovered", "NpuRecovered"];
+/// The reasons of the device plugin's fault Events (warnings, then the recoveries), and of its recovery's resets
+/// (`--recovery-mode`: a reset started, done, failed or not started, a chip held out; the device plugin's
+/// `recovery::RECOVERY_EVENT_REASONS`).
+pub const FAULT_EVENT_REASONS: [&str; 11] = [
+    "NpuFaultRaised",
+    "NpuCardDropped",
+    "NpuChipHung",
+    "NpuUnhealthy",
+    "NpuFaultRecovered",
+    "NpuRecovered",
+    "NpuResetStarted",
+    "NpuReset",
+    "NpuResetFailed",
+    "NpuResetAborted",
+    "NpuHeldOut",
+];
 
 /// A chip unhealthy now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -8,7 +8,7 @@ mod seeded_cluster;
 use serde_json::{json, Value};
 
 use ascend_cluster::cli::{exit, run, Args, Style};
-use seeded_cluster::{seeded_cluster, switch_to_dra, NOW};
+use seeded_cluster::{event, seeded_cluster, switch_to_dra, NOW};
 
 use ascend_cluster::{capacity_report, faults_report, nodes_report, pods_report, CapacityQuery, Mode, NodeNpus, Scope};
 
@@ -107,6 +107,8 @@ async fn pods_name_the_chips_each_pod_holds() {
 async fn faults_list_current_faults_and_fault_events_newest_first() {
     let server = seeded_cluster().await;
     switch_to_dra(&server);
+    // Recovery reset train-1's faulty chip a minute ago (the device plugin's --recovery-mode).
+    server.seed(event("e4", "train-1", "Normal", "NpuResetStarted", "Ascend910-4", 60));
     let report = faults_report(&server.client()).await.expect("faults");
     let current: Vec<(&str, &str)> = report.current.iter().map(|f| (f.node.as_str(), f.chip.as_str())).collect();
     // Since: train-1's chip 120 s ago, a3-1's taint 300 s ago, infer-1's condition 3600 s ago.
@@ -114,7 +116,7 @@ async fn faults_list_current_faults_and_fault_events_newest_first() {
     let events: Vec<(&str, &str)> = report.events.iter().map(|e| (e.node.as_str(), e.reason.as_str())).collect();
     assert_eq!(
         events,
-        [("train-1", "NpuFaultRaised"), ("infer-1", "NpuFaultRecovered")],
+        [("train-1", "NpuResetStarted"), ("train-1", "NpuFaultRaised"), ("infer-1", "NpuFaultRecovered")],
         "the Starting Event is not a fault"
     );
 }

@@ -96,7 +96,11 @@ expect_refused "replicas" --set devicePlugin.replicas=0
 expect_refused "namespace of its own" --namespace default --set namespace.create=true
 expect_refused "runtime" --set nodeSetup.runtime=podman
 expect_refused "installDir" --set nodeSetup.installDir=usr/local/bin
-echo "a misspelt key, a bad value, the device plugin beside the DRA driver and a shared namespace are refused"
+expect_refused "recovery/mode" --set devicePlugin.recovery.mode=1
+expect_refused "recovery.mode is not off while devicePlugin.volcano" --set devicePlugin.recovery.mode=inference \
+    --set devicePlugin.volcano.enabled=true
+echo "a misspelt key, a bad value, the device plugin beside the DRA driver, a shared namespace and recovery in" \
+    "Volcano mode are refused"
 bash scripts/render-manifests.sh --check
 echo "deploy/kubernetes/*.yaml are the chart's renders"
 

@@ -96,7 +96,7 @@ fn claim(namespace: &str, name: &str, node: &str, devices: &[&str], pod: &str) -
     })
 }
 
-fn event(name: &str, node: &str, kind: &str, reason: &str, chip: &str, seconds_before_now: i64) -> Value {
+pub fn event(name: &str, node: &str, kind: &str, reason: &str, chip: &str, seconds_before_now: i64) -> Value {
     json!({
         "apiVersion": "events.k8s.io/v1", "kind": "Event",
         "metadata": {"namespace": "default", "name": name},
