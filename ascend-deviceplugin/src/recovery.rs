@@ -14,9 +14,9 @@ use std::sync::Arc;
 #[cfg(feature = "node-events")]
 use std::time::Duration;
 
-use ascend_dcmi::PhyId;
 #[cfg(feature = "node-events")]
 use ascend_dcmi::ChipIds;
+use ascend_dcmi::PhyId;
 #[cfg(feature = "node-events")]
 use ascend_kube::{NodeEvent, NodeEvents};
 use ascend_node::recovery::Holders;
