@@ -1,6 +1,6 @@
 //! [`AscendDriver`]: prepare and unprepare, the node half of the driver behind the kubelet layer.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use ascend_dcmi::{DeviceManager, LogicId};
@@ -25,6 +25,9 @@ pub struct AscendDriver {
     /// Also serializes prepare and unprepare: each reads and writes the checkpoint.
     pub(crate) checkpoint: Mutex<Checkpoint>,
     pub(crate) health: watch::Receiver<Vec<DeviceHealth>>,
+    /// The chips (physical ids) recovery has withdrawn for a reset: a claim allocated one of them before its taint
+    /// reached the scheduler is not prepared until the reset is over.
+    pub(crate) recovering: watch::Receiver<BTreeSet<u32>>,
 }
 
 impl std::fmt::Debug for AscendDriver {
@@ -51,6 +54,13 @@ impl Driver for AscendDriver {
         // One view of the chips for the whole prepare, though the loop may publish a new one meanwhile.
         let chips = Arc::clone(&self.chips.borrow());
         let plan = plan(&object, claim, &self.driver_name, &self.pool, &chips).map_err(ClaimError::new)?;
+        let recovering = self.recovering.borrow().clone();
+        if let Some(device) = plan.devices.iter().find(|device| recovering.contains(&device.phy)) {
+            return Err(ClaimError::new(format!(
+                "claim {}/{}: chip {} is being reset to clear its fault; the kubelet retries once the reset is over",
+                claim.namespace, claim.name, device.device
+            )));
+        }
         if let Some(unfinished) = checkpoint.get(&claim.uid).cloned() {
             tracing::info!(%claim, "an earlier prepare did not finish; undoing it first");
             self.undo(&unfinished).await?;

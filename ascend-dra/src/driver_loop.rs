@@ -2,7 +2,7 @@
 //! kubelet, and keeps the slices and the kubelet's health stream in step with the monitor's snapshot (chips that come
 //! and go, their health) and with what others do to the slices, until asked to stop.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,7 +11,8 @@ use std::time::Duration;
 use ascend_dcmi::DeviceManager;
 use ascend_kube::PoolPublisher;
 use ascend_kube::{Backoff, BackoffPolicy};
-use ascend_node::inventory::{Health, InventoryOptions, Snapshot};
+use ascend_node::inventory::{Health, InventoryOptions, Snapshot, UnhealthyCause};
+use ascend_node::recovery::{NoRecoveryObserver, RecoveryConfig, RecoveryMode, RecoveryRunner};
 use ascend_node::{HealthMonitor, MonitorConfig, NoopObserver};
 use dra_kubelet_plugin::{DeviceHealth, KubeletPlugin, PluginConfig};
 use tokio::sync::{watch, Mutex};
@@ -22,6 +23,7 @@ use crate::driver::AscendDriver;
 use crate::error::{Error, Result};
 use crate::health::stream_status;
 use crate::inventory::{published_chips, NpuChip};
+use crate::recovery::ClaimHolders;
 use crate::slices::{chip_groups, pack};
 
 /// The driver name Huawei's own DRA driver uses too, so DeviceClasses carry over.
@@ -46,6 +48,8 @@ pub struct DriverConfig {
     pub partitionable: bool,
     /// Health polling.
     pub monitor: MonitorConfig,
+    /// Chips that heal: resets of chips whose fault asks for one, once no prepared claim holds them (off by default).
+    pub recovery: RecoveryConfig,
 }
 
 impl DriverConfig {
@@ -63,6 +67,7 @@ impl DriverConfig {
                 inventory: InventoryOptions { advertise_vnpus: false, ..InventoryOptions::default() },
                 ..MonitorConfig::default()
             },
+            recovery: RecoveryConfig::default(),
         }
     }
 
@@ -127,6 +132,7 @@ pub async fn run(
     let pool = config.node_name.clone();
     let (chips_sender, chip_map) = watch::channel(by_phy(&chips));
     let (health_sender, health) = watch::channel(stream_entries(&pool, &chips));
+    let (recovering_sender, recovering) = watch::channel(recovering_chips(&chips));
     let driver = Arc::new(AscendDriver {
         driver_name: config.plugin.driver_name.clone(),
         pool: pool.clone(),
@@ -136,11 +142,27 @@ pub async fn run(
         specs,
         checkpoint: Mutex::new(checkpoint),
         health,
+        recovering,
     });
     let plugin = KubeletPlugin::start(config.plugin.clone(), Arc::clone(&driver))
         .await
         .map_err(|e| Error::Config(format!("serving the kubelet: {e}")))?;
 
+    let (stop_recovery, recovery_stopped) = tokio::sync::oneshot::channel::<()>();
+    let recovery = (config.recovery.mode != RecoveryMode::Off).then(|| {
+        tracing::info!(mode = %config.recovery.mode, idle = ?config.recovery.idle, "recovery on: faulty chips are reset once free");
+        let runner = RecoveryRunner::new(
+            config.recovery.clone(),
+            Arc::clone(&manager),
+            monitor.subscribe(),
+            Arc::new(monitor.withdrawals()),
+            Arc::new(ClaimHolders::new(Arc::clone(&driver))),
+            Arc::new(NoRecoveryObserver),
+        );
+        tokio::spawn(runner.run(async {
+            let _ = recovery_stopped.await;
+        }))
+    });
     let slices = publisher.watch();
     let mut slice_changes = slices.changes();
     let mut watching_slices = true;
@@ -207,6 +229,8 @@ pub async fn run(
                 chips_sender.send_if_modified(|current| replace_if_changed(current, map));
                 let entries = stream_entries(&pool, &chips);
                 health_sender.send_if_modified(|current| replace_if_changed(current, entries));
+                let withdrawn = recovering_chips(&chips);
+                recovering_sender.send_if_modified(|current| replace_if_changed(current, withdrawn));
             }
         }
         if check_slices {
@@ -218,8 +242,21 @@ pub async fn run(
         }
     }
     plugin.shutdown().await;
+    let _ = stop_recovery.send(());
+    if let Some(recovery) = recovery {
+        let _ = recovery.await;
+    }
     drop(monitor);
     Ok(())
+}
+
+/// The chips recovery has withdrawn for a reset.
+fn recovering_chips(chips: &[(NpuChip, Health)]) -> BTreeSet<u32> {
+    chips
+        .iter()
+        .filter(|(_, health)| matches!(health, Health::Unhealthy(UnhealthyCause::Recovering)))
+        .map(|(chip, _)| chip.ids.phy.0)
+        .collect()
 }
 
 /// The monitor's first complete view ([`ascend_node::Snapshot::is_settled`]), or what it knows after `wait` (a chip

@@ -16,15 +16,18 @@ pub const CARD_DROPPED: &str = "CardDropped";
 /// The taint value of a chip unhealthy for a cause that says nothing of its faults (its health call failed or hangs,
 /// the chips cannot be listed, it has not been checked yet).
 pub const UNKNOWN_LEVEL: &str = "Unknown";
+/// The taint value of a chip recovery has withdrawn while it, or a chip of its reset group, is reset.
+pub const RECOVERING: &str = "Recovering";
 
 /// The device taint of a chip: none when healthy; `NoExecute` when its cause requires isolating the chip, evicting
 /// what runs on it ([`UnhealthyCause::requires_isolation`]: Huawei's `SeparateNPU` levels and a card gone from the
-/// bus), `NoSchedule` otherwise (lesser faults and causes of unknown gravity only stop new work). The value is
-/// [`CARD_DROPPED`], the fault level's name, or [`UNKNOWN_LEVEL`].
+/// bus), `NoSchedule` otherwise (lesser faults, a chip being reset and causes of unknown gravity only stop new work).
+/// The value is [`CARD_DROPPED`], [`RECOVERING`], the fault level's name, or [`UNKNOWN_LEVEL`].
 pub fn taint(health: &Health) -> Option<DeviceTaint> {
     let cause = health.cause()?;
     let value = match cause.level() {
         _ if cause.card_dropped() => CARD_DROPPED.to_owned(),
+        _ if *cause == UnhealthyCause::Recovering => RECOVERING.to_owned(),
         Some(level) => level.name().to_owned(),
         None => UNKNOWN_LEVEL.to_owned(),
     };

@@ -29,6 +29,7 @@ mod error;
 pub mod health;
 pub mod inventory;
 pub mod opaque_config;
+pub mod recovery;
 pub mod slices;
 
 pub use driver::AscendDriver;

@@ -77,12 +77,22 @@ fn hiding_driver(dcmi: Arc<Dcmi>, hidden: Arc<Mutex<BTreeSet<u32>>>) -> MockDevi
     mock.expect_hbm_memory().returning(move |logic| DeviceManager::hbm_memory(memory.as_ref(), logic));
     let version = Arc::clone(&dcmi);
     mock.expect_driver_version().returning(move || DeviceManager::driver_version(version.as_ref()));
+    let processes = Arc::clone(&dcmi);
+    mock.expect_processes().returning(move |logic| DeviceManager::processes(processes.as_ref(), logic));
+    let boot = Arc::clone(&dcmi);
+    mock.expect_boot_status().returning(move |logic| DeviceManager::boot_status(boot.as_ref(), logic));
+    let reset = Arc::clone(&dcmi);
+    mock.expect_reset().returning(move |logic, timeout| DeviceManager::reset(reset.as_ref(), logic, timeout));
     mock.expect_health().returning(move |logic| DeviceManager::health(dcmi.as_ref(), logic));
     mock
 }
 
 impl Node {
     async fn start(test: &str, hidden: &[u32]) -> Node {
+        Node::start_with(test, hidden, |_| {}).await
+    }
+
+    async fn start_with(test: &str, hidden: &[u32], configure: impl FnOnce(&mut DriverConfig)) -> Node {
         let dir = tempfile::tempdir().expect("work directory");
         let topology = dcmi_sim::samples::by_name("atlas-800t-a2").expect("sample").topology().expect("topology");
         let host = FakeHost::build(&topology, &dir.path().join("host"), &FakeHostOptions::default()).expect("host");
@@ -101,6 +111,7 @@ impl Node {
         config.monitor.poll_interval = Duration::from_millis(100);
         config.monitor.health_deadline = Duration::from_secs(2);
         config.monitor.fault_events = false;
+        configure(&mut config);
         let server = FakeApiServer::start().await.expect("fake API server");
         server.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));
         let kubelet = FakeKubelet::start(&config.plugin.registry_dir);
@@ -222,5 +233,43 @@ async fn slices_others_delete_or_rewrite_are_published_again() {
     node.server.clear_requests();
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert!(node.server.requests().is_empty(), "an idle driver asks: {:?}", node.server.request_counts());
+    node.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recovery_resets_a_chip_with_a_restart_fault_tainting_its_ring_meanwhile() {
+    use ascend_node::recovery::{RecoveryConfig, RecoveryMode};
+    let _host = ONE_HOST_AT_A_TIME.lock().await;
+    let node = Node::start_with("recovers", &[], |config| {
+        config.recovery = RecoveryConfig {
+            mode: RecoveryMode::Inference,
+            idle: Duration::from_millis(300),
+            ..RecoveryConfig::default()
+        };
+    })
+    .await;
+    node.wait_for("eight chips", |node| node.device_names() == names(0..8)).await;
+
+    // A restart fault on npu-1, and no process on any chip of its ring of 8 (the sample runs some) nor claim.
+    let mut chips: Vec<ChipOverlay> = node
+        .logic_of
+        .values()
+        .map(|&logic_id| ChipOverlay { logic_id, processes: Some(Vec::new()), ..ChipOverlay::default() })
+        .collect();
+    let faulty = node.logic_of[&1];
+    for chip in chips.iter_mut().filter(|chip| chip.logic_id == faulty) {
+        chip.health = Some(2);
+        chip.faults = Some(vec![dcmi_sim::topology::FaultSpec::Code(0x80E0_1801)]);
+    }
+    write_overlay(&node.overlay.0, &Overlay { chips, injections: Vec::new() }).expect("overlay");
+    let recovering = |device: &Device| {
+        device.taints.as_ref().is_some_and(|taints| taints.iter().any(|t| t.value.as_deref() == Some("Recovering")))
+    };
+    node.wait_for("the ring tainted Recovering while it resets", |node| {
+        node.devices().iter().filter(|d| recovering(d)).count() == 8
+    })
+    .await;
+    node.wait_for("every chip untainted after the reset", |node| node.devices().iter().all(|d| d.taints.is_none()))
+        .await;
     node.stop().await;
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use ascend_cli::duration::parse_positive_duration;
 use ascend_cli::LogArgs;
+use ascend_node::recovery::{RecoveryConfig, RecoveryMode};
 use ascend_node::{DriverArgs, DriverOptions};
 use clap::Parser;
 use dra_kubelet_plugin::{DEFAULT_PLUGINS_DIR, DEFAULT_REGISTRY_DIR};
@@ -61,6 +62,20 @@ pub struct Args {
     #[arg(long, env = "ASCEND_DRA_LISTEN", default_value = "0.0.0.0:11253")]
     pub listen: SocketAddr,
 
+    /// Chips that heal: hot-reset a chip whose fault asks for a restart once no prepared claim and no process holds
+    /// it. `off` (the default); `inference`: once its reset group has been free for --recovery-idle;
+    /// `offline-training`: once no chip of the node is held. Huawei's -hotReset values -1, 0 and 2 are accepted.
+    #[arg(long, env = "ASCEND_DRA_RECOVERY_MODE", default_value = "off")]
+    pub recovery_mode: RecoveryMode,
+
+    /// How long a faulty chip's reset group must have been free before recovery resets it.
+    #[arg(long, env = "ASCEND_DRA_RECOVERY_IDLE", default_value = "60s", value_parser = parse_positive_duration)]
+    pub recovery_idle: Duration,
+
+    /// How long the boot after a recovery reset may take before the reset counts as failed.
+    #[arg(long, env = "ASCEND_DRA_RECOVERY_BOOT_TIMEOUT", default_value = "180s", value_parser = parse_positive_duration)]
+    pub recovery_boot_timeout: Duration,
+
     /// Logging.
     #[command(flatten)]
     pub log: LogArgs,
@@ -78,6 +93,12 @@ impl Args {
         config.partitionable = self.partitionable;
         config.monitor.poll_interval = self.poll_interval;
         config.monitor.health_deadline = self.health_deadline;
+        config.recovery = RecoveryConfig {
+            mode: self.recovery_mode,
+            idle: self.recovery_idle,
+            boot_timeout: self.recovery_boot_timeout,
+            ..RecoveryConfig::default()
+        };
         config
     }
 
