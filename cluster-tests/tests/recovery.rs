@@ -1,0 +1,99 @@
+//! Chips that heal on the real cluster: the device plugin of deploy/kubernetes/training-910b.yaml with
+//! `--recovery-mode=inference` (the chart's `devicePlugin.recovery.mode`) on the simulated Atlas 800T A2, whose eight
+//! 910B chips form one HCCS ring a reset takes down together.
+//!
+//! - A restart fault (`0x80E01801`, `RestartBusiness`) on a chip while no pod and no process holds the ring: the
+//!   Node's allocatable drops, recovery resets the chip, and the allocatable comes back; the time is printed.
+//! - The same fault while a pod holds another chip of the ring: nothing is reset while the pod runs, and the chip
+//!   comes back once the pod is gone.
+
+use std::time::{Duration, Instant};
+
+use ascend_cluster_tests::stack::{
+    chip_fault, delete_pod, deploy_910b_pool, start_pod, test_namespace, RESOURCE, SYSTEM,
+};
+use ascend_cluster_tests::{Cluster, Timer};
+
+/// How long a freed ring must stay free before its reset: short, so that the test is.
+const IDLE: &str = "3s";
+/// Every chip of the ring without processes (the sample host runs some), and `faulty` with a restart fault.
+fn overlay(faulty: u32) -> Vec<dcmi_sim::ChipOverlay> {
+    (0..8)
+        .map(|logic_id| {
+            let chip = if logic_id == faulty {
+                chip_fault(logic_id, true)
+            } else {
+                dcmi_sim::ChipOverlay { logic_id, ..Default::default() }
+            };
+            dcmi_sim::ChipOverlay { processes: Some(Vec::new()), ..chip }
+        })
+        .collect()
+}
+
+/// The device plugin's DaemonSet with recovery on (what `--set devicePlugin.recovery.mode=inference` renders).
+fn enable_recovery(cluster: &Cluster) {
+    let args = cluster.kubectl(&[
+        "-n",
+        SYSTEM,
+        "get",
+        "daemonset",
+        "ascend-device-plugin",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[0].args}",
+    ]);
+    let mut args: Vec<String> = serde_json::from_str(&args).expect("the DaemonSet's args");
+    args.retain(|arg| !arg.starts_with("--recovery-"));
+    args.extend(["--recovery-mode=inference".to_owned(), format!("--recovery-idle={IDLE}")]);
+    let patch = serde_json::json!([{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}]);
+    cluster.kubectl(&[
+        "-n",
+        SYSTEM,
+        "patch",
+        "daemonset",
+        "ascend-device-plugin",
+        "--type=json",
+        "-p",
+        &patch.to_string(),
+    ]);
+    cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=120s"]);
+}
+
+#[tokio::test]
+async fn a_restart_fault_on_a_free_ring_is_reset_and_one_on_a_held_ring_waits_for_the_pod() {
+    let cluster = Cluster::connect().await;
+    let mut timer = Timer::start("recovery");
+    deploy_910b_pool(&cluster, &mut timer).await;
+    test_namespace(&cluster).await;
+    enable_recovery(&cluster);
+    cluster.wait_allocatable(RESOURCE, "8", Duration::from_secs(60)).await;
+    timer.mark("device plugin with --recovery-mode=inference");
+
+    // Free ring: fault, allocatable 7, reset, allocatable 8.
+    cluster.set_overlay(overlay(5));
+    let raised = Instant::now();
+    cluster.wait_allocatable(RESOURCE, "7", Duration::from_secs(10)).await;
+    timer.mark("restart fault: allocatable 7");
+    cluster.wait_allocatable(RESOURCE, "8", Duration::from_secs(60)).await;
+    let recovered = raised.elapsed();
+    timer.mark("reset: allocatable 8");
+    println!("restart fault on a free chip to the chip offered again after its reset: {recovered:?} (idle {IDLE})");
+
+    // Held ring: a pod holds one chip; a fault on another chip (not the one just reset: a fault that returns within
+    // ten minutes of its reset holds a chip out) stays until the pod is gone.
+    start_pod(&cluster, "holds-the-ring", 1).await;
+    cluster.set_overlay(overlay(2));
+    cluster.wait_allocatable(RESOURCE, "7", Duration::from_secs(10)).await;
+    // Longer than a free ring takes to be reset (the idle time, the runner's 5 s round, the 2 s withdrawal, the boot).
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    assert_eq!(cluster.allocatable(RESOURCE).await.as_deref(), Some("7"), "no reset while a pod holds the ring");
+    timer.mark("held ring: not reset for 20 s");
+    delete_pod(&cluster, "holds-the-ring").await;
+    let released = Instant::now();
+    cluster.wait_allocatable(RESOURCE, "8", Duration::from_secs(60)).await;
+    println!("pod gone to the chip offered again after its reset: {:?}", released.elapsed());
+    timer.mark("pod gone: reset, allocatable 8");
+
+    cluster.set_overlay(Vec::new());
+    cluster.apply("deploy/kubernetes/training-910b.yaml");
+    cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=120s"]);
+}
