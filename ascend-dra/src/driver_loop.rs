@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::DeviceManager;
-use ascend_kube::PoolPublisher;
-use ascend_kube::{Backoff, BackoffPolicy};
+use ascend_kube::{PoolPublisher, SliceContent, Watched};
 use ascend_node::inventory::{Health, InventoryOptions, Snapshot, UnhealthyCause};
 use ascend_node::recovery::{NoRecoveryObserver, RecoveryConfig, RecoveryMode, RecoveryRunner};
-use ascend_node::{HealthMonitor, MonitorConfig, NoopObserver};
-use dra_kubelet_plugin::{DeviceHealth, KubeletPlugin, PluginConfig};
+use ascend_node::{BackoffPolicy, HealthMonitor, MonitorConfig, NoopObserver, Reconcile, ReconcileLoop};
+use dra_kubelet_plugin::{DeviceHealth, KubeletPlugin, PluginConfig, RegistrationState};
+use k8s_openapi::api::resource::v1::ResourceSlice;
 use tokio::sync::{watch, Mutex};
 
 use crate::cdi_claim::ClaimSpecs;
@@ -108,7 +108,7 @@ pub async fn run(
     client: kube::Client,
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
-    let mut publisher = PoolPublisher::for_node(client.clone(), &config.node_name, &config.plugin.driver_name).await?;
+    let publisher = PoolPublisher::for_node(client.clone(), &config.node_name, &config.plugin.driver_name).await?;
     let boot = boot_id(&config.boot_id_path)?;
     let (checkpoint, stale) = Checkpoint::open(&config.checkpoint_path(), &boot)?;
     for claim in stale {
@@ -163,83 +163,39 @@ pub async fn run(
             let _ = recovery_stopped.await;
         }))
     });
+    // The snapshot is followed here, at once, whatever the API server does: the kubelet's health stream, the chips
+    // prepare sees and those recovery withdrew never wait for a publication. What the slices should hold goes to the
+    // publishing loop.
+    let (wanted_sender, wanted) = watch::channel(pack(&chip_groups(&chips, &config.host_root, config.partitionable)));
+    let follow = async {
+        while snapshots.changed().await.is_ok() {
+            let snapshot = snapshots.borrow_and_update().clone();
+            let chips = published_chips(&snapshot);
+            let next = pack(&chip_groups(&chips, &config.host_root, config.partitionable));
+            wanted_sender.send_if_modified(|current| replace_if_changed(current, next));
+            let map = by_phy(&chips);
+            chips_sender.send_if_modified(|current| replace_if_changed(current, map));
+            let entries = stream_entries(&pool, &chips);
+            health_sender.send_if_modified(|current| replace_if_changed(current, entries));
+            let withdrawn = recovering_chips(&chips);
+            recovering_sender.send_if_modified(|current| replace_if_changed(current, withdrawn));
+        }
+    };
+    // The slices, on the daemons' one reconcile loop (`ascend_node::ReconcileLoop`): published at once, and again when
+    // the wanted content changes, when the kubelet registers the driver again (a (re)starting kubelet deletes the
+    // node's slices) and when the watch of the slices shows that someone else deleted or rewrote one. A failed
+    // publication waits for the one backoff (exponential, jitter, Retry-After), so that a fleet's drivers do not come
+    // back at the same moment after an API server outage.
     let slices = publisher.watch();
-    let mut slice_changes = slices.changes();
-    let mut watching_slices = true;
-    let mut registration = plugin.registration();
-    let mut wanted = pack(&chip_groups(&chips, &config.host_root, config.partitionable));
-    let mut publish_due = true;
-    // A failed publication is retried with the daemons' one backoff (exponential, jitter, Retry-After), so that a
-    // fleet's drivers do not come back at the same moment after an API server outage.
-    let mut backoff = Backoff::new(BackoffPolicy::default());
-    let mut retry_in = Duration::ZERO;
-    tokio::pin!(shutdown);
-    loop {
-        if publish_due {
-            match publisher.publish(wanted.clone()).await {
-                Ok(written) => {
-                    publish_due = false;
-                    backoff.reset();
-                    tracing::info!(slices = written.len(), generation = ?publisher.generation(), "published");
-                }
-                Err(error) => {
-                    retry_in = backoff.next_delay(&error);
-                    tracing::error!(%error, ?retry_in, "cannot publish ResourceSlices");
-                }
-            }
-        }
-        // After a failure: the retry. Otherwise: when a slice just created, not yet shown by the watch, would count
-        // as deleted (`PoolPublisher::next_check`).
-        let recheck = if publish_due || !slices.is_ready() { None } else { publisher.next_check() };
-        let wake = async {
-            match (publish_due, recheck) {
-                (true, _) => tokio::time::sleep(retry_in).await,
-                (false, Some(at)) => tokio::time::sleep_until(at.into()).await,
-                (false, None) => std::future::pending::<()>().await,
-            }
-        };
-        let mut check_slices = false;
-        tokio::select! {
-            () = &mut shutdown => break,
-            () = wake => check_slices = !publish_due,
-            changed = registration.changed() => {
-                if changed.is_err() { break }
-                // A (re)starting kubelet deletes the node's slices: publish them again.
-                publish_due = true;
-            }
-            changed = slice_changes.changed(), if watching_slices => {
-                match changed {
-                    Ok(()) => check_slices = !publish_due,
-                    Err(_) => {
-                        tracing::error!("the watch of the ResourceSlices stopped; relying on re-registrations");
-                        watching_slices = false;
-                    }
-                }
-            }
-            changed = snapshots.changed() => {
-                if changed.is_err() { break }
-                let snapshot = snapshots.borrow_and_update().clone();
-                let chips = published_chips(&snapshot);
-                let next = pack(&chip_groups(&chips, &config.host_root, config.partitionable));
-                if next != wanted {
-                    wanted = next;
-                    publish_due = true;
-                }
-                let map = by_phy(&chips);
-                chips_sender.send_if_modified(|current| replace_if_changed(current, map));
-                let entries = stream_entries(&pool, &chips);
-                health_sender.send_if_modified(|current| replace_if_changed(current, entries));
-                let withdrawn = recovering_chips(&chips);
-                recovering_sender.send_if_modified(|current| replace_if_changed(current, withdrawn));
-            }
-        }
-        if check_slices {
-            slice_changes.borrow_and_update();
-            if let Some(reason) = publisher.divergence(&slices) {
-                tracing::warn!(%reason, "the published ResourceSlices changed; publishing them again");
-                publish_due = true;
-            }
-        }
+    let publishing = ReconcileLoop::new(format!("ResourceSlices of {pool}"), BackoffPolicy::default())
+        .wake_on_change(wanted.clone())
+        .wake_on_change(plugin.registration())
+        .wake_on_change_while_open(slices.changes())
+        .run(SliceRounds { slices, publisher, wanted, registration: plugin.registration(), published: None }, shutdown);
+    // Either ends the driver: shutdown, the monitor stopping, or the kubelet plugin's registration closing.
+    tokio::select! {
+        () = follow => {}
+        _ = publishing => {}
     }
     plugin.shutdown().await;
     let _ = stop_recovery.send(());
@@ -248,6 +204,46 @@ pub async fn run(
     }
     drop(monitor);
     Ok(())
+}
+
+/// The rounds of the publishing loop of [`run`].
+struct SliceRounds {
+    publisher: PoolPublisher,
+    /// The node's slices of this driver, as the watch has them.
+    slices: Watched<ResourceSlice>,
+    /// What the slices should hold.
+    wanted: watch::Receiver<Vec<SliceContent>>,
+    /// The kubelet plugin's registration: a change is a kubelet that may have deleted the slices.
+    registration: watch::Receiver<RegistrationState>,
+    /// What the last successful publication wrote; `None` before it, after a failure and after a registration.
+    published: Option<Vec<SliceContent>>,
+}
+
+impl Reconcile for SliceRounds {
+    type Error = ascend_kube::Error;
+
+    async fn reconcile(&mut self) -> ascend_kube::Result<Option<Duration>> {
+        if self.registration.has_changed().unwrap_or(false) {
+            self.registration.borrow_and_update();
+            self.published = None;
+        }
+        let wanted = self.wanted.borrow_and_update().clone();
+        if self.published.as_ref() == Some(&wanted) {
+            if let Some(reason) = self.publisher.divergence(&self.slices) {
+                tracing::warn!(%reason, "the published ResourceSlices changed; publishing them again");
+                self.published = None;
+            }
+        }
+        if self.published.as_ref() != Some(&wanted) {
+            self.published = None;
+            let written = self.publisher.publish(wanted.clone()).await?;
+            tracing::info!(slices = written.len(), generation = ?self.publisher.generation(), "published");
+            self.published = Some(wanted);
+        }
+        // A slice just created and not yet shown by the watch would count as deleted later: ask again then.
+        let recheck = if self.slices.is_ready() { self.publisher.next_check() } else { None };
+        Ok(recheck.map(|at| at.saturating_duration_since(std::time::Instant::now())))
+    }
 }
 
 /// The chips recovery has withdrawn for a reset.
