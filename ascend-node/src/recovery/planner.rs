@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use ascend_dcmi::{ChipType, FaultLevel, LogicId};
 
+use super::config::{RecoveryConfig, RecoveryMode};
 use super::limiter::{Limiter, Refusal};
 use super::reset_group::{reset_group, GroupedChip};
-use super::{RecoveryConfig, RecoveryMode};
 
 /// What a chip's state asks of recovery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -285,7 +285,7 @@ impl RecoveryPlanner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recovery::Budget;
+    use crate::recovery::limiter::Budget;
 
     const IDLE: Duration = Duration::from_secs(60);
 

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use ascend_dcmi::{BootStatus, ChipIds, DeviceManager, LogicId, PhyId};
 use tokio::sync::watch;
 
+use super::config::{RecoveryConfig, RecoveryMode};
 use super::planner::{ChipFacts, Decision, HeldOut, Need, RecoveryPlanner};
-use super::RecoveryConfig;
 use crate::inventory::{Health, Snapshot, UnhealthyCause};
 
 /// Who holds chips now: the kubelet's assignments (PodResources), the daemon's own allocations, prepared DRA claims.
@@ -119,9 +119,9 @@ impl RecoveryRunner {
         self
     }
 
-    /// Runs rounds until `shutdown` completes or the monitor stops. Returns at once in [`super::RecoveryMode::Off`].
+    /// Runs rounds until `shutdown` completes or the monitor stops. Returns at once in [`RecoveryMode::Off`].
     pub async fn run(mut self, shutdown: impl Future<Output = ()>) {
-        if self.config.mode == super::RecoveryMode::Off {
+        if self.config.mode == RecoveryMode::Off {
             return;
         }
         tokio::pin!(shutdown);
