@@ -389,14 +389,15 @@ async fn chips_the_kubelet_lists_for_a_pod_without_its_annotation_are_not_given_
     let slot = allocate(&harness, &["Ascend910-6", "Ascend910-7"]).await.expect("kubelet id 0 is not chip 0");
     assert_eq!(cdi_chips(&slot), ["huawei.com/npu=0", "huawei.com/npu=1"]);
 
-    // The plain pod ends: the kubelet lists it no more, and its chips can be given.
-    pod_resources.set(vec![FakePodResources::pod("jobs", "annotated", ASCEND910, &["Ascend910-0"])]);
-    pods.patch_status("plain", &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "Succeeded"}})))
-        .await
-        .expect("succeeded");
+    // The plain pod ends and is deleted. The API says so at once, the kubelet's PodResources (read every few seconds)
+    // may list it a little longer: its chips can be given meanwhile, or the next pod's admission would fail for good
+    // (a cluster test met it: UnexpectedAdmissionError).
+    pods.delete("plain", &kube::api::DeleteParams::default()).await.expect("deleted");
     tokio::time::sleep(Duration::from_millis(500)).await;
     server.seed(pending_pod("after", "Ascend910-2,Ascend910-3", "300"));
-    let after = allocate(&harness, &["Ascend910-2", "Ascend910-3"]).await.expect("chips 2 and 3 are free again");
+    let after = allocate(&harness, &["Ascend910-2", "Ascend910-3"])
+        .await
+        .expect("chips 2 and 3 are free again while PodResources still lists their ended pod");
     assert_eq!(cdi_chips(&after), ["huawei.com/npu=2", "huawei.com/npu=3"]);
     harness.stop().await;
     pod_resources.shutdown().await;

@@ -142,14 +142,18 @@ fn check_chips(
         return Err(refuse(format!("its annotation names unhealthy chips: {}", unhealthy.join("; "))));
     }
     let mut in_use = chips_in_use(pods, Some(pod));
-    let skip: BTreeSet<String> = pods
+    // PodResources holders count only while the API still shows their pod active on the node: the plugin reads
+    // PodResources every few seconds, so a pod that has just ended may still be listed there, and refusing its chips
+    // fails the next pod's admission (UnexpectedAdmissionError), which the kubelet does not retry. Pods with the
+    // annotation hold the chips it names (counted above), not their kubelet slots.
+    let counted: BTreeSet<String> = pods
         .iter()
         .filter(|other| {
-            !other.is_active() || other.annotation(REAL_DEVICES_ANNOTATION).is_some() || other.key() == pod.key()
+            other.is_active() && other.annotation(REAL_DEVICES_ANNOTATION).is_none() && other.key() != pod.key()
         })
         .map(PodView::key)
         .collect();
-    for (chip, holder) in holdings.held_chips(resource, |key| skip.contains(key)) {
+    for (chip, holder) in holdings.held_chips(resource, |key| !counted.contains(key)) {
         in_use.entry(chip).or_insert(holder);
     }
     let taken: Vec<String> =
