@@ -35,6 +35,19 @@ pub async fn deploy_910b_pool(cluster: &Cluster, timer: &mut Timer) {
     timer.mark("node allocatable huawei.com/Ascend910 = 8");
 }
 
+/// Rewrites the running device plugin's flags with `edit` (as a changed chart value would) and waits for the
+/// DaemonSet's rollout.
+pub fn edit_device_plugin_args(cluster: &Cluster, edit: impl FnOnce(&mut Vec<String>)) {
+    let path = "jsonpath={.spec.template.spec.containers[0].args}";
+    let listed = cluster.kubectl(&["-n", SYSTEM, "get", "daemonset", "ascend-device-plugin", "-o", path]);
+    let mut args: Vec<String> = serde_json::from_str(&listed).expect("the device plugin DaemonSet's args");
+    edit(&mut args);
+    let patch = serde_json::json!([{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}]);
+    let patch = patch.to_string();
+    cluster.kubectl(&["-n", SYSTEM, "patch", "daemonset", "ascend-device-plugin", "--type=json", "-p", &patch]);
+    cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=120s"]);
+}
+
 /// Removes what earlier tests deployed from the plain manifests of deploy/kubernetes (every profile), and waits until
 /// the node offers no chip and the DRA driver's slices are gone: the node then runs nothing of ours.
 pub async fn remove_plain_stack(cluster: &Cluster) {

@@ -9,13 +9,12 @@
 use std::time::Duration;
 
 use ascend_cluster_tests::{Cluster, Timer};
-use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
 
 use ascend_cluster_tests::stack::{
-    chip_fault, davinci_nodes, delete_pod, deploy_910b_pool, npu_pod, start_pod, test_namespace, unschedulable_reason,
-    NAMESPACE, RESOURCE, SYSTEM,
+    chip_fault, davinci_nodes, delete_pod, deploy_910b_pool, edit_device_plugin_args, npu_pod, start_pod,
+    test_namespace, unschedulable_reason, NAMESPACE, RESOURCE, SYSTEM,
 };
 
 /// The shared nodes of a 910-family chip that every container with a chip gets (deploy/README.md, CDI).
@@ -83,28 +82,10 @@ async fn pods_get_chips_from_the_device_plugin_through_the_real_kubelet_schedule
     delete_pod(&cluster, "two-chips").await;
 
     // Device-spec mode: the plugin hands the kubelet the device nodes itself, no CDI.
-    let daemon_sets: Api<DaemonSet> = Api::namespaced(cluster.client(), SYSTEM);
-    let daemon_set = daemon_sets.get("ascend-device-plugin").await.expect("daemon set");
-    let args = daemon_set.spec.as_ref().and_then(|s| s.template.spec.as_ref()).map(|s| s.containers[0].args.clone());
-    let args: Vec<String> = args
-        .flatten()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|arg| if arg == "--allocate-mode=cdi" { "--allocate-mode=device-specs".to_owned() } else { arg })
-        .collect();
-    assert!(args.iter().any(|arg| arg == "--allocate-mode=device-specs"), "the overlay's args: {args:?}");
-    let patch = serde_json::json!([{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}]);
-    cluster.kubectl(&[
-        "-n",
-        SYSTEM,
-        "patch",
-        "daemonset",
-        "ascend-device-plugin",
-        "--type=json",
-        "-p",
-        &patch.to_string(),
-    ]);
-    cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=120s"]);
+    edit_device_plugin_args(&cluster, |args| {
+        let mode = args.iter_mut().find(|arg| *arg == "--allocate-mode=cdi");
+        *mode.expect("the overlay's args name --allocate-mode=cdi") = "--allocate-mode=device-specs".to_owned();
+    });
     cluster.wait_allocatable(RESOURCE, "8", Duration::from_secs(60)).await;
     timer.mark("device plugin in device-specs mode");
     start_pod(&cluster, "one-chip-device-specs", 1).await;

@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use ascend_cluster_tests::stack::{
-    chip_fault, delete_pod, deploy_910b_pool, start_pod, test_namespace, RESOURCE, SYSTEM,
+    chip_fault, delete_pod, deploy_910b_pool, edit_device_plugin_args, start_pod, test_namespace, RESOURCE, SYSTEM,
 };
 use ascend_cluster_tests::{Cluster, Timer};
 
@@ -30,41 +30,17 @@ fn overlay(faulty: u32) -> Vec<dcmi_sim::ChipOverlay> {
         .collect()
 }
 
-/// The device plugin's DaemonSet with recovery on (what `--set devicePlugin.recovery.mode=inference` renders).
-fn enable_recovery(cluster: &Cluster) {
-    let args = cluster.kubectl(&[
-        "-n",
-        SYSTEM,
-        "get",
-        "daemonset",
-        "ascend-device-plugin",
-        "-o",
-        "jsonpath={.spec.template.spec.containers[0].args}",
-    ]);
-    let mut args: Vec<String> = serde_json::from_str(&args).expect("the DaemonSet's args");
-    args.retain(|arg| !arg.starts_with("--recovery-"));
-    args.extend(["--recovery-mode=inference".to_owned(), format!("--recovery-idle={IDLE}")]);
-    let patch = serde_json::json!([{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}]);
-    cluster.kubectl(&[
-        "-n",
-        SYSTEM,
-        "patch",
-        "daemonset",
-        "ascend-device-plugin",
-        "--type=json",
-        "-p",
-        &patch.to_string(),
-    ]);
-    cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=120s"]);
-}
-
 #[tokio::test]
 async fn a_restart_fault_on_a_free_ring_is_reset_and_one_on_a_held_ring_waits_for_the_pod() {
     let cluster = Cluster::connect().await;
     let mut timer = Timer::start("recovery");
     deploy_910b_pool(&cluster, &mut timer).await;
     test_namespace(&cluster).await;
-    enable_recovery(&cluster);
+    // What `--set devicePlugin.recovery.mode=inference` renders.
+    edit_device_plugin_args(&cluster, |args| {
+        args.retain(|arg| !arg.starts_with("--recovery-"));
+        args.extend(["--recovery-mode=inference".to_owned(), format!("--recovery-idle={IDLE}")]);
+    });
     cluster.wait_allocatable(RESOURCE, "8", Duration::from_secs(60)).await;
     timer.mark("device plugin with --recovery-mode=inference");
 
