@@ -16,7 +16,7 @@ use ascend_dcmi::{BootStatus, ChipIds, DeviceManager, LogicId, PhyId};
 use tokio::sync::watch;
 
 use super::config::{RecoveryConfig, RecoveryMode};
-use super::planner::{ChipFacts, Decision, HeldOut, Need, RecoveryPlanner};
+use super::planner::{ChipFacts, Decision, HeldOut, Need, RecoveryPlanner, RecoveryStatus};
 use crate::inventory::{Health, Snapshot, UnhealthyCause};
 
 /// Who holds chips now: the kubelet's assignments (PodResources), the daemon's own allocations, prepared DRA claims.
@@ -159,8 +159,15 @@ impl RecoveryRunner {
             }
         };
         // A process on a chip holds it too (a container outside the kubelet's books, a job on the host): asked of
-        // the driver only while some chip needs a reset, so that a busy group is not withdrawn only to be found busy.
-        if chips.iter().any(|(_, need)| *need == Need::Reset) {
+        // the driver only while some chip may still be reset, so that a busy group is not withdrawn only to be found
+        // busy (a chip held out, or one being reset, is not decided again and asks for nothing).
+        let decided = |ids: &ChipIds| {
+            self.planner
+                .as_ref()
+                .and_then(|planner| planner.status().get(&ids.logic))
+                .is_some_and(|status| matches!(status, RecoveryStatus::HeldOut(_) | RecoveryStatus::Resetting { .. }))
+        };
+        if chips.iter().any(|(ids, need)| *need == Need::Reset && !decided(ids)) {
             let all: Vec<ChipIds> = chips.iter().map(|(ids, _)| *ids).collect();
             held.extend(self.with_processes(all).await.into_iter().map(|ids| ids.phy));
         }
