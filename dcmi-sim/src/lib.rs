@@ -24,7 +24,7 @@
 //! | changing a running simulator | [`Overlay`], [`ChipOverlay`], [`write_overlay`], [`OVERLAY_ENV`], [`OVERLAY_SETTLE`] |
 //! | failures and scripted changes (topology and overlay) | [`InjectionRule`], [`Latency`], [`TimelineEntry`], [`TimelineAction`], [`StateChange`] |
 //! | what a call returned at a given time | [`Sampler`], [`DdrReading`], [`HbmReading`], [`unix_now_ms`] |
-//! | what each chip family answers | [`Function`], [`support`], [`vnpu_templates`], [`VnpuTemplate`] |
+//! | what each chip family answers | [`Function`], [`capabilities`], [`vnpu_templates`], [`VnpuTemplate`] |
 //! | a fake Atlas host under a directory | [`fake_host`] |
 //! | the simulated `hccn_tool` | [`hccn_tool`] |
 //! | errors | [`Error`], [`Result`] |
@@ -32,8 +32,8 @@
 //! The public modules are the ones whose names read as part of what they hold: [`samples`] (`samples::by_name`),
 //! [`topology`] (about twenty schema types; the three every test uses are also at the root), [`fake_host`] (a host's
 //! layout: its paths, device nodes, package version files and vNPU nodes, all relative to one root), [`hccn_tool`] (a
-//! second program, with its own arguments, exit codes and network types) and [`support`] (the per-family tables,
-//! `support::supports`, `support::freq_type::HBM`). The simulator's own machinery (its state, event delivery,
+//! second program, with its own arguments, exit codes and network types) and [`capabilities`] (the per-family tables,
+//! `capabilities::supports`, `capabilities::freq_type::HBM`). The simulator's own machinery (its state, event delivery,
 //! injector, timeline and the Rust side of the C functions) is private; the C functions are exported from the
 //! `cdylib` all the same.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -41,6 +41,7 @@
 #![allow(unsafe_code)]
 
 mod abi;
+pub mod capabilities;
 mod chip_process;
 mod chip_type;
 mod ecc;
@@ -61,7 +62,6 @@ mod overlay;
 pub mod samples;
 mod state;
 mod state_change;
-pub mod support;
 mod telemetry;
 mod timeline;
 mod toml_fields;

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::capabilities;
 use crate::chip_process::Process;
 use crate::chip_type::{Api, ChipType};
 use crate::ecc::Ecc;
@@ -21,7 +22,6 @@ use crate::generator::{self, Signal};
 use crate::injection::Injector;
 use crate::overlay::{Overlay, OverlayWatcher, OVERLAY_POLL};
 use crate::state_change::StateChange;
-use crate::support;
 use crate::timeline::Timeline;
 use crate::topology::{Card, Chip, Topology};
 use crate::validation::vnpu_memory_mb;
@@ -643,7 +643,7 @@ fn support_bits(chip: &Chip) -> u128 {
     let mut bits = 0u128;
     for function in Function::ALL {
         let name = function.name();
-        let default = support::supports(chip.chip_type, *function);
+        let default = capabilities::supports(chip.chip_type, *function);
         let supported = (default || chip.supported.iter().any(|wanted| wanted == name))
             && !chip.unsupported.iter().any(|unwanted| unwanted == name);
         if supported {

@@ -1,7 +1,7 @@
 //! Telemetry values as the library reports them, computed from the topology for a given tick ([`Sampler`]).
 
+use crate::capabilities;
 use crate::generator::{quantity, tick_at, Signal, SignalKey};
-use crate::support;
 use crate::topology::{Card, Chip, Topology};
 
 /// Samples one topology's signals at one tick: telemetry values as the library reports them.
@@ -94,7 +94,7 @@ impl Sampler {
 
     /// Clock of `freq_type` in MHz, `None` when the family does not report that type.
     pub fn frequency(&self, chip: &Chip, freq_type: i32) -> Option<u32> {
-        if !support::supported_frequency_types(chip.chip_type).contains(&freq_type) {
+        if !capabilities::supported_frequency_types(chip.chip_type).contains(&freq_type) {
             return None;
         }
         let signal = chip.telemetry.frequency.by_type(freq_type)?;
@@ -104,11 +104,11 @@ impl Sampler {
 
     /// Utilization of `input_type` in percent, `None` when the family does not report it.
     pub fn utilization(&self, chip: &Chip, input_type: i32, aicore_override: Option<&Signal>) -> Option<u32> {
-        if !support::supports_utilization(chip.chip_type, input_type) {
+        if !capabilities::supports_utilization(chip.chip_type, input_type) {
             return None;
         }
         let mut signal = chip.telemetry.utilization.by_type(input_type)?;
-        if input_type == support::util_type::AICORE {
+        if input_type == capabilities::util_type::AICORE {
             signal = aicore_override.unwrap_or(signal);
         }
         Some(self.percent(signal, chip.logic_id, quantity::UTILIZATION_BASE + input_type as u32))
@@ -117,7 +117,7 @@ impl Sampler {
     /// `(aic_util, aiv_util, aicore_util, npu_util)` of the multi-utilization calls: AI Cube, vector
     /// core, AI Core and NPU overall (0 for a type the family lacks).
     pub fn multi_utilization(&self, chip: &Chip, aicore_override: Option<&Signal>) -> [u32; 4] {
-        use support::util_type::*;
+        use capabilities::util_type::*;
         [AICUBE, VECTORCORE, AICORE, NPU]
             .map(|input_type| self.utilization(chip, input_type, aicore_override).unwrap_or(0))
     }

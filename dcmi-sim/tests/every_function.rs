@@ -10,7 +10,7 @@ mod common;
 use std::os::raw::{c_char, c_int, c_uint};
 
 use common::{assert_sampled, now_ms, start, text, Session};
-use dcmi_sim::support::{freq_type, supports, util_type};
+use dcmi_sim::capabilities::{freq_type, supports, util_type};
 use dcmi_sim::Api;
 use dcmi_sim::{ChipType, Function, SAMPLES};
 use dcmi_sys::*;
@@ -242,7 +242,7 @@ fn check_chip_telemetry(session: &Session, card: &dcmi_sim::Card, chip: &dcmi_si
         let (mut frequency, before) = (0, now_ms());
         let status =
             call!(lib, dcmi_get_device_frequency(card_id, device_id, dcmi_freq_type(kind as u32), &mut frequency));
-        let supported = dcmi_sim::support::supported_frequency_types(family).contains(&kind);
+        let supported = dcmi_sim::capabilities::supported_frequency_types(family).contains(&kind);
         assert_eq!(status, if supported { 0 } else { NOT_SUPPORTED }, "frequency {kind} on {family}");
         if supported {
             assert_sampled("frequency", topology, before, now_ms(), Some(frequency), |sampler| {
@@ -259,7 +259,7 @@ fn check_chip_telemetry(session: &Session, card: &dcmi_sim::Card, chip: &dcmi_si
     for kind in util_type::ALL {
         let (mut rate, before) = (0, now_ms());
         let status = call!(lib, dcmi_get_device_utilization_rate(card_id, device_id, kind, &mut rate));
-        let supported = dcmi_sim::support::supports_utilization(family, kind);
+        let supported = dcmi_sim::capabilities::supports_utilization(family, kind);
         assert_eq!(status, if supported { 0 } else { NOT_SUPPORTED }, "utilization {kind} on {family}");
         if supported {
             assert!(rate <= 100);
@@ -649,7 +649,7 @@ fn real_chip_gaps_are_modelled() {
             _ => call!(lib, dcmi_subscribe_fault_event(-1, -1, dcmi_event_filter::default(), Some(ignore_event))),
         };
         assert_eq!(status, *expected, "{what} on {name}");
-        // Frequency sets of `support::supported_frequency_types`: 310P has vector-core clock (12) but no HBM clock (6).
+        // Frequency sets of `capabilities::supported_frequency_types`: 310P has vector-core clock (12) but no HBM clock (6).
         let mut frequency = 0;
         let hbm_clock = call!(lib, dcmi_get_device_frequency(card, device, dcmi_freq_type(6), &mut frequency));
         let vector_clock = call!(lib, dcmi_get_device_frequency(card, device, dcmi_freq_type(12), &mut frequency));

@@ -157,7 +157,8 @@ impl<'a> AnswerBuffer<'a> {
 /// bandwidth utilization of the current tick.
 fn hccs_counters(sim: &Sim, index: usize, link: usize) -> (u64, u64) {
     let sampler = sampler(sim);
-    let percent = sampler.utilization(sim.config(index).1, crate::support::util_type::HBM_BANDWIDTH, None).unwrap_or(0);
+    let percent =
+        sampler.utilization(sim.config(index).1, crate::capabilities::util_type::HBM_BANDWIDTH, None).unwrap_or(0);
     let base = sampler.tick * 100_000 + u64::from(percent) * 1000;
     (base + link as u64, base + 2 * link as u64)
 }

@@ -12,9 +12,9 @@ use dcmi_sys::{
 };
 
 use super::{card_first_chip, guard, out, out_slice, sampler, sim};
+use crate::capabilities;
 use crate::function::Function;
 use crate::state::{code, ChipCall};
-use crate::support;
 
 /// Chip power in 0.1 W (not on 310P).
 ///
@@ -140,7 +140,7 @@ pub(crate) unsafe fn frequency(call: ChipCall, input_type: dcmi_freq_type, frequ
         let target = unsafe { out(frequency) }?;
         let index = sim.resolve(call)?;
         let freq_type = c_int::try_from(input_type.0).map_err(|_| code::INVALID_PARAMETER)?;
-        if !support::freq_type::ALL.contains(&freq_type) {
+        if !capabilities::freq_type::ALL.contains(&freq_type) {
             return Err(code::INVALID_PARAMETER);
         }
         *target = sampler(&sim).frequency(sim.config(index).1, freq_type).ok_or(code::NOT_SUPPORTED)?;
@@ -179,7 +179,7 @@ pub(crate) unsafe fn utilization(call: ChipCall, input_type: c_int, utilization_
         // SAFETY: null or the caller's unsigned int.
         let target = unsafe { out(utilization_rate) }?;
         let index = sim.resolve(call)?;
-        if !support::util_type::ALL.contains(&input_type) {
+        if !capabilities::util_type::ALL.contains(&input_type) {
             return Err(code::INVALID_PARAMETER);
         }
         let overriding = sim.chips[index].dynamic.lock().aicore_utilization;
@@ -369,7 +369,7 @@ pub(crate) unsafe fn ecc_info(
         // SAFETY: null or the caller's struct.
         let target = unsafe { out(device_ecc_info) }?;
         let index = sim.resolve(call)?;
-        if !support::supports_ecc_type(sim.chips[index].chip_type, input_type.0 as c_int) {
+        if !capabilities::supports_ecc_type(sim.chips[index].chip_type, input_type.0 as c_int) {
             return Err(code::NOT_SUPPORTED);
         }
         let ecc = sim.chips[index].dynamic.lock().ecc;
@@ -462,8 +462,9 @@ pub(crate) unsafe fn pcie_link_bandwidth(
             return Err(code::INVALID_PARAMETER);
         }
         let index = sim.resolve(call)?;
-        let percent =
-            sampler(&sim).utilization(sim.config(index).1, support::util_type::MEMORY_BANDWIDTH, None).unwrap_or(0);
+        let percent = sampler(&sim)
+            .utilization(sim.config(index).1, capabilities::util_type::MEMORY_BANDWIDTH, None)
+            .unwrap_or(0);
         // A PCIe 4.0 x16 link carries about 32 MB/ms.
         let average = 32 * percent / 100;
         let triple = [average / 2, average + average / 2, average];
@@ -501,7 +502,7 @@ pub unsafe extern "C" fn dcmi_get_hccs_link_bandwidth_info(
         }
         let index = sim.chip_call(Function::GetHccsLinkBandwidthInfo, card_id, device_id)?;
         let percent =
-            sampler(&sim).utilization(sim.config(index).1, support::util_type::HBM_BANDWIDTH, None).unwrap_or(0);
+            sampler(&sim).utilization(sim.config(index).1, capabilities::util_type::HBM_BANDWIDTH, None).unwrap_or(0);
         // One HCCS link carries about 56 MB/ms.
         let per_link = 56.0 * f64::from(percent) / 100.0;
         target.tx_bandwidth = [0.0; 16];
