@@ -114,6 +114,20 @@ pub struct Card {
     pub chips: Vec<Chip>,
 }
 
+/// The product type of the Atlas 300I Duo card (`dcmi_get_product_type`).
+const ATLAS_300I_DUO: &str = "Atlas 300I Duo";
+
+impl Card {
+    /// Whether a hot reset of one chip resets every chip of the card: an Atlas 300I Duo card resets as one. Its
+    /// driver takes the reset on the card's first chip (mind-cluster `component/ascend-common/devmanager/
+    /// devmanager.go`, `SetDeviceReset`, which passes device 0 for any chip of a Duo card) and Huawei's device plugin
+    /// then waits for both chips' boot (`component/ascend-device-plugin/pkg/server/hot_reset_manager.go`,
+    /// `getDuoCardDevices`, `execDriverReset`): resetting device 0 restarts its card-mate too.
+    pub fn resets_as_one(&self) -> bool {
+        self.product_type == ATLAS_300I_DUO
+    }
+}
+
 fn default_mcu_power() -> Signal {
     Signal::Constant(720)
 }

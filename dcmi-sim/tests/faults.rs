@@ -207,3 +207,41 @@ fn overlay_changes_a_running_simulator() {
     );
     assert_eq!(health(&session, 0), (0, 0), "nothing of an overlay with an unknown chip applies");
 }
+
+/// `dcmi_set_device_reset` on an Atlas 300I Duo card resets both its chips: a fault on the card's second chip is
+/// cleared by the reset Huawei's device plugin asks of the first (device 0); another card is left alone.
+#[test]
+fn a_duo_card_resets_as_one() {
+    let session = start(include_str!("../topologies/atlas-300i-duo.toml"));
+    let fault = || Some(vec![dcmi_sim::topology::FaultSpec::Code(0x80E2_4E00)]);
+    write_overlay(
+        &session,
+        vec![
+            ChipOverlay { logic_id: 1, health: Some(2), faults: fault(), ..ChipOverlay::default() },
+            ChipOverlay { logic_id: 3, health: Some(2), faults: fault(), ..ChipOverlay::default() },
+        ],
+        Vec::new(),
+    );
+    // Logic 0 and 1 are card 2's chips, logic 3 is card 3's second chip.
+    let health_of = |card: c_int, device: c_int| {
+        let mut value = 0;
+        assert_eq!(call!(session.lib, dcmi_get_device_health(card, device, &mut value)), 0);
+        value
+    };
+    assert_eq!((health_of(2, 1), health_of(3, 1)), (2, 2));
+    assert_eq!(call!(session.lib, dcmi_set_device_reset(2, 0, dcmi_reset_channel::INBAND_CHANNEL)), 0);
+    let mut boot = dcmi_boot_status(0);
+    assert_eq!(call!(session.lib, dcmi_get_device_boot_status(2, 1, &mut boot)), 0);
+    assert_ne!(boot.0, 16, "the card-mate reboots with the card");
+    wait_for("card 2 booted", Duration::from_secs(3), || {
+        [0, 1]
+            .iter()
+            .all(|&device| call!(session.lib, dcmi_get_device_boot_status(2, device, &mut boot)) == 0 && boot.0 == 16)
+    });
+    assert_eq!(health_of(2, 1), 0, "the reset cleared the card-mate's fault");
+    let mut count = 0;
+    let mut codes = [0 as c_uint; 8];
+    assert_eq!(call!(session.lib, dcmi_get_device_errorcode_v2(2, 1, &mut count, codes.as_mut_ptr(), 8)), 0);
+    assert_eq!(count, 0);
+    assert_eq!(health_of(3, 1), 2, "another card is not reset");
+}

@@ -2,7 +2,8 @@
 //!
 //! `dcmi_set_device_reset` starts a reset: for `simulation.reset_duration_ms` the chip answers
 //! -8012 and its boot status goes 1 (BIOS), 2 (OS), then 16, the value the driver reports once
-//! booted. A finished reset brings a dropped chip back and clears its faults.
+//! booted. A finished reset brings a dropped chip back and clears its faults. A reset of a chip of an Atlas 300I Duo
+//! card resets both chips of the card ([`crate::topology::Card::resets_as_one`]).
 
 use std::os::raw::c_int;
 
@@ -26,7 +27,14 @@ pub(crate) fn reset(call: ChipCall, channel_type: dcmi_reset_channel) -> c_int {
         if channel_type != dcmi_reset_channel::INBAND_CHANNEL && channel_type != dcmi_reset_channel::OUTBAND_CHANNEL {
             return Err(code::INVALID_PARAMETER);
         }
-        sim.start_reset(index);
+        // A card that resets as one (an Atlas 300I Duo) restarts every chip on it.
+        let card = sim.chips[index].card_index;
+        let whole_card = sim.config(index).0.resets_as_one();
+        for (chip, state) in sim.chips.iter().enumerate() {
+            if chip == index || (whole_card && state.card_index == card) {
+                sim.start_reset(chip);
+            }
+        }
         Ok(())
     })
 }
