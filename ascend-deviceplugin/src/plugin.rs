@@ -78,7 +78,8 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
     let monitor = HealthMonitor::start(manager, config.monitor.clone(), observer.clone())?;
-    serve(&monitor, config, observer, None, shutdown).await;
+    let holdings = Arc::new(HoldingsTracker::new(config.pod_resources_socket.clone(), config.call_timeout));
+    serve(&monitor, config, observer, None, holdings, shutdown).await;
     drop(monitor);
     Ok(())
 }
@@ -86,14 +87,18 @@ pub async fn run(
 /// Serves the resources of an already started monitor until `shutdown` completes, with Allocate asking `assigner`
 /// (when given) which devices a container gets. [`run`] is this with a monitor of its own; a daemon that also needs
 /// the monitor's snapshots or [`HealthMonitor::separations`] (Volcano mode) starts the monitor itself.
+///
+/// `holdings` is the node's one reader of the kubelet's PodResources (made from `config`'s socket and timeout):
+/// this function reads it before each registration and every `config.pod_resources_interval`, and the daemon's
+/// other users (Volcano's free-chip list, recovery's holders) subscribe to the same reader.
 pub async fn serve(
     monitor: &HealthMonitor,
     config: PluginConfig,
     observer: Arc<dyn PluginObserver>,
     assigner: Option<Arc<dyn DeviceAssigner>>,
+    holdings: Arc<HoldingsTracker>,
     shutdown: impl Future<Output = ()>,
 ) {
-    let holdings = Arc::new(HoldingsTracker::new(config.pod_resources_socket.clone(), config.call_timeout));
     let context = ServerContext {
         snapshot: monitor.subscribe(),
         allocate: Arc::new(config.allocate.clone()),

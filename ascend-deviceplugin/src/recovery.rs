@@ -30,13 +30,14 @@ use crate::held::{Holdings, HoldingsTracker};
 /// The chips running pods hold, read from the kubelet's PodResources at every call.
 #[derive(Debug)]
 pub struct PodResourcesHolders {
-    tracker: HoldingsTracker,
+    tracker: Arc<HoldingsTracker>,
     snapshots: watch::Receiver<Arc<Snapshot>>,
 }
 
 impl PodResourcesHolders {
-    /// Holders read through `tracker`, mapped to chips by the monitor's `snapshots`.
-    pub fn new(tracker: HoldingsTracker, snapshots: watch::Receiver<Arc<Snapshot>>) -> Self {
+    /// Holders read through `tracker` (the daemon's one PodResources reader, read afresh at each call), mapped to
+    /// chips by the monitor's `snapshots`.
+    pub fn new(tracker: Arc<HoldingsTracker>, snapshots: watch::Receiver<Arc<Snapshot>>) -> Self {
         PodResourcesHolders { tracker, snapshots }
     }
 }

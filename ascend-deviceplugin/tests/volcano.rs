@@ -376,6 +376,10 @@ async fn chips_the_kubelet_lists_for_a_pod_without_its_annotation_are_not_given_
     plain["metadata"]["annotations"] = json!({});
     server.seed(plain);
     server.seed(running_pod("annotated", "Ascend910-4"));
+    // Volcano chooses from the free list: the plain pod's chips are not on it, nor the annotated pod's chip; the
+    // annotated pod's kubelet id (a slot) holds no chip.
+    let held_out = "Ascend910-0,Ascend910-1,Ascend910-5,Ascend910-6,Ascend910-7";
+    wait_for_map(&server, "chips 2, 3 and 4 held", Duration::from_secs(5), |info| key(info, "") == held_out).await;
 
     server.seed(pending_pod("clash", "Ascend910-3,Ascend910-6", "100"));
     let clash = allocate(&harness, &["Ascend910-6", "Ascend910-7"]).await.expect_err("chip 3 is held");
@@ -399,6 +403,10 @@ async fn chips_the_kubelet_lists_for_a_pod_without_its_annotation_are_not_given_
         .await
         .expect("chips 2 and 3 are free again while PodResources still lists their ended pod");
     assert_eq!(cdi_chips(&after), ["huawei.com/npu=2", "huawei.com/npu=3"]);
+    pods.delete("after", &kube::api::DeleteParams::default()).await.expect("deleted");
+    pods.delete("slot", &kube::api::DeleteParams::default()).await.expect("deleted");
+    let only_annotated = "Ascend910-0,Ascend910-1,Ascend910-2,Ascend910-3,Ascend910-5,Ascend910-6,Ascend910-7";
+    wait_for_map(&server, "only chip 4 held", Duration::from_secs(5), |info| key(info, "") == only_annotated).await;
     harness.stop().await;
     pod_resources.shutdown().await;
 }

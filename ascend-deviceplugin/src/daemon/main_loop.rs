@@ -80,10 +80,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             ));
         }
     }
+    // The one reader of the kubelet's PodResources: the plugin's registrations, recovery and Volcano's free chips.
+    let holdings = Arc::new(HoldingsTracker::new(config.pod_resources_socket.clone(), config.call_timeout));
     if recovery.mode != RecoveryMode::Off {
         tracing::info!(mode = %recovery.mode, idle = ?recovery.idle, "recovery on: faulty chips are reset once free");
-        let tracker = HoldingsTracker::new(config.pod_resources_socket.clone(), config.call_timeout);
-        let holders = Arc::new(PodResourcesHolders::new(tracker, monitor.subscribe()));
+        let holders = Arc::new(PodResourcesHolders::new(Arc::clone(&holdings), monitor.subscribe()));
         let reporter = Arc::new(RecoveryReporter::new(events, metrics.clone(), monitor.subscribe()));
         let withdrawals = Arc::new(monitor.withdrawals());
         let runner = RecoveryRunner::new(recovery, dcmi.clone(), monitor.subscribe(), withdrawals, holders, reporter);
@@ -100,12 +101,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             volcano.placement = Some(placement);
             crate::volcano::start_node_annotation(client.clone(), dcmi, &monitor, &volcano, stopped(stop.clone()))?;
             let assigner: Arc<dyn DeviceAssigner> =
-                crate::volcano::start(client, &monitor, volcano, stopped(stop.clone()))?;
+                crate::volcano::start(client, &monitor, holdings.subscribe(), volcano, stopped(stop.clone()))?;
             Some(assigner)
         }
         _ => None,
     };
-    plugin::serve(&monitor, config, observer, assigner, stopped(stop)).await;
+    plugin::serve(&monitor, config, observer, assigner, holdings, stopped(stop)).await;
     drop(monitor);
     metrics.set_driver_loaded(false);
     finish_http(http).await

@@ -1,6 +1,6 @@
 //! Allocate in Volcano mode: the chips come from the pod's annotation, not from the kubelet's ids.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -142,18 +142,7 @@ fn check_chips(
         return Err(refuse(format!("its annotation names unhealthy chips: {}", unhealthy.join("; "))));
     }
     let mut in_use = chips_in_use(pods, Some(pod));
-    // PodResources holders count only while the API still shows their pod active on the node: the plugin reads
-    // PodResources every few seconds, so a pod that has just ended may still be listed there, and refusing its chips
-    // fails the next pod's admission (UnexpectedAdmissionError), which the kubelet does not retry. Pods with the
-    // annotation hold the chips it names (counted above), not their kubelet slots.
-    let counted: BTreeSet<String> = pods
-        .iter()
-        .filter(|other| {
-            other.is_active() && other.annotation(REAL_DEVICES_ANNOTATION).is_none() && other.key() != pod.key()
-        })
-        .map(PodView::key)
-        .collect();
-    for (chip, holder) in holdings.held_chips(resource, |key| !counted.contains(key)) {
+    for (chip, holder) in held_without_annotation(resource, pods, holdings, Some(pod)) {
         in_use.entry(chip).or_insert(holder);
     }
     let taken: Vec<String> =
@@ -162,6 +151,28 @@ fn check_chips(
         return Err(refuse(format!("chips already in use: {}", taken.join(", "))));
     }
     Ok(())
+}
+
+/// The chips of `resource` that pods without `huawei.com/AscendReal` hold as the kubelet's PodResources lists them,
+/// each with its pod, leaving out `serving` (the pod Allocate serves): the rule of Allocate and of the free-chip list
+/// alike. Pods with the annotation hold the chips it names ([`chips_in_use`]), not their kubelet slots.
+///
+/// A PodResources holder counts only while the API still shows its pod active on the node: the plugin reads
+/// PodResources every few seconds, so a pod that has just ended may still be listed there, and refusing its chips
+/// fails the next pod's admission (UnexpectedAdmissionError), which the kubelet does not retry.
+pub(crate) fn held_without_annotation(
+    resource: &Resource,
+    pods: &[PodView],
+    holdings: &Holdings,
+    serving: Option<&PodView>,
+) -> BTreeMap<String, String> {
+    let counted: BTreeSet<String> = pods
+        .iter()
+        .filter(|other| other.is_active() && other.annotation(REAL_DEVICES_ANNOTATION).is_none())
+        .filter(|other| serving.is_none_or(|pod| other.key() != pod.key()))
+        .map(PodView::key)
+        .collect();
+    holdings.held_chips(resource, |key| !counted.contains(key))
 }
 
 #[tonic::async_trait]

@@ -16,8 +16,8 @@ pub fn key_set(chip_type: ChipType) -> KeySet {
     }
 }
 
-/// The `DeviceList` of every whole-chip resource of `snapshot`; `in_use` are the chips running pods hold
-/// (`huawei.com/AscendReal`), which are not free. vNPU resources are left out, as Huawei's plugin leaves them out.
+/// The `DeviceList` of every whole-chip resource of `snapshot`; `in_use` are the chips running pods hold (by their
+/// `huawei.com/AscendReal` annotation, or as the kubelet's PodResources lists a pod without one), which are not free. vNPU resources are left out, as Huawei's plugin leaves them out.
 pub fn device_list(snapshot: &Snapshot, in_use: &BTreeSet<String>) -> DeviceList {
     let mut list = DeviceList::new();
     for resource in snapshot.resources().filter(|resource| is_whole_chips(resource)) {

@@ -29,9 +29,10 @@ use ascend_kube::device_info::{
 };
 use ascend_kube::pod_assignment::PodAssignments;
 use ascend_kube::BackoffPolicy;
-use tokio::sync::Notify;
+use tokio::sync::{watch, Notify};
 
 use crate::error::{Error, Result};
+use crate::held::Holdings;
 use ascend_node::monitor::HealthMonitor;
 
 pub use assigner::{LookupConfig, VolcanoAssigner};
@@ -76,14 +77,17 @@ impl VolcanoConfig {
 }
 
 /// Starts the device-info publisher on the current Tokio runtime and returns the assigner for
-/// [`crate::serve`]. The publisher stops when `shutdown` completes; the watches of the node's pods and of the
-/// ConfigMap stop once the publisher has stopped and the assigner is dropped.
+/// [`crate::serve`]; `holdings` are what the kubelet's PodResources says pods hold (the tracker given to
+/// [`crate::serve`]), whose chips a pod without `huawei.com/AscendReal` holds are not free. The publisher stops
+/// when `shutdown` completes; the watches of the node's pods and of the ConfigMap stop once the publisher has
+/// stopped and the assigner is dropped.
 ///
 /// # Errors
 /// [`Error::Config`] for a node name that cannot be an object name.
 pub fn start(
     client: kube::Client,
     monitor: &HealthMonitor,
+    holdings: watch::Receiver<Arc<Holdings>>,
     config: VolcanoConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<Arc<VolcanoAssigner>> {
@@ -97,6 +101,7 @@ pub fn start(
         publisher,
         pods: pods.clone(),
         snapshot: monitor.subscribe(),
+        holdings,
         separations: monitor.separations(),
         assigned: Arc::clone(&assigned),
         backoff: config.backoff,

@@ -16,6 +16,8 @@ use ascend_kube::device_info::{DeviceInfoPublisher, Published};
 use ascend_kube::pod_assignment::{chips_in_use, PodAssignments};
 use tokio::sync::{watch, Notify};
 
+use crate::held::Holdings;
+use crate::volcano::assigner::held_without_annotation;
 use crate::volcano::device_list::device_list;
 use ascend_node::inventory::Snapshot;
 use ascend_node::monitor::Separations;
@@ -29,6 +31,9 @@ pub struct PublisherLoop {
     pub pods: PodAssignments,
     /// The plugin's snapshots.
     pub snapshot: watch::Receiver<Arc<Snapshot>>,
+    /// What the kubelet's PodResources says pods hold: a pod without `huawei.com/AscendReal` (served by another
+    /// plugin before this one took the node over) holds the chips listed there.
+    pub holdings: watch::Receiver<Arc<Holdings>>,
     /// Where separated chips go.
     pub separations: Separations,
     /// Notified when Allocate served a pod.
@@ -43,6 +48,7 @@ impl PublisherLoop {
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         ReconcileLoop::new(format!("device info {}", self.publisher.name()), self.backoff)
             .wake_on_change(self.snapshot.clone())
+            .wake_on_change(self.holdings.clone())
             .wake_on_notify(Arc::clone(&self.assigned))
             .wake_on_change(self.pods.changes())
             .wake_on_change(self.publisher.changes())
@@ -59,7 +65,11 @@ impl PublisherLoop {
         let snapshot = self.snapshot.borrow_and_update().clone();
         self.separations.set(separated_phys(&snapshot, &separated));
         let pods = self.pods.watched_list().await?;
-        let in_use: BTreeSet<String> = chips_in_use(&pods, None).into_keys().collect();
+        let holdings = self.holdings.borrow_and_update().clone();
+        let mut in_use: BTreeSet<String> = chips_in_use(&pods, None).into_keys().collect();
+        for resource in snapshot.resources() {
+            in_use.extend(held_without_annotation(resource, &pods, &holdings, None).into_keys());
+        }
         let list = device_list(&snapshot, &in_use);
         let published = self.publisher.publish(&list).await?;
         if let Published::Written(update_time) = published {

@@ -16,7 +16,7 @@ use ascend_dcmi::{
 };
 use ascend_deviceplugin::fake_kubelet::FakeKubelet;
 use ascend_deviceplugin::volcano::VolcanoConfig;
-use ascend_deviceplugin::{HealthMonitor, NoopObserver, PluginConfig};
+use ascend_deviceplugin::{HealthMonitor, HoldingsTracker, NoopObserver, PluginConfig};
 use crossbeam_channel::Sender;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -369,11 +369,18 @@ impl Harness {
         let task = tokio::spawn(async move {
             let observer: Arc<dyn ascend_deviceplugin::PluginObserver> = Arc::new(NoopObserver);
             let monitor = HealthMonitor::start(manager, config.monitor.clone(), observer.clone())?;
-            let assigner = ascend_deviceplugin::volcano::start(client, &monitor, volcano, std::future::pending())?;
+            let holdings = Arc::new(HoldingsTracker::new(config.pod_resources_socket.clone(), config.call_timeout));
+            let assigner = ascend_deviceplugin::volcano::start(
+                client,
+                &monitor,
+                holdings.subscribe(),
+                volcano,
+                std::future::pending(),
+            )?;
             let shutdown = async {
                 let _ = stopped.await;
             };
-            ascend_deviceplugin::serve(&monitor, config, observer, Some(assigner), shutdown).await;
+            ascend_deviceplugin::serve(&monitor, config, observer, Some(assigner), holdings, shutdown).await;
             Ok(())
         });
         Harness { dir, kubelet, host, stop: Some(stop), task: Some(task) }
