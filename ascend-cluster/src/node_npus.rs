@@ -38,9 +38,6 @@ use crate::objects::{ClusterObjects, DRA_DRIVER_NAME};
 /// present.
 pub const CANN_VERSION_LABEL: &str = "ascend.huawei.com/cann-version";
 
-/// The DRA driver's taint key on a faulty chip.
-pub const DRA_UNHEALTHY_TAINT: &str = ascend_kube::UNHEALTHY_TAINT_KEY;
-
 /// Chips per HCCS group on Ascend 910B and 910 A3 servers (chips 0-3 and 4-7), as the device plugin's topology-aware
 /// allocation and the DRA driver's `hccsGroup` attribute count them.
 pub const HCCS_GROUP_SIZE: u32 = 4;
@@ -346,7 +343,7 @@ fn dra_chips(slices: &[&ResourceSlice], claimed: Option<&BTreeMap<&str, Vec<Stri
     let mut chips: Vec<Chip> = whole_chips(slices)
         .map(|device| {
             let phy = int_attribute(device, "physicalId");
-            let taint = device.taints.iter().flatten().find(|taint| taint.key == DRA_UNHEALTHY_TAINT);
+            let taint = device.taints.iter().flatten().find(|taint| taint.key == ascend_kube::UNHEALTHY_TAINT_KEY);
             let mut holders: BTreeSet<String> =
                 phy.and_then(|phy| holders_by_phy.get(&phy)).cloned().unwrap_or_default();
             holders.extend(holders_by_name.get(device.name.as_str()).cloned().unwrap_or_default());

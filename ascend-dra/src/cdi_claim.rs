@@ -60,11 +60,6 @@ impl ClaimSpecs {
         Ok(ClaimSpecs { root, dir: dir.to_owned(), kind, common })
     }
 
-    /// The CDI kind, `k8s.<driver>/npu`.
-    pub fn kind(&self) -> &str {
-        &self.kind
-    }
-
     /// The spec file of a claim.
     pub fn path(&self, claim_uid: &str) -> PathBuf {
         self.dir.join(format!("{}{claim_uid}.json", self.file_prefix()))
@@ -172,7 +167,7 @@ fn remove_unlisted_specs(dir: &Path, prefix: &str, is_prepared: impl Fn(&str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inventory::NpuChip;
+    use crate::devices::NpuChip;
     use ascend_dcmi::{ChipIds, ChipType, LogicId, PhyId};
     use dcmi_sim::fake_host::{DeviceNodeKind, FakeHost, FakeHostOptions};
 

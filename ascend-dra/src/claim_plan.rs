@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use dra_kubelet_plugin::ClaimRef;
 use k8s_openapi::api::resource::v1::ResourceClaim;
 
-use crate::inventory::{parse_device_name, template_label, DeviceRef, NpuChip};
+use crate::devices::{parse_device_name, template_label, DeviceRef, NpuChip};
 use crate::opaque_config;
 
 /// One allocated device of ours.
@@ -37,7 +37,7 @@ pub struct ClaimPlan {
 /// A message for the kubelet naming the claim and what is wrong: replaced claim (UID mismatch), not allocated,
 /// nothing allocated to this driver, a device of another pool or one this node does not have, a malformed opaque
 /// configuration.
-pub fn plan(
+pub fn plan_claim(
     claim: &ResourceClaim,
     asked: &ClaimRef,
     driver: &str,
@@ -200,7 +200,7 @@ mod tests {
             vec![(DRIVER, "node", "npu-1"), ("gpu.example.com", "node", "gpu-0"), (DRIVER, "node", "npu-0-vir02")],
             vec![("FromClaim", env("claim")), ("FromClass", env("class"))],
         );
-        let plan = plan(&claim, &asked(), DRIVER, "node", &chips()).unwrap();
+        let plan = plan_claim(&claim, &asked(), DRIVER, "node", &chips()).unwrap();
         let devices: Vec<_> =
             plan.devices.iter().map(|d| (d.request.as_str(), d.phy, d.vnpu_template.as_deref())).collect();
         assert_eq!(devices, [("npu", 1, None), ("npu", 0, Some("vir02"))]);
@@ -228,7 +228,7 @@ mod tests {
             (claim(ok.clone(), vec![("FromClaim", json!({"apiVersion": 1}))]), "not a valid NpuConfig"),
         ];
         for (claim, expected) in cases {
-            let error = plan(&claim, &asked(), DRIVER, "node", &chips()).unwrap_err();
+            let error = plan_claim(&claim, &asked(), DRIVER, "node", &chips()).unwrap_err();
             assert!(error.contains(expected) && error.contains("default/c"), "{expected}: {error}");
         }
     }

@@ -10,8 +10,8 @@ use tokio::sync::{watch, Mutex};
 
 use crate::cdi_claim::{ClaimNode, ClaimSpecs};
 use crate::checkpoint::{Checkpoint, CheckpointDevice, CreatedVnpu, PrepareState, PreparedClaim};
-use crate::claim_plan::{plan, ClaimPlan};
-use crate::inventory::NpuChip;
+use crate::claim_plan::{plan_claim, ClaimPlan};
+use crate::devices::NpuChip;
 
 /// The node half of the Ascend DRA driver.
 pub struct AscendDriver {
@@ -53,7 +53,7 @@ impl Driver for AscendDriver {
             })?;
         // One view of the chips for the whole prepare, though the loop may publish a new one meanwhile.
         let chips = Arc::clone(&self.chips.borrow());
-        let plan = plan(&object, claim, &self.driver_name, &self.pool, &chips).map_err(ClaimError::new)?;
+        let plan = plan_claim(&object, claim, &self.driver_name, &self.pool, &chips).map_err(ClaimError::new)?;
         let recovering = self.recovering.borrow().clone();
         if let Some(device) = plan.devices.iter().find(|device| recovering.contains(&device.phy)) {
             return Err(ClaimError::new(format!(

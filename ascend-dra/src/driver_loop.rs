@@ -19,10 +19,10 @@ use tokio::sync::{watch, Mutex};
 
 use crate::cdi_claim::ClaimSpecs;
 use crate::checkpoint::{boot_id, Checkpoint, BOOT_ID_PATH};
+use crate::devices::{published_chips, NpuChip};
 use crate::driver::AscendDriver;
 use crate::error::{Error, Result};
 use crate::health::stream_status;
-use crate::inventory::{published_chips, NpuChip};
 use crate::recovery::ClaimHolders;
 use crate::slices::{chip_groups, pack};
 

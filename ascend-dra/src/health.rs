@@ -8,9 +8,6 @@ use ascend_node::inventory::{Health, UnhealthyCause};
 use dra_kubelet_plugin::HealthStatus;
 use k8s_openapi::api::resource::v1::DeviceTaint;
 
-/// The taint key of a faulty chip; its value is the fault level (for example `SeparateNPU`).
-pub const TAINT_KEY: &str = ascend_kube::UNHEALTHY_TAINT_KEY;
-
 /// The taint value of a chip whose card dropped off the bus.
 pub const CARD_DROPPED: &str = "CardDropped";
 /// The taint value of a chip unhealthy for a cause that says nothing of its faults (its health call failed or hangs,
@@ -19,9 +16,9 @@ pub const UNKNOWN_LEVEL: &str = "Unknown";
 /// The taint value of a chip recovery has withdrawn while it, or a chip of its reset group, is reset.
 pub const RECOVERING: &str = "Recovering";
 
-/// The device taint of a chip: none when healthy; `NoExecute` when its cause requires isolating the chip, evicting
-/// what runs on it ([`UnhealthyCause::requires_isolation`]: Huawei's `SeparateNPU` levels and a card gone from the
-/// bus), `NoSchedule` otherwise (lesser faults, a chip being reset and causes of unknown gravity only stop new work).
+/// The device taint of a chip, key `ascend_kube::UNHEALTHY_TAINT_KEY`: none when healthy; `NoExecute` when its cause
+/// requires isolating the chip, evicting what runs on it ([`UnhealthyCause::requires_isolation`]: Huawei's
+/// `SeparateNPU` levels and a card gone from the bus), `NoSchedule` otherwise (lesser faults, a chip being reset and causes of unknown gravity only stop new work).
 /// The value is [`CARD_DROPPED`], [`RECOVERING`], the fault level's name, or [`UNKNOWN_LEVEL`].
 pub fn taint(health: &Health) -> Option<DeviceTaint> {
     let cause = health.cause()?;
@@ -32,7 +29,7 @@ pub fn taint(health: &Health) -> Option<DeviceTaint> {
         None => UNKNOWN_LEVEL.to_owned(),
     };
     Some(DeviceTaint {
-        key: TAINT_KEY.to_owned(),
+        key: ascend_kube::UNHEALTHY_TAINT_KEY.to_owned(),
         value: Some(value),
         effect: if cause.requires_isolation() { "NoExecute" } else { "NoSchedule" }.to_owned(),
         time_added: None,

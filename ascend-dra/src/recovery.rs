@@ -11,8 +11,8 @@ use std::sync::Arc;
 use ascend_dcmi::PhyId;
 use ascend_node::recovery::Holders;
 
+use crate::devices::{parse_device_name, DeviceRef};
 use crate::driver::AscendDriver;
-use crate::inventory::{parse_device_name, DeviceRef};
 
 /// The chips prepared claims hold, whole or as vNPUs.
 #[derive(Debug)]

@@ -13,8 +13,8 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use ascend_node::inventory::Health;
 
+use crate::devices::{partition_name, NpuChip};
 use crate::health::taint;
-use crate::inventory::{partition_name, NpuChip};
 
 /// At most this many devices in one slice (the API's limit).
 pub const MAX_DEVICES: usize = 128;

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 
 use ascend_dcmi::{CardId, ChipIds, ChipLocator, ChipType, DeviceId, LogicId, PhyId, VnpuTemplate};
-use ascend_dra::claim_plan::plan;
-use ascend_dra::inventory::NpuChip;
 use ascend_dra::opaque_config::{self, API_VERSION, KIND};
+use ascend_dra::plan_claim;
+use ascend_dra::NpuChip;
 use dra_kubelet_plugin::ClaimRef;
 use k8s_openapi::api::resource::v1::ResourceClaim;
 
@@ -65,7 +65,7 @@ pub fn dra_claim(data: &[u8]) {
     let Ok(claim) = serde_json::from_slice::<ResourceClaim>(data) else { return };
     let asked = ClaimRef { namespace: "default".into(), name: "claim".into(), uid: UID.into() };
     let chips = chips();
-    let Ok(planned) = plan(&claim, &asked, DRIVER, POOL, &chips) else { return };
+    let Ok(planned) = plan_claim(&claim, &asked, DRIVER, POOL, &chips) else { return };
     assert_eq!(claim.metadata.uid.as_deref(), Some(UID), "planned a replaced claim");
     for device in &planned.devices {
         let chip = chips.get(&device.phy).unwrap_or_else(|| panic!("planned {device:?} on a chip the node lacks"));

@@ -1,5 +1,6 @@
-//! The node's chips as the driver publishes them, from the node layer's health monitor: the chip list follows the
-//! monitor's, which re-lists the chips on every poll.
+//! The devices the driver publishes: the node's chips from the node layer's health monitor, and their device names
+//! (`npu-<physical id>`, partitions `npu-<physical id>-<template>`); the chip list follows the monitor's, which re-lists
+//! the chips on every poll.
 
 use ascend_dcmi::{ChipIds, ChipType, PcieAddress, VnpuTemplate};
 use ascend_node::inventory::{ChipDetails, ChipRecord, Health, Snapshot, UnhealthyCause};
