@@ -14,14 +14,6 @@ use crate::error::{Error, Result};
 use crate::node_labeller::{LabellerConfig, NodeLabeller, ReconcileTrigger, Reconciled};
 use crate::node_labels::{LabelPatch, NodeLabels};
 
-/// Loads `libdcmi.so` once ([`ascend_node::load_driver`]).
-///
-/// # Errors
-/// [`Error::Driver`] naming the library problem.
-pub async fn load_driver(options: &DriverOptions) -> Result<Arc<dyn DeviceManager>> {
-    Ok(Arc::new(ascend_node::load_driver(options).await?))
-}
-
 /// A previewed patch, and what it was computed against.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Preview {
@@ -58,7 +50,7 @@ pub async fn preview(manager: Arc<dyn DeviceManager>, config: LabellerConfig) ->
 /// [`Error::Config`] without API access, the driver's error, or the reconcile's.
 pub async fn reconcile_once(driver: &DriverOptions, config: LabellerConfig) -> Result<Reconciled> {
     let client = labeller_client().await?;
-    let manager = load_driver(driver).await?;
+    let manager: Arc<dyn DeviceManager> = Arc::new(ascend_node::load_driver(driver).await?);
     let node = config.node_name.clone();
     let outcome = NodeLabeller::new(manager, client, config)?.reconcile().await?;
     match &outcome {

@@ -18,7 +18,7 @@ fn main() -> anyhow::Result<()> {
 async fn run(args: Args) -> anyhow::Result<()> {
     let driver = args.driver_options();
     if args.dry_run {
-        let manager = labeller_tool::load_driver(&driver).await?;
+        let manager = std::sync::Arc::new(ascend_node::load_driver(&driver).await?);
         let preview = labeller_tool::preview(manager, args.labeller_config()).await?;
         if !preview.against_live_node {
             eprintln!("KUBERNETES_SERVICE_HOST is not set: showing the patch for a node without any of the labels");
