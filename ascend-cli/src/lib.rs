@@ -8,6 +8,7 @@
 //!   (default `info`), in the chosen format.
 //! * [`signal`] (feature `signal`): the termination signals a daemon honours (SIGTERM, SIGINT).
 //! * [`health_endpoint`] (feature `health-endpoint`): a daemon's own `/healthz` and `/metrics`.
+//! * [`text`]: the layout of human output: 80 columns, cells cut visibly, lines wrapped with a hanging indent.
 //!
 //! A daemon's flags, end to end:
 //!
@@ -46,6 +47,7 @@ pub mod log_format;
 pub mod logging;
 #[cfg(feature = "signal")]
 pub mod signal;
+pub mod text;
 
 pub use duration::{format_duration, parse_duration, DurationError};
 pub use lang::{Lang, LangArgs};

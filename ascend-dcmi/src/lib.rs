@@ -175,6 +175,7 @@ mod error;
 #[cfg_attr(docsrs, doc(cfg(feature = "fake")))]
 pub mod fake;
 mod fault_events;
+mod fault_meaning;
 mod fault_policy;
 mod ffi;
 #[cfg(feature = "fuzzing")]

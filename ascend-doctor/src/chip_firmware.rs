@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use ascend_smi::DRIVER_VERSION_INFO;
+use ascend_node::DRIVER_VERSION_INFO;
 
 use super::advice::{Advice, Fix};
 use super::check::{CheckResult, Section, Status};

@@ -14,7 +14,7 @@ use super::error::{Error, Result};
 use super::host::HostRoot;
 use super::pod_container::PodRef;
 use super::pod_resources::default_pod_resources_socket;
-use ascend_smi::InstalledSoftware;
+use ascend_node::InstalledSoftware;
 
 /// Loads `libdcmi.so` and calls `dcmi_init`: the only way the doctor talks to the driver, so tests can replace it.
 pub trait DriverConnector: Send + Sync {

@@ -11,9 +11,9 @@ use super::host::EntryKind;
 use super::library_safety;
 use super::package_compatibility::firmware_against_driver;
 use super::version_checks;
-use ascend_smi::schema::ChipStatus;
-use ascend_smi::{CollectOptions, Collector};
-use ascend_smi::{DRIVER_VERSION_INFO, FIRMWARE_VERSION_INFO};
+use ascend_node::host_report::ChipStatus;
+use ascend_node::{CollectOptions, Collector};
+use ascend_node::{DRIVER_VERSION_INFO, FIRMWARE_VERSION_INFO};
 
 /// Huawei's PCI vendor id.
 pub const HUAWEI_VENDOR_ID: u32 = 0x19e5;

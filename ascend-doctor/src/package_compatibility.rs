@@ -1,5 +1,5 @@
 //! Whether installed packages fit each other, judged by what their `version.info` files declare (read by
-//! `ascend_smi::InstalledSoftware`), never by a table of our own:
+//! `ascend_node::InstalledSoftware`), never by a table of our own:
 //!
 //! - firmware and driver: the firmware's `Version` inside one of the driver's `compatible_version_fw` ranges, or,
 //!   failing that, the driver's `Version` inside one of the firmware's `compatible_version_drv` ranges. This is the
@@ -13,8 +13,8 @@
 //!
 //! Each [`Finding`] names both files, the fields and their values, and what to install.
 
-use ascend_smi::version_info::bracketed_items;
-use ascend_smi::{CannInstallation, PackageFile};
+use ascend_node::version_info::bracketed_items;
+use ascend_node::{CannInstallation, PackageFile};
 
 use super::advice::{Advice, Fix};
 use super::check::Status;
@@ -339,8 +339,8 @@ pub fn inner_version_listed(driver: &PackageFile, cann: &CannInstallation) -> Fi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ascend_smi::version_info::VersionInfo;
-    use ascend_smi::CannComponent;
+    use ascend_node::version_info::VersionInfo;
+    use ascend_node::CannComponent;
 
     fn file(source: &str, text: &str) -> PackageFile {
         let info = VersionInfo::parse(text.as_bytes());

@@ -9,7 +9,7 @@ use super::{
     cdi_engine_checks, chip_firmware, dra_api, driver_checks, kubelet_feature_gates, kubelet_version,
     kubernetes_checks, migration_checks, runtime_checks, version_checks,
 };
-use ascend_smi::table::wrap_hanging;
+use ascend_cli::text::wrap_hanging;
 
 /// The version of the JSON schema of [`DoctorReport`]: 2 added `lang`, and `title_localized`, `fix_localized` and
 /// `findings` to every check (version 1's fields are unchanged).
@@ -191,7 +191,7 @@ fn is_wide(c: char) -> bool {
 }
 
 fn wrap_wide(text: &str, hang: usize, lines: &mut Vec<String>) {
-    let width = ascend_smi::table::WIDTH;
+    let width = ascend_cli::text::WIDTH;
     let continuation = " ".repeat(hang.min(width / 2));
     let mut rest: Vec<char> = text.trim_end().chars().collect();
     loop {

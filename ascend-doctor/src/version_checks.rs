@@ -6,7 +6,7 @@
 //! A site's compatibility table (`--compatibility FILE`, [`compatibility`](super::compatibility)) adds its rows'
 //! verdicts; without one, every verdict comes from the installed files.
 
-use ascend_smi::{CannInstallation, InstalledSoftware, PackageFile, ASCEND_HOME, CANN_HOMES};
+use ascend_node::{CannInstallation, InstalledSoftware, PackageFile, ASCEND_HOME, CANN_HOMES};
 
 use super::advice::{Advice, Fix};
 use super::check::{CheckResult, Section, Status};
@@ -42,7 +42,7 @@ pub fn usable_driver(software: &InstalledSoftware) -> Option<&PackageFile> {
 pub fn driver(options: &DoctorOptions, facts: &mut Facts) -> CheckResult {
     let check = CheckResult::new("versions.driver", Section::Versions, "Driver version readable", Status::Ok);
     let software = facts.software(&options.host);
-    let path = ascend_smi::DRIVER_VERSION_INFO;
+    let path = ascend_node::DRIVER_VERSION_INFO;
     let Some(driver) = &software.driver else {
         return check
             .evidence(format!("{path}: not found"))

@@ -1,5 +1,5 @@
-//! What every Huawei Ascend NPU node daemon shares, under the device plugin, the DRA driver, the exporter and the
-//! doctor:
+//! What every Huawei Ascend NPU node program shares, under the device plugin, the DRA driver, the exporter,
+//! `ascend-smi` and the doctor:
 //!
 //! - [`driver`]: loading `libdcmi.so` once or until it works, with the options ([`DriverOptions`]) and, with the
 //!   `cli` feature, the flags ([`DriverArgs`]) every program spells the same way;
@@ -8,6 +8,10 @@
 //! - [`inventory`] and [`naming`]: what a node offers (resources such as `huawei.com/Ascend910`, vNPU resources,
 //!   time-sharing replicas) and how devices are named (`Ascend910-<phy>`);
 //! - [`topology`]: HCCS groups;
+//! - [`Collector`]: one complete read of every chip, on demand and with a deadline, into a [`host_report`] (the
+//!   engine of `ascend-smi` and the doctor, which keeps what a hung chip answered before its deadline);
+//! - [`InstalledSoftware`]: the driver, firmware and CANN packages installed on the host, from their `version.info`
+//!   files ([`version_info`]);
 //! - [`pod_resources`] (feature `pod-resources`) and [`kubelet_paths`]: the kubelet's PodResources API and where its
 //!   sockets are;
 //! - [`recovery`]: chips that heal, hot-reset once free when their fault asks for a restart ([`recovery::RecoveryPlanner`]
@@ -32,11 +36,14 @@
 #![forbid(unsafe_code)]
 
 mod backoff;
+mod collector;
 pub mod driver;
 #[cfg(feature = "cli")]
 mod driver_args;
 mod error;
 mod health_observer;
+pub mod host_report;
+mod installed_software;
 pub mod inventory;
 pub mod kubelet_paths;
 pub mod monitor;
@@ -46,13 +53,22 @@ pub mod pod_resources;
 mod reconcile;
 pub mod recovery;
 pub mod topology;
+pub mod version_info;
 
 pub use backoff::{Backoff, BackoffPolicy, RetryAfter};
+pub use collector::{
+    parse_visible_devices, policy_grader, CollectError, CollectOptions, Collector, FaultGrader, ProcessNames,
+    RT_VISIBLE_DEVICES_ENV,
+};
 pub use driver::{load_driver, load_driver_until, DriverOptions};
 #[cfg(feature = "cli")]
 pub use driver_args::DriverArgs;
 pub use error::{Error, Result};
 pub use health_observer::{HealthObserver, NoopObserver};
+pub use installed_software::{
+    CannComponent, CannInstallation, InstalledSoftware, PackageFile, ASCEND_HOME, CANN_HOMES, DRIVER_VERSION_INFO,
+    FIRMWARE_VERSION_INFO,
+};
 pub use inventory::{
     ChipCondition, ChipDetails, Device, DeviceKind, Health, InventoryOptions, Resource, Snapshot, UnhealthyCause,
 };

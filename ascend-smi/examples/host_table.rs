@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use ascend_dcmi::{Dcmi, DeviceManager};
-use ascend_smi::{CollectOptions, Collector};
+use ascend_node::{CollectOptions, Collector};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let on_driver = std::env::args().nth(1).is_some_and(|arg| arg == "--driver");

@@ -12,16 +12,16 @@ use ascend_dcmi::{DeviceManager, FaultPolicy};
 use ascend_node::DriverArgs;
 use clap::{Args, Parser, Subcommand};
 
-use super::collect::{
-    parse_visible_devices, policy_grader, CollectOptions, Collector, FaultGrader, ProcessNames, RT_VISIBLE_DEVICES_ENV,
-};
 use super::events::{follow, FollowLimits};
 use super::exit_code::SmiExit;
-use super::schema::{HostReport, SCHEMA_VERSION};
 use super::sim::{self, DEFAULT_SIM_TOPOLOGY};
 use super::watch::{self, FrameStyle, WatchOptions};
 use super::{details, health_view, table};
-use crate::installed_software::InstalledSoftware;
+use ascend_node::host_report::{HostReport, SCHEMA_VERSION};
+use ascend_node::InstalledSoftware;
+use ascend_node::{
+    parse_visible_devices, policy_grader, CollectOptions, Collector, FaultGrader, ProcessNames, RT_VISIBLE_DEVICES_ENV,
+};
 
 /// `ascend-smi`: Ascend NPUs at a glance.
 #[derive(Debug, Parser)]
@@ -232,6 +232,7 @@ fn collect_options(cli: &SmiCli, verbose: bool, grader: FaultGrader) -> CollectO
         firmware_version: firmware,
         software,
         grader,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
     }
 }
 

@@ -1,7 +1,8 @@
 //! The `ascend-smi info -v` text: one block per chip with every id and identifying detail.
 
-use super::schema::{ChipReport, HostReport};
-use super::table::{wrap_hanging, wrap_into};
+use super::table::wrap_into;
+use ascend_cli::text::wrap_hanging;
+use ascend_node::host_report::{ChipReport, HostReport, PowerScope};
 
 const MIB: u64 = 1024 * 1024;
 
@@ -69,8 +70,8 @@ fn chip_block(report: &HostReport, chip: &ChipReport, lines: &mut Vec<String>) {
     line("AI-core clock", &or_dash(details.aicore_frequency_mhz.map(|f| format!("{f} MHz"))), lines);
     let power = chip.power.map(|p| {
         let scope = match p.scope {
-            super::schema::PowerScope::Chip => "chip",
-            super::schema::PowerScope::Card => "card, shared by its chips",
+            PowerScope::Chip => "chip",
+            PowerScope::Card => "card, shared by its chips",
         };
         format!("{:.1} W ({scope})", p.watts)
     });
@@ -95,7 +96,7 @@ fn chip_block(report: &HostReport, chip: &ChipReport, lines: &mut Vec<String>) {
     }
 }
 
-/// The verbose text as lines, none longer than [`super::table::WIDTH`].
+/// The verbose text as lines, none longer than [`ascend_cli::text::WIDTH`].
 pub fn render_lines(report: &HostReport) -> Vec<String> {
     let mut lines = Vec::new();
     lines.push(format!(

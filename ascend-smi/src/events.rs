@@ -7,10 +7,9 @@ use std::time::{Duration, Instant};
 use ascend_dcmi::{Assertion, DeviceManager, EventSource, FaultEvent, FaultLevel, Severity};
 use serde::{Deserialize, Serialize};
 
-use super::collect::FaultGrader;
-use super::fault_meaning::code_meaning;
-use super::schema::SCHEMA_VERSION;
 use super::time::utc_timestamp;
+use ascend_node::host_report::SCHEMA_VERSION;
+use ascend_node::FaultGrader;
 
 /// One fault event in the `--json` output (one document per line).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,8 +68,7 @@ pub fn unlisted_code_level(severity: Option<Severity>) -> FaultLevel {
 /// Builds the report of one event.
 pub fn event_report(event: &FaultEvent, phy_ids: &HashMap<u32, u32>, grader: &FaultGrader) -> EventReport {
     let level = grader(event.code).unwrap_or_else(|| unlisted_code_level(event.severity));
-    let meaning =
-        if event.name.trim().is_empty() { code_meaning(event.code, level) } else { event.name.trim().to_owned() };
+    let meaning = if event.name.trim().is_empty() { event.code.meaning(level) } else { event.name.trim().to_owned() };
     EventReport {
         schema_version: SCHEMA_VERSION,
         time: utc_timestamp(event.seen_at),

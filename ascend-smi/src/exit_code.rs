@@ -14,7 +14,7 @@
 
 use std::process::ExitCode;
 
-use super::schema::{ChipStatus, HostReport};
+use ascend_node::host_report::{ChipStatus, HostReport};
 
 /// An `ascend-smi` outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

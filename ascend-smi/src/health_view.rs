@@ -1,8 +1,9 @@
 //! The `ascend-smi health` text: every chip's health word and fault level, then each active fault code with its
 //! level and meaning.
 
-use super::schema::{ChipReport, HostReport};
-use super::table::{wrap_hanging, wrap_into};
+use super::table::wrap_into;
+use ascend_cli::text::wrap_hanging;
+use ascend_node::host_report::{ChipReport, HostReport};
 
 fn chip_line(chip: &ChipReport) -> String {
     let name = chip.name.as_deref().unwrap_or("-");
@@ -17,7 +18,7 @@ fn chip_line(chip: &ChipReport) -> String {
     format!("NPU {:<3} {:<8} {:<10} {summary}", chip.ids.phy_id, name, chip.status.label())
 }
 
-/// The health text as lines, none longer than [`super::table::WIDTH`].
+/// The health text as lines, none longer than [`ascend_cli::text::WIDTH`].
 pub fn render_lines(report: &HostReport) -> Vec<String> {
     let mut lines = Vec::new();
     if report.chips.is_empty() {

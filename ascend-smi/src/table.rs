@@ -6,10 +6,8 @@
 
 use std::fmt::Write as _;
 
-use super::schema::{ChipReport, ChipStatus, HostReport, MemoryReport};
-
-/// The width of every line of the table.
-pub const WIDTH: usize = 80;
+use ascend_cli::text::{fit, wrap_hanging, WIDTH};
+use ascend_node::host_report::{ChipReport, ChipStatus, HostReport, MemoryReport};
 
 /// Column widths (content only); with the borders and padding they add up to [`WIDTH`].
 const COLUMNS: [usize; 4] = [8, 14, 11, 34];
@@ -23,17 +21,6 @@ fn rule(fill: char) -> String {
         line.push('+');
     }
     line
-}
-
-/// Cuts `text` to `width` characters, marking a cut with `~`.
-pub fn fit(text: &str, width: usize) -> String {
-    let count = text.chars().count();
-    if count <= width {
-        return format!("{text:<width$}");
-    }
-    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
-    cut.push('~');
-    cut
 }
 
 fn row(cells: [&str; 4]) -> String {
@@ -169,32 +156,9 @@ fn notes(report: &HostReport, lines: &mut Vec<String>) {
 
 /// Wraps `text` at spaces to lines of at most [`WIDTH`] characters; continuation lines are indented four more than
 /// the text's own indent. Text that fits is kept as it is, inner spacing included.
-pub fn wrap_into(text: &str, lines: &mut Vec<String>) {
+pub(crate) fn wrap_into(text: &str, lines: &mut Vec<String>) {
     let indent = text.chars().take_while(|c| *c == ' ').count();
     wrap_hanging(text, indent + 4, lines);
-}
-
-/// Wraps `text` at spaces to lines of at most [`WIDTH`] characters, continuation lines indented by `hang` spaces.
-/// Spacing inside each line is kept; a word longer than a line is cut visibly.
-pub fn wrap_hanging(text: &str, hang: usize, lines: &mut Vec<String>) {
-    let continuation = " ".repeat(hang.min(WIDTH / 2));
-    let mut rest = text.trim_end().to_owned();
-    loop {
-        let chars: Vec<char> = rest.chars().collect();
-        if chars.len() <= WIDTH {
-            lines.push(rest);
-            return;
-        }
-        let lead = chars.iter().take_while(|c| **c == ' ').count();
-        let Some(cut) = (lead + 1..=WIDTH).rev().find(|index| chars[*index] == ' ') else {
-            lines.push(fit(&rest, WIDTH));
-            return;
-        };
-        let head: String = chars[..cut].iter().collect();
-        let tail: String = chars[cut..].iter().collect();
-        lines.push(head.trim_end().to_owned());
-        rest = format!("{continuation}{}", tail.trim_start());
-    }
 }
 
 /// The table as lines (no line breaks), every table line [`WIDTH`] characters wide.
@@ -241,12 +205,6 @@ mod tests {
         assert_eq!(banner("x").chars().count(), WIDTH);
         assert_eq!(banner_split("left", "right").chars().count(), WIDTH);
         assert_eq!(banner_split(&"l".repeat(90), "right").chars().count(), WIDTH);
-    }
-
-    #[test]
-    fn long_cells_are_cut_visibly() {
-        assert_eq!(fit("abcdefgh", 5), "abcd~");
-        assert_eq!(fit("ab", 5), "ab   ");
     }
 
     #[test]

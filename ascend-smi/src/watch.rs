@@ -9,10 +9,10 @@ use std::io::{self, Write};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::collect::Collector;
 use super::exit_code::SmiExit;
-use super::schema::HostReport;
 use super::table;
+use ascend_node::host_report::{HostReport, SCHEMA_VERSION};
+use ascend_node::Collector;
 
 /// Cursor to the top-left corner.
 pub const CURSOR_HOME: &str = "\x1b[H";
@@ -63,7 +63,7 @@ fn frame(options: &WatchOptions, refresh: u64, result: &Result<HostReport, Strin
     if options.style == FrameStyle::JsonLines {
         let value = match result {
             Ok(report) => serde_json::to_value(report)?,
-            Err(message) => serde_json::json!({ "schema_version": super::schema::SCHEMA_VERSION, "error": message }),
+            Err(message) => serde_json::json!({ "schema_version": SCHEMA_VERSION, "error": message }),
         };
         return Ok(format!("{value}\n"));
     }

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ascend_dcmi::{CallContext, Error, MockDeviceManager};
-use ascend_smi::schema::{ChipStatus, HostReport, SCHEMA_VERSION};
+use ascend_node::host_report::{ChipStatus, HostReport, SCHEMA_VERSION};
+use ascend_node::{parse_visible_devices, CollectError, CollectOptions, Collector, ProcessNames};
 use ascend_smi::SmiExit;
 use ascend_smi::{details, health_view, table};
-use ascend_smi::{parse_visible_devices, CollectError, CollectOptions, Collector, ProcessNames};
 use smi_doctor_support::mock_host::{faulty_310p, healthy_910b, manager, MockChip};
 use smi_doctor_support::snapshot::assert_snapshot;
 
@@ -38,9 +38,9 @@ fn info_table_matches_the_snapshot_and_fits_80_columns() {
     let report = collect(vec![healthy_910b(), faulty_310p()], false);
     let text = table::render(&report);
     for line in text.lines() {
-        assert!(line.chars().count() <= table::WIDTH, "too wide: {line:?}");
+        assert!(line.chars().count() <= ascend_cli::text::WIDTH, "too wide: {line:?}");
         if line.starts_with('+') || line.starts_with('|') {
-            assert_eq!(line.chars().count(), table::WIDTH, "table line not full width: {line:?}");
+            assert_eq!(line.chars().count(), ascend_cli::text::WIDTH, "table line not full width: {line:?}");
         }
     }
     assert_snapshot("smi_info_mock.txt", &text);
@@ -51,7 +51,7 @@ fn verbose_info_shows_every_id_space_and_identity() {
     let report = collect(vec![healthy_910b(), faulty_310p()], true);
     let text = details::render(&report);
     assert!(text.contains("phy 4 | logic 0 | card 0 device 0 | visible 0"), "{text}");
-    assert!(text.lines().all(|line| line.chars().count() <= table::WIDTH), "{text}");
+    assert!(text.lines().all(|line| line.chars().count() <= ascend_cli::text::WIDTH), "{text}");
     assert_snapshot("smi_info_verbose_mock.txt", &text);
     let json = serde_json::to_string_pretty(&report).expect("serialise");
     assert_snapshot("smi_info_verbose_mock.json", &(json + "\n"));

@@ -8,10 +8,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use ascend_dcmi::{
     Assertion, EventSource, FaultCode, FaultEvent, FaultEventStream, LogicId, MockDeviceManager, Severity,
 };
+use ascend_node::{CollectOptions, Collector, FaultGrader};
 use ascend_smi::watch::{self, FrameStyle, WatchOptions, CLEAR_TO_END_OF_LINE, CLEAR_TO_END_OF_SCREEN, CURSOR_HOME};
 use ascend_smi::SmiExit;
 use ascend_smi::{event_line, follow, EventReport, FollowLimits};
-use ascend_smi::{CollectOptions, Collector, FaultGrader};
 use smi_doctor_support::mock_host::{faulty_310p, healthy_910b, ids, manager};
 
 #[test]

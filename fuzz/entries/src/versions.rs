@@ -6,8 +6,8 @@ use ascend_doctor::package_compatibility::{
 };
 use ascend_doctor::Status;
 use ascend_doctor::{ContainerId, PodContainers, PodRef};
-use ascend_smi::version_info::{bracketed_items, VersionInfo, MAX_LINES};
-use ascend_smi::{CannComponent, CannInstallation, PackageFile};
+use ascend_node::version_info::{bracketed_items, VersionInfo, MAX_LINES};
+use ascend_node::{CannComponent, CannInstallation, PackageFile};
 
 /// A `version.info`. Entries come in line order with unique keys and no blanks or quotes at the ends of a value;
 /// each damaged line is reported once, never as an entry too; printed back as `key=value` lines, the entries parse to

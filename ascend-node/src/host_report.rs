@@ -1,11 +1,12 @@
-//! The data `ascend-smi` shows, as one set of types that is both the in-memory model and the `--json` schema.
+//! One complete read of a host's chips, the [`crate::Collector`]'s report: the data `ascend-smi` shows and the
+//! doctor checks, as one set of types that is both the in-memory model and the `--json` schema.
 //!
 //! The schema is documented in `docs/ascend-smi-json.md`; changing a field name or meaning here is a breaking change
 //! and needs [`SCHEMA_VERSION`] bumped. Quantities are in base units with the unit in the field name.
 
 use serde::{Deserialize, Serialize};
 
-use super::installed_software::InstalledSoftware;
+use crate::installed_software::InstalledSoftware;
 
 /// The version of the JSON schema, carried in every document as `schema_version`.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -15,7 +16,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct HostReport {
     /// Always [`SCHEMA_VERSION`].
     pub schema_version: u32,
-    /// The `ascend-smi` version that wrote the document.
+    /// The version of the tool that wrote the document (`ascend-smi`'s; `CollectOptions::tool_version`).
     pub tool_version: String,
     /// The DCMI (driver) version string, `null` when the call failed.
     pub driver_version: Option<String>,

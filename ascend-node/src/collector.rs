@@ -19,12 +19,11 @@ use ascend_dcmi::{
     LogicId, Power, UtilizationKind,
 };
 
-use super::fault_meaning::{code_meaning, level_meaning};
-use super::installed_software::InstalledSoftware;
-use super::schema::{
+use crate::host_report::{
     ChipDetails, ChipIdsReport, ChipReport, ChipStatus, FaultReport, FieldError, HealthDetails, HostReport, MemoryKind,
     MemoryReport, PowerReport, PowerScope, ProcessReport, SCHEMA_VERSION,
 };
+use crate::installed_software::InstalledSoftware;
 
 /// The environment variable an application uses to choose and renumber the chips it sees.
 pub const RT_VISIBLE_DEVICES_ENV: &str = "ASCEND_RT_VISIBLE_DEVICES";
@@ -81,6 +80,8 @@ pub struct CollectOptions {
     pub software: Option<InstalledSoftware>,
     /// Grades each fault code.
     pub grader: FaultGrader,
+    /// The version of the tool writing the report, [`HostReport::tool_version`] (default: this crate's).
+    pub tool_version: String,
 }
 
 impl std::fmt::Debug for CollectOptions {
@@ -92,12 +93,14 @@ impl std::fmt::Debug for CollectOptions {
             .field("process_names", &self.process_names)
             .field("firmware_version", &self.firmware_version)
             .field("software", &self.software.is_some())
+            .field("tool_version", &self.tool_version)
             .finish_non_exhaustive()
     }
 }
 
 impl Default for CollectOptions {
-    /// Five seconds, no details, no visible-device filter, no process names, the built-in fault policy.
+    /// Five seconds, no details, no visible-device filter, no process names, the built-in fault policy, this crate's
+    /// version.
     fn default() -> Self {
         Self {
             deadline: Duration::from_secs(5),
@@ -107,6 +110,7 @@ impl Default for CollectOptions {
             firmware_version: None,
             software: None,
             grader: policy_grader(FaultPolicy::default()),
+            tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         }
     }
 }
@@ -202,7 +206,7 @@ impl Collector {
         let chips = self.read_chips(&chips, remaining)?;
         Ok(HostReport {
             schema_version: SCHEMA_VERSION,
-            tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+            tool_version: self.options.tool_version.clone(),
             driver_version,
             firmware_version: self.options.firmware_version.clone(),
             software: self.options.software.clone(),
@@ -395,17 +399,13 @@ fn read_health(manager: &dyn DeviceManager, options: &CollectOptions, chip: Logi
                 .iter()
                 .map(|code| {
                     let level = (options.grader)(*code).unwrap_or(report.level);
-                    FaultReport {
-                        code: code.to_string(),
-                        level: level.name().to_owned(),
-                        meaning: code_meaning(*code, level),
-                    }
+                    FaultReport { code: code.to_string(), level: level.name().to_owned(), meaning: code.meaning(level) }
                 })
                 .collect();
             let details = HealthDetails {
                 dcmi: report.dcmi.map(|word| word.name().to_owned()),
                 level: report.level.name().to_owned(),
-                level_meaning: level_meaning(report.level).to_owned(),
+                level_meaning: report.level.meaning().to_owned(),
                 card_dropped: report.card_dropped,
                 faults,
             };

@@ -23,7 +23,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::version_info::VersionInfo;
+use crate::version_info::VersionInfo;
 
 /// The driver's `version.info`, a host path.
 pub const DRIVER_VERSION_INFO: &str = "/usr/local/Ascend/driver/version.info";
