@@ -2,6 +2,10 @@
 //! answers for every call the sampler makes, a configurable latency per call, chips that hang until released,
 //! metrics that answer -8255 (not supported), and call counters.
 //!
+//! **Outside the semver promise.** A test double (feature `fake`): it follows what this workspace's tests need, and its
+//! API may change in any release, patch releases included. Use it from `[dev-dependencies]`, and pin the exact version
+//! (`=0.1.x`) if your tests depend on its details.
+//!
 //! Where `MockDeviceManager` (feature `mock`) checks *which* calls code makes, this fake
 //! answers thousands of calls a second as a driver would, so code built on the [`Sampler`](crate::Sampler) can be
 //! tested and benchmarked under latency and hangs without a driver or the simulator. The crate's own sampler tests and

@@ -157,6 +157,10 @@
 //! ```
 //!
 //! In `Cargo.toml`: `[dev-dependencies] ascend-dcmi = { version = "0.1", features = ["mock"] }`.
+//!
+//! The test doubles, `MockDeviceManager` (feature `mock`) and the module `fake` (feature `fake`), are outside the
+//! semver promise: they follow what this workspace's tests need and may change in any release, patch releases
+//! included. Pin the exact version (`=0.1.x`) if your tests depend on their details.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 
@@ -205,6 +209,8 @@ pub use chip_type::{ChipType, ParseChipTypeError};
 pub use dcmi::Dcmi;
 pub use device_manager::DeviceManager;
 #[cfg(feature = "mock")]
+/// **Outside the semver promise.** A test double (feature `mock`, mockall's mock of [`DeviceManager`]): it changes
+/// whenever the trait does, and may change in any release, patch releases included.
 pub use device_manager::MockDeviceManager;
 pub use discovery::{parse_ldconfig_cache, LIBRARY_ENV, LIBRARY_FILE_NAME, STANDARD_DIRECTORIES};
 pub use error::{code_meaning, CallContext, Error, Result};

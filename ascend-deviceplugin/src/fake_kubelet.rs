@@ -3,6 +3,10 @@
 //! before answering, then follows `ListAndWatch` and keeps the latest device list. [`FakeKubelet::restart`]
 //! behaves like a restarting kubelet: it deletes every file in the directory except the checkpoint and serves a
 //! new `kubelet.sock`. [`FakePodResources`] is the kubelet's PodResources socket.
+//!
+//! **Outside the semver promise.** A test double (feature `fake-kubelet`): it follows what this workspace's tests need,
+//! and its API may change in any release, patch releases included. Use it from `[dev-dependencies]`, and pin the exact
+//! version (`=0.1.x`) if your tests depend on its details.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

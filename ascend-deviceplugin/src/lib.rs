@@ -38,8 +38,8 @@
 //! `api::v1beta1::AllocateRequest`), and one module per optional part, each behind its feature: `volcano` (Volcano
 //! mode: `volcano::start`, `volcano::VolcanoConfig`), `node_events` and `node_condition` (what the plugin writes on
 //! the Node: `node_events::report`, `node_condition::report`), `daemon` (the `ascend-device-plugin` program:
-//! `daemon::run`, `daemon::Args`) and `fake_kubelet` (the kubelet peer of tests, `fake_kubelet::FakeKubelet`). The
-//! rest of the crate's modules are private.
+//! `daemon::run`, `daemon::Args`) and `fake_kubelet` (the kubelet peer of tests, `fake_kubelet::FakeKubelet`, a test
+//! double outside the semver promise). The rest of the crate's modules are private.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 

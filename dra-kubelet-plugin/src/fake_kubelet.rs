@@ -5,6 +5,10 @@
 //! `NodePrepareResources` / `NodeUnprepareResources` on the negotiated service when a test asks. A deleted
 //! registration socket deregisters the plugin; [`FakeKubelet::restart`] forgets everything and registers every
 //! socket again, like a restarting kubelet.
+//!
+//! **Outside the semver promise.** A test double (feature `fake-kubelet`): it follows what this workspace's tests need,
+//! and its API may change in any release, patch releases included. Use it from `[dev-dependencies]`, and pin the exact
+//! version (`=0.1.x`) if your tests depend on its details.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

@@ -14,7 +14,8 @@
 //! - the life cycle: stale sockets removed, the DRA socket served (and checked) before the registration socket
 //!   appears, either socket served again if it disappears, and a [`RegistrationState`] that ticks whenever a
 //!   (restarted) kubelet registers the driver, which is the moment to republish the node's slices;
-//! - with feature `fake-kubelet`, [`fake_kubelet::FakeKubelet`], a kubelet peer for your integration tests.
+//! - with feature `fake-kubelet`, [`fake_kubelet::FakeKubelet`], a kubelet peer for your integration tests (a test
+//!   double, outside the semver promise).
 //!
 //! The gRPC code is generated from our own copies of the kubelet protos and committed (`scripts/gen_protos.sh`; builds
 //! need no protoc); it is public as [`api`] for peers and tests.
