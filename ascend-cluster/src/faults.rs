@@ -14,8 +14,8 @@ use crate::node_npus::{node_npus, unhealthy_since, NodeNpus};
 use crate::objects::{ClusterObjects, Wanted};
 
 /// The reasons of the device plugin's fault Events (warnings, then the recoveries), and of its recovery's resets
-/// (`--recovery-mode`: a reset started, done, failed or not started, a chip held out; the device plugin's
-/// `recovery::RECOVERY_EVENT_REASONS`).
+/// (`--recovery-mode`: a reset started, done, failed or not started, a chip held out;
+/// [`ascend_kube::RECOVERY_EVENT_REASONS`], which the device plugin and the DRA driver record).
 pub const FAULT_EVENT_REASONS: [&str; 11] = [
     "NpuFaultRaised",
     "NpuCardDropped",
@@ -141,4 +141,16 @@ pub async fn faults_report(client: &kube::Client) -> Result<FaultsReport> {
     let wanted = Wanted { events: true, ..Wanted::chip_accounting() };
     let objects = ClusterObjects::read(client, &wanted).await?;
     Ok(FaultsReport::from_objects(&objects))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FAULT_EVENT_REASONS;
+
+    #[test]
+    fn every_recovery_event_reason_is_listed() {
+        for reason in ascend_kube::RECOVERY_EVENT_REASONS {
+            assert!(FAULT_EVENT_REASONS.contains(&reason), "{reason} is not in FAULT_EVENT_REASONS");
+        }
+    }
 }

@@ -9,9 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::DeviceManager;
-use ascend_kube::{PoolPublisher, SliceContent, Watched};
-use ascend_node::inventory::{Health, InventoryOptions, Snapshot, UnhealthyCause};
-use ascend_node::recovery::{NoRecoveryObserver, RecoveryConfig, RecoveryMode, RecoveryRunner};
+use ascend_kube::{
+    NodeEvents, NodeEventsConfig, PoolPublisher, RecoveryEvents, SliceContent, Watched, DRA_DRIVER_FIELD_MANAGER,
+};
+use ascend_node::{Health, InventoryOptions, Snapshot, UnhealthyCause};
+use ascend_node::recovery::{
+    NoRecoveryObserver, RecoveryConfig, RecoveryMode, RecoveryObserver, RecoveryObservers, RecoveryRunner,
+};
 use ascend_node::{BackoffPolicy, HealthMonitor, MonitorConfig, NoopObserver, Reconcile, ReconcileLoop};
 use dra_kubelet_plugin::{DeviceHealth, KubeletPlugin, PluginConfig, RegistrationState};
 use k8s_openapi::api::resource::v1::ResourceSlice;
@@ -19,7 +23,7 @@ use tokio::sync::{watch, Mutex};
 
 use crate::cdi_claim::ClaimSpecs;
 use crate::checkpoint::{boot_id, Checkpoint, BOOT_ID_PATH};
-use crate::devices::{published_chips, NpuChip};
+use crate::devices::{device_name, published_chips, NpuChip};
 use crate::driver::AscendDriver;
 use crate::error::{Error, Result};
 use crate::health::stream_status;
@@ -108,6 +112,23 @@ pub async fn run(
     client: kube::Client,
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
+    run_observed(config, manager, client, Arc::new(NoRecoveryObserver), shutdown).await
+}
+
+/// [`run`], telling `observer` too what recovery did (the daemon's metrics,
+/// `ascend_node::recovery::RecoveryMetrics`). With recovery on, the driver records it as Events on its Node as well
+/// (`ascend_kube::RecoveryEvents`, the device plugin's reasons; its service account needs `create` and `patch` on
+/// `events.k8s.io` Events, which the chart grants when `draDriver.recovery.mode` is not `off`).
+///
+/// # Errors
+/// Those of [`run`].
+pub async fn run_observed(
+    config: DriverConfig,
+    manager: Arc<dyn DeviceManager>,
+    client: kube::Client,
+    observer: Arc<dyn RecoveryObserver>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<()> {
     let publisher = PoolPublisher::for_node(client.clone(), &config.node_name, &config.plugin.driver_name).await?;
     let boot = boot_id(&config.boot_id_path)?;
     let (checkpoint, stale) = Checkpoint::open(&config.checkpoint_path(), &boot)?;
@@ -149,20 +170,28 @@ pub async fn run(
         .map_err(|e| Error::Config(format!("serving the kubelet: {e}")))?;
 
     let (stop_recovery, recovery_stopped) = tokio::sync::oneshot::channel::<()>();
-    let recovery = (config.recovery.mode != RecoveryMode::Off).then(|| {
-        tracing::info!(mode = %config.recovery.mode, idle = ?config.recovery.idle, "recovery on: faulty chips are reset once free");
-        let runner = RecoveryRunner::new(
-            config.recovery.clone(),
-            Arc::clone(&manager),
-            monitor.subscribe(),
-            Arc::new(monitor.withdrawals()),
-            Arc::new(ClaimHolders::new(Arc::clone(&driver))),
-            Arc::new(NoRecoveryObserver),
-        );
-        tokio::spawn(runner.run(async {
-            let _ = recovery_stopped.await;
-        }))
-    });
+    let recovery = match config.recovery.mode {
+        RecoveryMode::Off => None,
+        mode => {
+            tracing::info!(%mode, idle = ?config.recovery.idle, "recovery on: faulty chips are reset once free");
+            let reporting = NodeEventsConfig { reporting_controller: DRA_DRIVER_FIELD_MANAGER, ..Default::default() };
+            let events = NodeEvents::start(driver.client.clone(), &config.node_name, reporting)?;
+            let reporter = RecoveryObservers::new()
+                .with(observer)
+                .with(Arc::new(RecoveryEvents::new(events, monitor.subscribe()).with_names(device_name)));
+            let runner = RecoveryRunner::new(
+                config.recovery.clone(),
+                Arc::clone(&manager),
+                monitor.subscribe(),
+                Arc::new(monitor.withdrawals()),
+                Arc::new(ClaimHolders::new(Arc::clone(&driver))),
+                Arc::new(reporter),
+            );
+            Some(tokio::spawn(runner.run(async {
+                let _ = recovery_stopped.await;
+            })))
+        }
+    };
     // The snapshot is followed here, at once, whatever the API server does: the kubelet's health stream, the chips
     // prepare sees and those recovery withdrew never wait for a publication. What the slices should hold goes to the
     // publishing loop.

@@ -37,5 +37,5 @@ mod slices;
 
 pub use claim_plan::{plan_claim, ClaimPlan, PlannedDevice};
 pub use devices::NpuChip;
-pub use driver_loop::{run, DriverConfig, DEFAULT_DRIVER_NAME};
+pub use driver_loop::{run, run_observed, DriverConfig, DEFAULT_DRIVER_NAME};
 pub use error::{Error, Result};

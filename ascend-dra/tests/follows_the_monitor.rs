@@ -15,10 +15,12 @@ use std::time::{Duration, Instant};
 
 use ascend_dcmi::{ChipIds, Dcmi, DeviceManager, FaultLevel, MockDeviceManager};
 use ascend_dra::DriverConfig;
+use ascend_node::recovery::RecoveryObserver;
 use dcmi_sim::fake_host::{FakeHost, FakeHostOptions};
 use dcmi_sim::{write_overlay, ChipOverlay, Overlay};
 use dra_kubelet_plugin::fake_kubelet::FakeKubelet;
 use fake_apiserver::FakeApiServer;
+use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::resource::v1::{Device, ResourceSlice};
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::json;
@@ -57,8 +59,24 @@ struct Node {
     driver_name: String,
     driver: tokio::task::JoinHandle<ascend_dra::Result<()>>,
     stop: tokio::sync::oneshot::Sender<()>,
+    /// What the driver told its recovery observer (`run_observed`), one line per call.
+    recovery_calls: Arc<RecoveryCalls>,
     _kubelet: FakeKubelet,
     _dir: tempfile::TempDir,
+}
+
+/// The recovery observer's calls, as `<call> <physical id>`.
+#[derive(Default)]
+struct RecoveryCalls(Mutex<Vec<String>>);
+
+impl RecoveryObserver for RecoveryCalls {
+    fn reset_started(&self, chip: ChipIds, _group: &[ChipIds]) {
+        self.0.lock().unwrap().push(format!("started {}", chip.phy));
+    }
+    fn reset_finished(&self, chip: ChipIds, outcome: &Result<Duration, String>) {
+        let outcome = if outcome.is_ok() { "booted" } else { "failed" };
+        self.0.lock().unwrap().push(format!("{outcome} {}", chip.phy));
+    }
 }
 
 /// A driver that answers from the simulator but lists only the chips whose physical id is not `hidden`. Every
@@ -116,11 +134,24 @@ impl Node {
         server.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));
         let kubelet = FakeKubelet::start(&config.plugin.registry_dir);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let driver = tokio::spawn(ascend_dra::run(config, manager, server.client(), async {
+        let recovery_calls = Arc::new(RecoveryCalls::default());
+        let observer = Arc::clone(&recovery_calls);
+        let driver = tokio::spawn(ascend_dra::run_observed(config, manager, server.client(), observer, async {
             let _ = stopped.await;
         }));
         kubelet.wait_registered(&driver_name, WAIT).await.expect("the driver registers");
-        Node { server, hidden, overlay, logic_of, driver_name, driver, stop, _kubelet: kubelet, _dir: dir }
+        Node {
+            server,
+            hidden,
+            overlay,
+            logic_of,
+            driver_name,
+            driver,
+            stop,
+            recovery_calls,
+            _kubelet: kubelet,
+            _dir: dir,
+        }
     }
 
     fn devices(&self) -> Vec<Device> {
@@ -271,5 +302,22 @@ async fn recovery_resets_a_chip_with_a_restart_fault_tainting_its_ring_meanwhile
     .await;
     node.wait_for("every chip untainted after the reset", |node| node.devices().iter().all(|d| d.taints.is_none()))
         .await;
+    // What it did: told to the daemon's observer (its metrics) and recorded as Events on the Node, named as the
+    // fault Events name the chip.
+    assert_eq!(*node.recovery_calls.0.lock().unwrap(), ["started 1", "booted 1"]);
+    let reasons = |node: &Node| -> Vec<String> {
+        let mut reasons: Vec<String> = node
+            .server
+            .list::<Event>()
+            .into_iter()
+            .filter(|event| event.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(NODE))
+            .filter(|event| event.action.as_deref() == Some("npu-1"))
+            .filter(|event| event.reporting_controller.as_deref() == Some("ascend-dra-driver"))
+            .filter_map(|event| event.reason)
+            .collect();
+        reasons.sort();
+        reasons
+    };
+    node.wait_for("the reset's Events on the Node", |node| reasons(node) == ["NpuReset", "NpuResetStarted"]).await;
     node.stop().await;
 }

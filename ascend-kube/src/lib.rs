@@ -9,7 +9,7 @@
 //!   ([`device_info::DeviceInfoPublisher`]).
 //! - [`pod_assignment`]: the pod side of Volcano's allocation contract (`predicate-time`, `huawei.com/AscendReal`).
 //! - [`NodeEvents`]: Events on the Node object (NPU faults in `kubectl describe node`), rate-limited, aggregated
-//!   and never blocking the caller.
+//!   and never blocking the caller; [`RecoveryEvents`]: recovery's resets and held-out chips as such Events.
 //! - [`NodeConditionWriter`]: the Node condition `AscendNPUUnhealthy` ([`NpuCondition`]), patched into the Node's
 //!   status beside the kubelet's conditions.
 //! - [`PoolPublisher`] and [`get_claim`]: a DRA driver's node-local pool of ResourceSlices (names, owner,
@@ -60,7 +60,7 @@
 //! | connecting and requesting | [`connect`], [`connect_as`], [`client_for`], [`configuration`], [`in_cluster`], [`user_agent`], [`request`], [`check_node_name`], [`DEFAULT_REQUEST_TIMEOUT`]; the field managers [`NODE_LABELLER_FIELD_MANAGER`], [`DEVICE_PLUGIN_FIELD_MANAGER`], [`DRA_DRIVER_FIELD_MANAGER`] |
 //! | watching and retrying | [`Watched`], [`Backoff`], [`BackoffPolicy`] |
 //! | the node labels | [`NodeLabeller`], [`LabellerConfig`], [`Reconciled`], [`ReconcileTrigger`], [`DEFAULT_RECONCILE_INTERVAL`], [`DEFAULT_DRIVER_DEADLINE`], [`NodeLabels`], [`LabelPatch`]; the keys and values in [`node_labels`]; the tool's modes in [`labeller_tool`] |
-//! | Events and the condition on the Node | [`NodeEvents`], [`NodeEvent`], [`NodeEventsConfig`], [`EventStats`]; [`NodeConditionWriter`], [`NpuCondition`], [`ConditionWrite`], [`NPU_CONDITION_TYPE`], [`ALL_HEALTHY_REASON`], [`UNHEALTHY_REASON`] |
+//! | Events and the condition on the Node | [`NodeEvents`], [`NodeEvent`], [`NodeEventsConfig`], [`EventStats`]; recovery's resets as Events, [`RecoveryEvents`], [`RECOVERY_EVENT_REASONS`]; [`NodeConditionWriter`], [`NpuCondition`], [`ConditionWrite`], [`NPU_CONDITION_TYPE`], [`ALL_HEALTHY_REASON`], [`UNHEALTHY_REASON`] |
 //! | what the cluster says | [`served_versions`], [`kubelet_version`], [`node_resources`], [`NodeResources`], [`runtime_class_handlers`] |
 //! | DRA | [`PoolPublisher`], [`SliceContent`], [`ASCEND_DRA_DRIVER_NAME`], [`UNHEALTHY_TAINT_KEY`], [`SLICE_NODE_LABEL`], [`get_claim`] |
 //! | Volcano | [`device_info`], [`pod_assignment`] |
@@ -86,6 +86,7 @@ mod node_info;
 mod node_labeller;
 pub mod node_labels;
 pub mod pod_assignment;
+mod recovery_events;
 mod resource_claims;
 mod resource_slices;
 mod runtime_classes;
@@ -109,6 +110,7 @@ pub use node_labeller::{
     LabellerConfig, NodeLabeller, ReconcileTrigger, Reconciled, DEFAULT_DRIVER_DEADLINE, DEFAULT_RECONCILE_INTERVAL,
 };
 pub use node_labels::{LabelPatch, NodeLabels};
+pub use recovery_events::{RecoveryEvents, RECOVERY_EVENT_REASONS};
 pub use resource_claims::get_claim;
 pub use resource_slices::{
     PoolPublisher, SliceContent, ASCEND_DRA_DRIVER_NAME, NODE_LABEL as SLICE_NODE_LABEL, UNHEALTHY_TAINT_KEY,

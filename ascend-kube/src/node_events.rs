@@ -53,6 +53,9 @@ pub struct NodeEventsConfig {
     pub queue: usize,
     /// How long one API request may take.
     pub request_timeout: Duration,
+    /// The Events' `reportingController`: the program that records them (the device plugin's name by default,
+    /// [`crate::DRA_DRIVER_FIELD_MANAGER`] for the DRA driver).
+    pub reporting_controller: &'static str,
 }
 
 impl Default for NodeEventsConfig {
@@ -62,6 +65,7 @@ impl Default for NodeEventsConfig {
             refill: Duration::from_secs(6),
             queue: 256,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            reporting_controller: DEVICE_PLUGIN_FIELD_MANAGER,
         }
     }
 }
@@ -116,7 +120,7 @@ impl NodeEvents {
         let sender = Sender {
             recorder: Recorder::new(
                 client.clone(),
-                Reporter { controller: DEVICE_PLUGIN_FIELD_MANAGER.into(), instance: Some(node.to_owned()) },
+                Reporter { controller: config.reporting_controller.into(), instance: Some(node.to_owned()) },
             ),
             nodes: Api::all(client),
             node: node.to_owned(),

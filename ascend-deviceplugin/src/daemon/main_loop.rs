@@ -4,15 +4,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::recovery::{PodResourcesHolders, RecoveryReporter};
+use crate::recovery::PodResourcesHolders;
 use crate::{plugin, DeviceAssigner, HealthMonitor, HoldingsTracker};
 use anyhow::Context;
 use ascend_cli::health_endpoint::{EndpointError, HealthEndpoint};
 use ascend_kube::device_info::NodePlacement;
 use ascend_kube::BackoffPolicy;
 use ascend_kube::NodeConditionWriter;
+use ascend_kube::RecoveryEvents;
 use ascend_node::load_driver_until;
-use ascend_node::recovery::{RecoveryMode, RecoveryRunner};
+use ascend_node::recovery::{RecoveryMode, RecoveryObservers, RecoveryRunner};
 use tokio::sync::watch;
 
 use super::cli::Args;
@@ -85,7 +86,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     if recovery.mode != RecoveryMode::Off {
         tracing::info!(mode = %recovery.mode, idle = ?recovery.idle, "recovery on: faulty chips are reset once free");
         let holders = Arc::new(PodResourcesHolders::new(Arc::clone(&holdings), monitor.subscribe()));
-        let reporter = Arc::new(RecoveryReporter::new(events, metrics.clone(), monitor.subscribe()));
+        let mut reporter = RecoveryObservers::new().with(metrics.recovery());
+        if let Some(events) = events {
+            reporter = reporter.with(Arc::new(RecoveryEvents::new(events, monitor.subscribe())));
+        }
+        let reporter = Arc::new(reporter);
         let withdrawals = Arc::new(monitor.withdrawals());
         let runner = RecoveryRunner::new(recovery, dcmi.clone(), monitor.subscribe(), withdrawals, holders, reporter);
         tokio::spawn(runner.run(stopped(stop.clone())));

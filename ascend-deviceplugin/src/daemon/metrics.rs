@@ -2,17 +2,16 @@
 //! registrations, and whether the driver is loaded. They are fed by a [`PluginObserver`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::Arc;
 
 use crate::{Error, Health, PluginObserver};
 use ascend_dcmi::ChipIds;
-use ascend_node::recovery::{HeldOut, RecoveryObserver};
+use ascend_node::recovery::RecoveryMetrics;
 use ascend_node::HealthObserver;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 /// Labels of per-resource metrics.
@@ -38,23 +37,6 @@ pub struct TransitionLabels {
     pub to: String,
 }
 
-/// Labels of chip resets.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-pub struct ResetLabels {
-    /// `booted`, `failed` or `aborted` (a chip of the group was taken before the reset started).
-    pub outcome: String,
-}
-
-/// Labels of chips held out by recovery.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-pub struct HeldOutLabels {
-    /// `budget_used`, `reset_failed` or `faulted_again`.
-    pub why: String,
-}
-
-/// The buckets of the time from a reset's start to its group's boot, in seconds (Huawei's boot wait ends at 180 s).
-const RESET_SECONDS_BUCKETS: [f64; 8] = [1.0, 5.0, 10.0, 30.0, 60.0, 90.0, 120.0, 180.0];
-
 /// Every metric of the daemon, registered in one registry.
 pub struct PluginMetrics {
     registry: Registry,
@@ -65,9 +47,7 @@ pub struct PluginMetrics {
     registration_failures: Family<ResourceLabels, Counter>,
     health_transitions: Family<TransitionLabels, Counter>,
     chip_healthy: Family<ChipLabels, Gauge>,
-    chip_resets: Family<ResetLabels, Counter>,
-    chip_reset_seconds: Histogram,
-    chips_held_out: Family<HeldOutLabels, Counter>,
+    recovery: Arc<RecoveryMetrics>,
     driver_loaded: Gauge,
     running: AtomicBool,
 }
@@ -83,9 +63,7 @@ impl Default for PluginMetrics {
             registration_failures: Family::default(),
             health_transitions: Family::default(),
             chip_healthy: Family::default(),
-            chip_resets: Family::default(),
-            chip_reset_seconds: Histogram::new(RESET_SECONDS_BUCKETS),
-            chips_held_out: Family::default(),
+            recovery: Arc::default(),
             driver_loaded: Gauge::default(),
             running: AtomicBool::new(false),
             registry: Registry::default(),
@@ -109,21 +87,7 @@ impl Default for PluginMetrics {
             "1 when the chip is advertised Healthy, 0 otherwise",
             metrics.chip_healthy.clone(),
         );
-        registry.register(
-            "chip_resets",
-            "Hot resets of faulty chips by recovery, by outcome",
-            metrics.chip_resets.clone(),
-        );
-        registry.register(
-            "chip_reset_seconds",
-            "Time from a recovery reset's start to its reset group's boot",
-            metrics.chip_reset_seconds.clone(),
-        );
-        registry.register(
-            "chips_held_out",
-            "Chips recovery holds out of service until an operator acts, by reason",
-            metrics.chips_held_out.clone(),
-        );
+        metrics.recovery.register(&mut registry);
         registry.register(
             "driver_loaded",
             "1 once libdcmi.so is loaded and initialised",
@@ -147,6 +111,12 @@ impl PluginMetrics {
     pub fn set_driver_loaded(&self, loaded: bool) {
         self.driver_loaded.set(i64::from(loaded));
         self.running.store(loaded, Ordering::Relaxed);
+    }
+
+    /// The recovery metrics (`chip_resets_total`, `chip_reset_seconds`, `chips_held_out_total`), to observe the
+    /// daemon's recovery runner.
+    pub fn recovery(&self) -> Arc<RecoveryMetrics> {
+        Arc::clone(&self.recovery)
     }
 
     /// Whether the plugin runs over a loaded driver.
@@ -180,32 +150,6 @@ impl PluginObserver for PluginMetrics {
 
     fn allocation_failed(&self, resource: &str, _: &Error) {
         self.allocation_failures.get_or_create(&labels(resource)).inc();
-    }
-}
-
-impl RecoveryObserver for PluginMetrics {
-    fn reset_finished(&self, _chip: ChipIds, outcome: &Result<Duration, String>) {
-        let outcome = match outcome {
-            Ok(took) => {
-                self.chip_reset_seconds.observe(took.as_secs_f64());
-                "booted"
-            }
-            Err(_) => "failed",
-        };
-        self.chip_resets.get_or_create(&ResetLabels { outcome: outcome.to_owned() }).inc();
-    }
-
-    fn reset_aborted(&self, _chip: ChipIds, _taken: &[ChipIds]) {
-        self.chip_resets.get_or_create(&ResetLabels { outcome: "aborted".to_owned() }).inc();
-    }
-
-    fn held_out(&self, _chip: ChipIds, why: &HeldOut) {
-        let why = match why {
-            HeldOut::BudgetUsed => "budget_used",
-            HeldOut::ResetFailed(_) => "reset_failed",
-            HeldOut::FaultedAgain { .. } => "faulted_again",
-        };
-        self.chips_held_out.get_or_create(&HeldOutLabels { why: why.to_owned() }).inc();
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use ascend_cli::health_endpoint::HealthEndpoint;
+use ascend_node::recovery::RecoveryMetrics;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
@@ -19,30 +20,32 @@ use super::cli::Args;
 /// bound, and the errors of [`crate::run`].
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let running = Gauge::<i64, AtomicI64>::default();
-    let metrics = Arc::new(registry(&running));
+    let recovery = Arc::new(RecoveryMetrics::default());
+    let metrics = Arc::new(registry(&running, &recovery));
     let endpoint = HealthEndpoint::bind(args.listen).await?;
     let http = tokio::spawn(endpoint.serve(|| "ok\n".to_owned(), move || render(&metrics), std::future::pending()));
 
-    let result = serve(&args, &running).await;
+    let result = serve(&args, &running, recovery).await;
     running.set(0);
     http.abort();
     result
 }
 
-async fn serve(args: &Args, running: &Gauge<i64, AtomicI64>) -> anyhow::Result<()> {
+async fn serve(args: &Args, running: &Gauge<i64, AtomicI64>, recovery: Arc<RecoveryMetrics>) -> anyhow::Result<()> {
     let manager = Arc::new(ascend_node::load_driver(&args.driver_options()).await?);
     let client = ascend_kube::connect_as("ascend-dra-driver", env!("CARGO_PKG_VERSION"))
         .await
         .context("the driver publishes ResourceSlices and reads ResourceClaims through the Kubernetes API")?;
     running.set(1);
-    crate::run(args.driver_config(), manager, client, ascend_cli::signal::termination())
+    crate::run_observed(args.driver_config(), manager, client, recovery, ascend_cli::signal::termination())
         .await
         .context("the DRA driver stopped")
 }
 
-fn registry(running: &Gauge<i64, AtomicI64>) -> Registry {
-    let mut registry = Registry::default();
-    registry.register("ascend_dra_driver_running", "1 while the driver serves the kubelet", running.clone());
+fn registry(running: &Gauge<i64, AtomicI64>, recovery: &RecoveryMetrics) -> Registry {
+    let mut registry = Registry::with_prefix("ascend_dra_driver");
+    registry.register("running", "1 while the driver serves the kubelet", running.clone());
+    recovery.register(&mut registry);
     registry
 }
 

@@ -14,12 +14,19 @@
 
 mod config;
 mod limiter;
+#[cfg(feature = "metrics")]
+mod metrics;
+mod observers;
 mod planner;
 mod reset_group;
 mod runner;
 
 pub use config::{RecoveryConfig, RecoveryMode, UnknownRecoveryMode};
 pub use limiter::Budget;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub use metrics::{HeldOutLabels, RecoveryMetrics, ResetLabels};
+pub use observers::RecoveryObservers;
 pub use planner::{ChipFacts, Decision, HeldOut, Need, RecoveryPlanner, RecoveryStatus};
 pub use reset_group::{reset_group, GroupedChip};
 pub use runner::{need_of, Holders, NoRecoveryObserver, RecoveryObserver, RecoveryRunner, Withdrawals};
