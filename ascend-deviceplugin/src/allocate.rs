@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use ascend_dcmi::{ChipType, VnpuId};
 
 use crate::error::{Error, Result};
-use ascend_node::inventory::{Device, DeviceKind, Resource};
+use ascend_node::{Device, DeviceKind, Resource};
 
 /// The CDI kind of the `ascend-oci` CDI spec.
 pub const DEFAULT_CDI_KIND: &str = "huawei.com/npu";
@@ -410,7 +410,7 @@ mod tests {
     use ascend_dcmi::{CardId, ChipIds, ChipLocator, DeviceId, LogicId, PhyId, VnpuTemplate};
 
     use super::*;
-    use ascend_node::inventory::{ChipRecord, Health, InventoryOptions, Snapshot, UnhealthyCause};
+    use ascend_node::{ChipRecord, Health, InventoryOptions, Snapshot, UnhealthyCause};
 
     fn resource(chip_type: ChipType, unhealthy: &[u32], vnpu_on_0: bool) -> Resource {
         let chips: Vec<ChipRecord> = (0..4)

@@ -8,7 +8,7 @@
 
 use crate::error::Result;
 use crate::held::Holdings;
-use ascend_node::inventory::Resource;
+use ascend_node::Resource;
 
 /// Chooses the devices of one container's Allocate.
 #[tonic::async_trait]

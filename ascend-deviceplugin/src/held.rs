@@ -24,9 +24,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ascend_node::inventory::Resource;
 use ascend_node::pod_resources::api::ListPodResourcesResponse;
-use ascend_node::PodResourcesClient;
+use ascend_node::pod_resources::PodResourcesClient;
+use ascend_node::Resource;
 use tokio::sync::{watch, Mutex};
 
 use crate::error::{grpc_error, Result};

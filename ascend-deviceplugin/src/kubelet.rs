@@ -12,7 +12,7 @@ use kubelet_socket::connect;
 /// The device plugin API version this crate speaks.
 pub const API_VERSION: &str = "v1beta1";
 
-pub use ascend_node::kubelet_paths::{DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
+pub use ascend_node::{DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
 
 /// Registers `resource`, served on `socket` (a file name inside `plugin_dir`), with the kubelet.
 ///

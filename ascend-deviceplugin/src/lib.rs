@@ -78,8 +78,9 @@ pub use allocate::{
     RT_VISIBLE_DEVICES_ENV, RUNTIME_OPTIONS_ENV, UNIFIED_BUS_NODE_DIRECTORIES, VISIBLE_DEVICES_ENV,
 };
 pub use ascend_node::{
-    ChipCondition, Device, DeviceKind, DeviceName, Health, HealthMonitor, InventoryOptions, MonitorConfig,
-    NoopObserver, Resource, ResourceNaming, Separations, Snapshot,
+    naming::{DeviceName, ResourceNaming},
+    ChipCondition, Device, DeviceKind, Health, HealthMonitor, InventoryOptions, MonitorConfig, NoopObserver, Resource,
+    Separations, Snapshot,
 };
 pub use assigner::DeviceAssigner;
 pub use error::{Error, Result};

@@ -16,8 +16,8 @@ use ascend_kube::{ConditionWrite, NodeConditionWriter, NpuCondition, ALL_HEALTHY
 use tokio::sync::watch;
 
 use crate::node_events::{checked, chips};
-use ascend_node::inventory::{Health, Snapshot};
 use ascend_node::{BackoffPolicy, Reconcile, ReconcileLoop};
+use ascend_node::{Health, Snapshot};
 
 /// The condition a snapshot describes; `None` while some chip awaits its first check, or when there is none.
 pub fn condition_of(snapshot: &Snapshot) -> Option<NpuCondition> {

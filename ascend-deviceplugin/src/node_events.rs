@@ -14,7 +14,7 @@ use ascend_dcmi::PhyId;
 use ascend_kube::{NodeEvent, NodeEvents};
 use tokio::sync::watch;
 
-use ascend_node::inventory::{ChipCondition, Device, Health, Snapshot, UnhealthyCause};
+use ascend_node::{ChipCondition, Device, Health, Snapshot, UnhealthyCause};
 
 /// One chip as the Events see it.
 #[derive(Debug, Clone, PartialEq)]

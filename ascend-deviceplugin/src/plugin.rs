@@ -20,7 +20,7 @@ use crate::held::HoldingsTracker;
 use crate::kubelet::{register, DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
 use crate::observer::PluginObserver;
 use crate::server::{ResourceServer, ServerContext};
-use ascend_node::monitor::{HealthMonitor, MonitorConfig};
+use ascend_node::{HealthMonitor, MonitorConfig};
 use kubelet_socket::{identity, FileIdentity};
 
 /// Everything the plugin is configured with.

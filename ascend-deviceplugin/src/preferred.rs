@@ -12,11 +12,11 @@ use ascend_dcmi::{CardId, PhyId};
 
 use crate::allocate::resolve;
 use crate::error::{Error, Result};
-use ascend_node::inventory::{Device, Resource};
+use ascend_node::{Device, Resource};
 
 /// The HCCS group of a device, on chip types that have HCCS groups.
 pub fn hccs_group(device: &Device) -> Option<u32> {
-    ascend_node::topology::hccs_group(device.chip_type, device.chip.phy)
+    ascend_node::hccs_group(device.chip_type, device.chip.phy)
 }
 
 /// Picks `size` of `available`, containing every id of `must_include`.
@@ -136,7 +136,7 @@ mod tests {
 
     use super::*;
     use ascend_dcmi::ChipType;
-    use ascend_node::inventory::{ChipRecord, Health, InventoryOptions, Snapshot};
+    use ascend_node::{ChipRecord, Health, InventoryOptions, Snapshot};
 
     /// Chips as (phy, card, numa).
     fn resource(chip_type: ChipType, layout: &[(u32, i32, u32)], replicas: u32) -> Resource {

@@ -19,7 +19,7 @@ use crate::error::{grpc_error, Result};
 use crate::held::Holdings;
 use crate::observer::PluginObserver;
 use crate::service::DevicePluginService;
-use ascend_node::inventory::Snapshot;
+use ascend_node::Snapshot;
 use kubelet_socket::{bind_fresh, connect, identity, remove_if_same, FileIdentity};
 
 /// How long a stopping server may take to finish its calls before it is aborted.

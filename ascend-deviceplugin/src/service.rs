@@ -20,7 +20,7 @@ use crate::error::Error;
 use crate::held::Holdings;
 use crate::observer::PluginObserver;
 use crate::preferred::preferred_allocation;
-use ascend_node::inventory::{Resource, Snapshot};
+use ascend_node::{Resource, Snapshot};
 
 impl From<Error> for Status {
     fn from(error: Error) -> Self {

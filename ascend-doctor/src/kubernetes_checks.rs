@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use ascend_dcmi::ChipType;
-use ascend_node::kubelet_paths::{DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
+use ascend_node::{DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
 use ascend_node::naming::{base_name, socket_name, DEFAULT_PREFIX};
 
 use super::advice::Advice;

@@ -17,7 +17,7 @@ use super::check::{CheckResult, Section, Status};
 use super::context::{DoctorOptions, Facts, RegisteredRuntime};
 use super::host::HostRoot;
 use super::runtime_checks;
-use ascend_node::kubelet_paths::{DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
+use ascend_node::{DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
 
 /// What one side has on the node.
 #[derive(Debug, Default, PartialEq, Eq)]

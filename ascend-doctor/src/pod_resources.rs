@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use ascend_node::PodResourcesClient;
+use ascend_node::pod_resources::PodResourcesClient;
 
 use super::error::{Error, Result};
 

@@ -3,7 +3,7 @@
 //! the chips on every poll.
 
 use ascend_dcmi::{ChipIds, ChipType, PcieAddress, VnpuTemplate};
-use ascend_node::inventory::{ChipDetails, ChipRecord, Health, Snapshot, UnhealthyCause};
+use ascend_node::{ChipDetails, ChipRecord, Health, Snapshot, UnhealthyCause};
 
 /// One chip and everything the driver publishes about it.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,7 +43,7 @@ impl NpuChip {
 
     /// The HCCS group: chips of one group talk over HCCS links, so a multi-chip job wants them together.
     pub fn hccs_group(&self) -> Option<u32> {
-        ascend_node::topology::hccs_group(self.chip_type, self.ids.phy)
+        ascend_node::hccs_group(self.chip_type, self.ids.phy)
     }
 }
 

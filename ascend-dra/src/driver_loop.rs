@@ -12,11 +12,11 @@ use ascend_dcmi::DeviceManager;
 use ascend_kube::{
     NodeEvents, NodeEventsConfig, PoolPublisher, RecoveryEvents, SliceContent, Watched, DRA_DRIVER_FIELD_MANAGER,
 };
-use ascend_node::{Health, InventoryOptions, Snapshot, UnhealthyCause};
 use ascend_node::recovery::{
     NoRecoveryObserver, RecoveryConfig, RecoveryMode, RecoveryObserver, RecoveryObservers, RecoveryRunner,
 };
 use ascend_node::{BackoffPolicy, HealthMonitor, MonitorConfig, NoopObserver, Reconcile, ReconcileLoop};
+use ascend_node::{Health, InventoryOptions, Snapshot, UnhealthyCause};
 use dra_kubelet_plugin::{DeviceHealth, KubeletPlugin, PluginConfig, RegistrationState};
 use k8s_openapi::api::resource::v1::ResourceSlice;
 use tokio::sync::{watch, Mutex};

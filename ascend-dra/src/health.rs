@@ -4,7 +4,7 @@
 //! asks DCMI nothing more about a chip's health and parses no message text. The health checks themselves are the
 //! monitor's (deadlines per DCMI call, fault-event wake-ups, polling).
 
-use ascend_node::inventory::{Health, UnhealthyCause};
+use ascend_node::{Health, UnhealthyCause};
 use dra_kubelet_plugin::HealthStatus;
 use k8s_openapi::api::resource::v1::DeviceTaint;
 

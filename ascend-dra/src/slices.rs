@@ -11,7 +11,7 @@ use k8s_openapi::api::resource::v1::{
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-use ascend_node::inventory::Health;
+use ascend_node::Health;
 
 use crate::devices::{partition_name, NpuChip};
 use crate::health::taint;
@@ -199,7 +199,7 @@ pub fn pack(groups: &[ChipGroup]) -> Vec<SliceContent> {
 mod tests {
     use super::*;
     use ascend_dcmi::{CardId, ChipIds, ChipLocator, ChipType, DeviceId, FaultLevel, LogicId, PhyId, VnpuTemplate};
-    use ascend_node::inventory::UnhealthyCause;
+    use ascend_node::UnhealthyCause;
 
     fn chip(phy: u32) -> (NpuChip, Health) {
         let chip = NpuChip {

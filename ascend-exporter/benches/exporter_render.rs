@@ -27,7 +27,7 @@ use ascend_exporter::{
     GroupFreshness, NamingMode, PodAttribution, RenderPlan, ScrapeCache, Selection, SharedAttribution, SharedSnapshot,
     Snapshot, SnapshotCollector, SnapshotSource, DEFAULT_MAX_BODY_AGE,
 };
-use ascend_node::ResourceNaming;
+use ascend_node::naming::ResourceNaming;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 fn populated_chip(index: u32, now: Instant) -> ChipSnapshot {

@@ -9,7 +9,7 @@ use ascend_cli::duration::{parse_duration, parse_positive_duration};
 use ascend_cli::LogArgs;
 use ascend_node::naming::DEFAULT_PREFIX;
 use ascend_node::pod_resources::DEFAULT_SOCKET as DEFAULT_POD_RESOURCES_SOCKET;
-use ascend_node::{DriverArgs, ResourceNaming};
+use ascend_node::{naming::ResourceNaming, DriverArgs};
 
 use crate::error::{Error, Result};
 use crate::render::NamingMode;

@@ -18,7 +18,7 @@
 //! Every error is an [`Error`], naming the file, key, address or driver step at fault.
 //!
 //! Device ids in PodResources answers are read back to chips with the device plugin's own naming
-//! ([`ascend_node::ResourceNaming::parse_device_id`]), configured by the same prefix and renames as the plugin
+//! ([`ascend_node::naming::ResourceNaming::parse_device_id`]), configured by the same prefix and renames as the plugin
 //! (`--device-plugin.resource-prefix`, `--device-plugin.rename`, or the plugin's `ASCEND_DP_*` variables).
 //!
 //! # Example

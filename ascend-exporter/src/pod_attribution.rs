@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ascend_dcmi::{PhyId, VnpuId};
-use ascend_node::{DeviceName, ResourceNaming};
+use ascend_node::naming::{DeviceName, ResourceNaming};
 use parking_lot::RwLock;
 
 /// One container of one pod.

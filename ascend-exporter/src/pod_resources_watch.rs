@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use ascend_node::pod_resources::api::ListPodResourcesResponse;
 use ascend_node::pod_resources::DEFAULT_SOCKET;
-use ascend_node::{Backoff, BackoffPolicy, PodResourcesClient, ResourceNaming};
+use ascend_node::{naming::ResourceNaming, pod_resources::PodResourcesClient, Backoff, BackoffPolicy};
 
 use crate::pod_attribution::{AssignedDevices, ContainerAssignment, ContainerRef, PodAttribution, SharedAttribution};
 

@@ -318,7 +318,7 @@ mod tests {
     use crate::metric_group::MetricGroup;
     use crate::pod_attribution::{AssignedDevices, ContainerAssignment, ContainerRef};
     use crate::snapshot::{ChipSnapshot, GroupFreshness, SharedSnapshot};
-    use ascend_node::ResourceNaming;
+    use ascend_node::naming::ResourceNaming;
 
     fn chip(logic: u32, phy: u32, temperature: i32, aicore: u32) -> ChipSnapshot {
         let ids = ChipIds {

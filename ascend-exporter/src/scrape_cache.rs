@@ -193,7 +193,7 @@ mod tests {
     use crate::render::{NamingMode, RenderPlan, SnapshotCollector};
     use crate::selection::Selection;
     use crate::snapshot::{ChipSnapshot, GroupFreshness, SharedSnapshot, Snapshot};
-    use ascend_node::ResourceNaming;
+    use ascend_node::naming::ResourceNaming;
 
     const LONG_ENOUGH: Duration = Duration::from_secs(3600);
 

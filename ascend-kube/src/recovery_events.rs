@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ascend_dcmi::ChipIds;
-use ascend_node::Snapshot;
 use ascend_node::recovery::{HeldOut, RecoveryObserver};
+use ascend_node::Snapshot;
 use tokio::sync::watch;
 
 use crate::node_events::{NodeEvent, NodeEvents};

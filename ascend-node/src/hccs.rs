@@ -1,4 +1,4 @@
-//! Chip topology the scheduler cares about: HCCS groups on 910B and A3 servers.
+//! HCCS groups: the chip topology the scheduler cares about on 910B and A3 servers.
 
 use ascend_dcmi::{ChipType, PhyId};
 

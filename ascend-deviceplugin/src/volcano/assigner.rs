@@ -13,7 +13,7 @@ use crate::assigner::DeviceAssigner;
 use crate::error::{Error, Result};
 use crate::held::Holdings;
 use ascend_dcmi::ChipType;
-use ascend_node::inventory::{DeviceKind, Resource};
+use ascend_node::{DeviceKind, Resource};
 
 /// How the pod of an Allocate call is looked for: a LIST of the node's pods, again whenever the watch of them sees a
 /// change, until the pod is there or the time is up.
@@ -210,7 +210,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use ascend_dcmi::{ChipIds, LogicId, PhyId};
-    use ascend_node::inventory::{ChipRecord, Health, InventoryOptions, Snapshot};
+    use ascend_node::{ChipRecord, Health, InventoryOptions, Snapshot};
 
     use super::*;
 

@@ -19,7 +19,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::volcano::device_list::is_whole_chips;
-use ascend_node::inventory::Snapshot;
+use ascend_node::Snapshot;
 use ascend_node::{BackoffPolicy, Reconcile, ReconcileLoop};
 
 /// The annotation's content for `snapshot`: each chip of a whole-chip resource (the chips the device-info

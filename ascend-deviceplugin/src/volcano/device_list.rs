@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use ascend_dcmi::{ChipType, FaultLevel};
 use ascend_kube::device_info::{DeviceFault, DeviceList, FamilyDevices, KeySet};
 
-use ascend_node::inventory::{DeviceKind, Resource, Snapshot};
+use ascend_node::{DeviceKind, Resource, Snapshot};
 
 /// Which keys Huawei's plugin writes for a chip type.
 pub fn key_set(chip_type: ChipType) -> KeySet {
@@ -35,7 +35,7 @@ pub fn is_whole_chips(resource: &Resource) -> bool {
 fn family(snapshot: &Snapshot, resource: &Resource, in_use: &BTreeSet<String>) -> FamilyDevices {
     let mut devices = FamilyDevices::default();
     // Replicas of a time-shared chip are one chip here; chips in physical-id order, as the driver lists them.
-    let mut chips: Vec<&ascend_node::inventory::Device> = Vec::new();
+    let mut chips: Vec<&ascend_node::Device> = Vec::new();
     for device in resource.devices.values() {
         if !chips.iter().any(|known| known.chip.phy == device.chip.phy) {
             chips.push(device);

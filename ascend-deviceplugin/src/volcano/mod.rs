@@ -33,7 +33,7 @@ use tokio::sync::{watch, Notify};
 
 use crate::error::{Error, Result};
 use crate::held::Holdings;
-use ascend_node::monitor::HealthMonitor;
+use ascend_node::HealthMonitor;
 
 pub use assigner::{LookupConfig, VolcanoAssigner};
 pub use base_infos::{base_device_infos, BaseInfoLoop};

@@ -19,8 +19,8 @@ use tokio::sync::{watch, Notify};
 use crate::held::Holdings;
 use crate::volcano::assigner::held_without_annotation;
 use crate::volcano::device_list::device_list;
-use ascend_node::inventory::Snapshot;
-use ascend_node::monitor::Separations;
+use ascend_node::Separations;
+use ascend_node::Snapshot;
 use ascend_node::{BackoffPolicy, Reconcile, ReconcileLoop};
 
 /// What the publishing loop works with.
