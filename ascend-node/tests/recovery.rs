@@ -92,6 +92,10 @@ impl RecoveryObserver for Recorder {
         };
         self.push(format!("held out logic {} {why}", chip.logic));
     }
+    fn held_out_now(&self, chips: &[ChipIds]) {
+        let logic: Vec<String> = chips.iter().map(|chip| chip.logic.to_string()).collect();
+        self.push(format!("out now [{}]", logic.join(",")));
+    }
 }
 
 impl Recorder {
@@ -171,8 +175,13 @@ async fn a_free_chip_with_a_restart_fault_is_reset_and_offered_again_a_held_one_
     set_faults(&host.overlay, &[RESTART_FAULT]);
     wait_for(&mut snapshots, 10, "the fault seen again", faulty).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(recorder.events().last().map(String::as_str), Some(format!("held out logic {FAULTY} again").as_str()));
-    assert_eq!(recorder.events().len(), 3, "{:?}", recorder.events());
+    assert_eq!(recorder.events()[2..], [format!("held out logic {FAULTY} again"), format!("out now [{FAULTY}]")]);
+
+    // An operator's reset clears it: healthy again by other means, it is no longer held out.
+    set_faults(&host.overlay, &[]);
+    wait_for(&mut snapshots, 10, "healthy after the operator's reset", |health| *health == Health::Healthy).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(recorder.events()[4..], ["out now []".to_owned()]);
     let _ = stop.send(());
     task.await.expect("runner");
 }

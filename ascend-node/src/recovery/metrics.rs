@@ -7,6 +7,7 @@ use ascend_dcmi::ChipIds;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
@@ -30,13 +31,14 @@ pub struct HeldOutLabels {
     pub why: String,
 }
 
-/// `chip_resets_total{outcome}`, `chip_reset_seconds` and `chips_held_out_total{why}`, fed as a
-/// [`RecoveryObserver`].
+/// `chip_resets_total{outcome}`, `chip_reset_seconds`, `chips_held_out_total{why}` (each time a chip was held out)
+/// and `held_out_chips` (how many are out now: what an alert watches), fed as a [`RecoveryObserver`].
 #[derive(Debug)]
 pub struct RecoveryMetrics {
     resets: Family<ResetLabels, Counter>,
     reset_seconds: Histogram,
     held_out: Family<HeldOutLabels, Counter>,
+    held_out_now: Gauge,
 }
 
 impl Default for RecoveryMetrics {
@@ -45,6 +47,7 @@ impl Default for RecoveryMetrics {
             resets: Family::default(),
             reset_seconds: Histogram::new(RESET_SECONDS_BUCKETS),
             held_out: Family::default(),
+            held_out_now: Gauge::default(),
         }
     }
 }
@@ -60,8 +63,13 @@ impl RecoveryMetrics {
         );
         registry.register(
             "chips_held_out",
-            "Chips recovery holds out of service until an operator acts, by reason",
+            "Chips recovery held out of service until an operator acts, by reason",
             self.held_out.clone(),
+        );
+        registry.register(
+            "held_out_chips",
+            "Chips recovery holds out of service now (until an operator acts or they read healthy)",
+            self.held_out_now.clone(),
         );
     }
 }
@@ -90,6 +98,10 @@ impl RecoveryObserver for RecoveryMetrics {
         };
         self.held_out.get_or_create(&HeldOutLabels { why: why.to_owned() }).inc();
     }
+
+    fn held_out_now(&self, chips: &[ChipIds]) {
+        self.held_out_now.set(i64::try_from(chips.len()).unwrap_or(i64::MAX));
+    }
 }
 
 #[cfg(test)]
@@ -109,6 +121,7 @@ mod tests {
         metrics.reset_finished(chip, &Err("boot timed out".to_owned()));
         metrics.reset_aborted(chip, &[chip]);
         metrics.held_out(chip, &HeldOut::FaultedAgain { after: Duration::from_secs(30) });
+        metrics.held_out_now(&[chip]);
         let mut text = String::new();
         encode(&mut text, &registry).expect("encodes");
         for line in [
@@ -118,6 +131,7 @@ mod tests {
             "ascend_test_chip_reset_seconds_count 1",
             "ascend_test_chip_reset_seconds_sum 12.0",
             "ascend_test_chips_held_out_total{why=\"faulted_again\"} 1",
+            "ascend_test_held_out_chips 1",
         ] {
             assert!(text.lines().any(|have| have == line), "{line} missing from:\n{text}");
         }

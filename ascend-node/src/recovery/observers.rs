@@ -49,6 +49,10 @@ impl RecoveryObserver for RecoveryObservers {
     fn held_out(&self, chip: ChipIds, why: &HeldOut) {
         self.0.iter().for_each(|observer| observer.held_out(chip, why));
     }
+
+    fn held_out_now(&self, chips: &[ChipIds]) {
+        self.0.iter().for_each(|observer| observer.held_out_now(chips));
+    }
 }
 
 #[cfg(test)]

@@ -43,6 +43,9 @@ pub trait RecoveryObserver: Send + Sync {
     fn reset_aborted(&self, _chip: ChipIds, _taken: &[ChipIds]) {}
     /// `chip` stays out.
     fn held_out(&self, _chip: ChipIds, _why: &HeldOut) {}
+    /// The chips held out now (after a round that changed them): those [`Self::held_out`] reported, less those that
+    /// since read healthy by other means (an operator's reset) or left the driver's list.
+    fn held_out_now(&self, _chips: &[ChipIds]) {}
 }
 
 /// An observer that records nothing.
@@ -72,6 +75,8 @@ pub struct RecoveryRunner {
     holders: Arc<dyn Holders>,
     observer: Arc<dyn RecoveryObserver>,
     withdrawn: BTreeSet<PhyId>,
+    /// The chips last reported through [`RecoveryObserver::held_out_now`].
+    held_out: Vec<ChipIds>,
     tick: Duration,
     grace: Duration,
 }
@@ -107,6 +112,7 @@ impl RecoveryRunner {
             holders,
             observer,
             withdrawn: BTreeSet::new(),
+            held_out: Vec::new(),
             tick: TICK,
             grace: GRACE,
         }
@@ -197,6 +203,17 @@ impl RecoveryRunner {
                     }
                 }
             }
+        }
+        let held_out: Vec<ChipIds> = self.planner.as_ref().map_or_else(Vec::new, |planner| {
+            chips
+                .iter()
+                .map(|(ids, _)| *ids)
+                .filter(|ids| matches!(planner.status().get(&ids.logic), Some(RecoveryStatus::HeldOut(_))))
+                .collect()
+        });
+        if held_out != self.held_out {
+            self.observer.held_out_now(&held_out);
+            self.held_out = held_out;
         }
     }
 
