@@ -91,6 +91,7 @@ pub fn title(id: &str) -> Option<(&'static str, &'static str)> {
         "kubernetes.node_resources" => ("Node advertises the NPU resource", "节点上报 NPU 资源"),
         "kubernetes.stale_allocations" => ("No NPUs allocated to deleted pods", "没有分配给已删除 Pod 的 NPU"),
         "kubernetes.migration" => ("No migration left half-done", "没有只完成一半的迁移"),
+        "kubernetes.held_out_chips" => ("No NPU held out after failed resets", "没有因复位无效而停止服务的 NPU"),
         _ => return None,
     })
 }
@@ -102,6 +103,10 @@ const DRIVER_INSTALL_EN: &str =
 const DRIVER_INSTALL_ZH: &str =
     "安装昇腾驱动和固件（先执行 Ascend-hdk-<chip>-npu-driver_<version>_linux-<arch>.run --full，\
      再执行固件的 .run 包）并重启：重启前 npu-smi 看不到任何卡；安装日志位于 /var/log/ascend_seclog/";
+
+/// How a chip recovery held out comes back.
+const OFFERED_AGAIN_EN: &str = "the chip is offered again once it reads healthy";
+const OFFERED_AGAIN_ZH: &str = "芯片恢复健康后会重新上报";
 
 /// What the runtime prints when a pairing is wrong (`package_compatibility::MISMATCH_SYMPTOMS` is this text).
 pub(crate) const MISMATCH_EN: &str =
@@ -296,6 +301,16 @@ pub enum Advice {
     MigrationTwoExporters,
     /// Parts of both stacks without a pair (`huawei`, `ours`: the parts of each).
     MigrationMixed { huawei: String, ours: String },
+    /// The node's Events cannot be listed.
+    EventsAccess,
+    /// Recovery held these chips out: their reset failed.
+    HeldOutResetFailed { chips: String },
+    /// Recovery held these chips out: they used their resets.
+    HeldOutBudgetUsed { chips: String },
+    /// Recovery held these chips out: the fault returned after a reset.
+    HeldOutFaultReturned { chips: String },
+    /// Recovery held these chips out for a reason in other words.
+    HeldOut { chips: String },
 }
 
 /// `the firmware` / `the firmware of NPU 3`, in both languages.
@@ -388,6 +403,11 @@ impl Advice {
             Advice::MigrationTwoRuntimes { .. } => "kubernetes.migration.two_runtimes",
             Advice::MigrationTwoExporters => "kubernetes.migration.two_exporters",
             Advice::MigrationMixed { .. } => "kubernetes.migration.mixed",
+            Advice::EventsAccess => "kubernetes.held_out_chips.events_not_listed",
+            Advice::HeldOutResetFailed { .. } => "kubernetes.held_out_chips.reset_failed",
+            Advice::HeldOutBudgetUsed { .. } => "kubernetes.held_out_chips.budget_used",
+            Advice::HeldOutFaultReturned { .. } => "kubernetes.held_out_chips.fault_returned",
+            Advice::HeldOut { .. } => "kubernetes.held_out_chips.held_out",
         }
     }
 
@@ -964,6 +984,68 @@ impl Advice {
                  请重启 kubelet（`systemctl restart kubelet`；运行中的 Pod 会保留其设备）"
                     .to_owned(),
             ),
+            Advice::EventsAccess => (
+                "check the doctor's access to the API server (list on events.k8s.io events in namespace default, \
+                 where the Node Events of the device plugin and the DRA driver are)"
+                    .to_owned(),
+                "检查 doctor 对 API Server 的访问权限（default 命名空间中 events.k8s.io events 的 list 权限，\
+                 设备插件和 DRA 驱动的节点事件存放在那里）"
+                    .to_owned(),
+            ),
+            Advice::HeldOutResetFailed { chips } => (
+                format!(
+                    "{chips}: the hot reset failed or the chip did not boot back, so recovery stopped trying: check \
+                     the chip with `ascend-smi health` and the driver's log (`dmesg`, /var/log/npu/), then, with no \
+                     pod on it (`kubectl ascend pods`), reset it by hand (`npu-smi set -t reset -i <card> -c <chip>`) \
+                     or reboot the node; {OFFERED_AGAIN_EN}; a chip that does not come back from that needs service"
+                ),
+                format!(
+                    "{chips}：热复位失败或芯片复位后未能重新启动，自动恢复已停止尝试：请用 `ascend-smi health` 和驱动\
+                     日志（`dmesg`、/var/log/npu/）检查该芯片，然后在芯片上没有 Pod 时（`kubectl ascend pods`）手动\
+                     复位（`npu-smi set -t reset -i <card> -c <chip>`）或重启节点；{OFFERED_AGAIN_ZH}；若仍无法恢复，\
+                     需要维修该芯片"
+                ),
+            ),
+            Advice::HeldOutBudgetUsed { chips } => (
+                format!(
+                    "{chips}: recovery has used the chip's resets for now (3 per chip in 6 hours, 8 per node in an \
+                     hour) and waits: the chip is reset again once the budget refills, or reset it by hand now \
+                     (`npu-smi set -t reset -i <card> -c <chip>`, with no pod on it); a chip that needs resets this \
+                     often is failing: collect its faults (`kubectl ascend faults`, `ascend-smi health`) and plan its \
+                     service"
+                ),
+                format!(
+                    "{chips}：自动恢复已用完该芯片当前的复位次数（每芯片 6 小时内 3 次，每节点 1 小时内 8 次），正在\
+                     等待：次数恢复后会再次复位，也可以现在手动复位（芯片上没有 Pod 时执行 \
+                     `npu-smi set -t reset -i <card> -c <chip>`）；需要如此频繁复位的芯片正在劣化：请收集其故障信息\
+                     （`kubectl ascend faults`、`ascend-smi health`）并安排维修"
+                ),
+            ),
+            Advice::HeldOutFaultReturned { chips } => (
+                format!(
+                    "{chips}: the fault came back soon after a reset cleared it, so another reset will not help: \
+                     drain the node, collect the chip's faults and the driver's logs (`ascend-smi health`, `dmesg`, \
+                     `msnpureport`) for Huawei support, and service or replace the chip; {OFFERED_AGAIN_EN}"
+                ),
+                format!(
+                    "{chips}：故障在复位清除后很快再次出现，再次复位也无济于事：请排空（drain）该节点，收集芯片的故障\
+                     信息和驱动日志（`ascend-smi health`、`dmesg`、`msnpureport`）提交华为技术支持，并维修或更换该\
+                     芯片；{OFFERED_AGAIN_ZH}"
+                ),
+            ),
+            Advice::HeldOut { chips } => (
+                format!(
+                    "{chips}: recovery holds the chip out of service for the reason its Event gives (see the \
+                     evidence): check it with `ascend-smi health` and `kubectl ascend faults`, and \
+                     reset it by hand (`npu-smi set -t reset -i <card> -c <chip>`, with no pod on it); \
+                     {OFFERED_AGAIN_EN}"
+                ),
+                format!(
+                    "{chips}：自动恢复因其事件中给出的原因（见证据）让该芯片停止服务：请用 \
+                     `ascend-smi health` 和 `kubectl ascend faults` 检查，并手动复位（芯片上没有 Pod 时执行 \
+                     `npu-smi set -t reset -i <card> -c <chip>`）；{OFFERED_AGAIN_ZH}"
+                ),
+            ),
         }
     }
 }
@@ -1077,6 +1159,11 @@ pub(crate) mod tests {
             Advice::MigrationTwoRuntimes { huawei: p("huawei") },
             Advice::MigrationTwoExporters,
             Advice::MigrationMixed { huawei: p("huawei"), ours: p("ours") },
+            Advice::EventsAccess,
+            Advice::HeldOutResetFailed { chips: p("chips") },
+            Advice::HeldOutBudgetUsed { chips: p("chips") },
+            Advice::HeldOutFaultReturned { chips: p("chips") },
+            Advice::HeldOut { chips: p("chips") },
         ]
     }
 

@@ -64,6 +64,57 @@ pub trait ClusterApi: Send + Sync {
             reason: "this API client does not read single pods".to_owned(),
         })
     }
+
+    /// The Events about Node `node` (`events.k8s.io/v1`, in namespace `default`, where the Events of a Node live)
+    /// whose reason is one of `reasons`, in any order. The default, for clients written before the recovery check,
+    /// says it cannot answer.
+    ///
+    /// # Errors
+    /// Why the API server gave no answer.
+    fn node_events(&self, node: &str, reasons: &[&str]) -> Result<Vec<NodeEventRecord>> {
+        let _ = (node, reasons);
+        Err(Error::ApiRequest {
+            request: "list events.k8s.io/v1 events in namespace default".to_owned(),
+            reason: "this API client does not read Events".to_owned(),
+        })
+    }
+}
+
+/// One Event about a Node, as the checks read it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeEventRecord {
+    /// `reason` (`NpuHeldOut`).
+    pub reason: String,
+    /// `action`: the chip the device plugin's Events are about (`Ascend910-3`).
+    pub action: String,
+    /// `note`: the message.
+    pub note: String,
+    /// When it was last seen, RFC 3339: `series.lastObservedTime`, else `eventTime`, else `deprecatedLastTimestamp`,
+    /// else `metadata.creationTimestamp`; empty when none is set.
+    pub time: String,
+}
+
+impl NodeEventRecord {
+    /// The fields of an Event object's JSON; missing or mistyped fields are empty.
+    pub fn from_event_json(event: &serde_json::Value) -> NodeEventRecord {
+        let text = |value: &serde_json::Value| value.as_str().unwrap_or_default().to_owned();
+        let time = [
+            &event["series"]["lastObservedTime"],
+            &event["eventTime"],
+            &event["deprecatedLastTimestamp"],
+            &event["metadata"]["creationTimestamp"],
+        ]
+        .into_iter()
+        .map(text)
+        .find(|time| !time.is_empty())
+        .unwrap_or_default();
+        NodeEventRecord {
+            reason: text(&event["reason"]),
+            action: text(&event["action"]),
+            note: text(&event["note"]),
+            time,
+        }
+    }
 }
 
 /// A node's `status.capacity` and `status.allocatable`: resource name to quantity as the API server writes it.

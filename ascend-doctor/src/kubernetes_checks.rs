@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use ascend_dcmi::ChipType;
-use ascend_node::{DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
 use ascend_node::naming::{base_name, socket_name, DEFAULT_PREFIX};
+use ascend_node::{DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
 
 use super::advice::Advice;
 use super::check::{CheckResult, Section, Status};
@@ -152,6 +152,32 @@ fn skip_without_cluster(check: CheckResult, reason: &Error) -> CheckResult {
     check.evidence(reason.to_string()).advise(Advice::NoCluster).with_status(Status::Skip)
 }
 
+/// What a check of this node's objects in the cluster needs: the API and the node's name, with `check` to go on; or
+/// `check` as a SKIP saying which is missing (not a Kubernetes node, no cluster, no node name).
+pub(crate) fn node_in_cluster(
+    options: &DoctorOptions,
+    check: CheckResult,
+) -> std::result::Result<(&dyn ClusterApi, String, CheckResult), Box<CheckResult>> {
+    if !options.host.exists("/var/lib/kubelet") {
+        return Err(Box::new(
+            check.evidence("/var/lib/kubelet absent: not a Kubernetes node").with_status(Status::Skip),
+        ));
+    }
+    let api = match options.cluster() {
+        Ok(api) => api,
+        Err(reason) => return Err(Box::new(skip_without_cluster(check, &reason))),
+    };
+    let Some(node) = node_name(options) else {
+        return Err(Box::new(
+            check
+                .evidence("the node name is unknown (no /etc/hostname)")
+                .advise(Advice::NodeNameUnknown)
+                .with_status(Status::Skip),
+        ));
+    };
+    Ok((api, node, check))
+}
+
 /// The `huawei.com/*` entries of a resource list with a whole-number quantity.
 fn npu_quantities(list: &BTreeMap<String, String>) -> Vec<(String, u64)> {
     list.iter()
@@ -168,18 +194,9 @@ pub fn node_resources(options: &DoctorOptions, _facts: &mut Facts) -> CheckResul
         "Node advertises the NPU resource",
         Status::Ok,
     );
-    if !options.host.exists("/var/lib/kubelet") {
-        return check.evidence("/var/lib/kubelet absent: not a Kubernetes node").with_status(Status::Skip);
-    }
-    let api = match options.cluster() {
-        Ok(api) => api,
-        Err(reason) => return skip_without_cluster(check, &reason),
-    };
-    let Some(node) = node_name(options) else {
-        return check
-            .evidence("the node name is unknown (no /etc/hostname)")
-            .advise(Advice::NodeNameUnknown)
-            .with_status(Status::Skip);
+    let (api, node, check) = match node_in_cluster(options, check) {
+        Ok(found) => found,
+        Err(skipped) => return *skipped,
     };
     let resources = match api.node_resources(&node) {
         Ok(resources) => resources,

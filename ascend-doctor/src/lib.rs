@@ -23,8 +23,9 @@
 //!
 //! - `kube`: the checks that need the cluster's view, through kube-rs (crate `ascend-kube`, `KubeClusterApi`), when an
 //!   API server is configured (in a pod its service account, else `KUBECONFIG` or `~/.kube/config`): the kubelet's
-//!   version from the Node object, the NPUs the Node advertises, the pods that still hold NPUs, the RuntimeClasses
-//!   and the API server's DRA version from its discovery. It is the doctor's only way to the API
+//!   version from the Node object, the NPUs the Node advertises, the pods that still hold NPUs, the chips the device
+//!   plugin's recovery held out (its Node Events), the RuntimeClasses and the API server's DRA version from its
+//!   discovery. It is the doctor's only way to the API
 //!   server: it runs no `kubectl`. Without the feature, or without a configured cluster, those checks SKIP with
 //!   the reason and the kubelet's version comes from the host's files. A binary that enables it selects
 //!   k8s-openapi's Kubernetes version, as `ascend-kube` documents.
@@ -79,6 +80,7 @@ mod node_api;
 pub mod package_compatibility;
 mod pod_container;
 mod pod_resources;
+mod recovery_checks;
 mod report;
 mod runtime_checks;
 mod version_checks;
@@ -86,7 +88,7 @@ mod version_checks;
 pub use advice::Fix;
 pub use ascend_cli::lang::Lang;
 pub use check::{CheckResult, Section, Status};
-pub use cluster_api::{ClusterApi, ClusterPod, ContainerStatus, NodeResources, PodContainers};
+pub use cluster_api::{ClusterApi, ClusterPod, ContainerStatus, NodeEventRecord, NodeResources, PodContainers};
 pub use container_engines::{CdiState, Engine, EngineKind};
 pub use context::{DcmiConnector, DoctorOptions, DriverConnector, Facts, RegisteredRuntime};
 pub use dra_api::DRA_DRIVER_SOCKET;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use ascend_oci::runtime_config::RuntimeClassRef;
 
-use super::cluster_api::{ClusterApi, ClusterPod, NodeResources, PodContainers};
+use super::cluster_api::{ClusterApi, ClusterPod, NodeEventRecord, NodeResources, PodContainers};
 use super::error::{Error, Result};
 
 /// The cluster `ascend_kube::connect` finds (in a pod its service account, else `KUBECONFIG` or
@@ -116,6 +116,27 @@ impl ClusterApi for KubeClusterApi {
             ascend_kube::request("get", object, self.timeout, async move { pods.get_opt(name).await })
         })?;
         Ok(found.map(|object| PodContainers::from_pod_json(&object.data)))
+    }
+
+    fn node_events(&self, node: &str, reasons: &[&str]) -> Result<Vec<NodeEventRecord>> {
+        // Filtered here, not by field selectors: which fields of events.k8s.io Events a server selects on varies.
+        let gvk = kube::api::GroupVersionKind::gvk("events.k8s.io", "v1", "Event");
+        let resource = kube::api::ApiResource::from_gvk_with_plural(&gvk, "events");
+        let found = self.call(|client| {
+            let events: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(client, "default", &resource);
+            let request = "events.k8s.io/v1 events in namespace default";
+            ascend_kube::request("list", request, self.timeout, async move {
+                events.list(&kube::api::ListParams::default()).await
+            })
+        })?;
+        Ok(found
+            .items
+            .iter()
+            .filter(|event| event.data["regarding"]["kind"] == "Node" && event.data["regarding"]["name"] == node)
+            .filter_map(|event| serde_json::to_value(event).ok())
+            .map(|event| NodeEventRecord::from_event_json(&event))
+            .filter(|event| reasons.contains(&event.reason.as_str()))
+            .collect())
     }
 
     fn runtime_classes(&self) -> Result<Vec<RuntimeClassRef>> {

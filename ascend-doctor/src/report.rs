@@ -7,7 +7,7 @@ use super::check::{CheckResult, Section, Status};
 use super::context::{DoctorOptions, Facts};
 use super::{
     cdi_engine_checks, chip_firmware, dra_api, driver_checks, kubelet_feature_gates, kubelet_version,
-    kubernetes_checks, migration_checks, runtime_checks, version_checks,
+    kubernetes_checks, migration_checks, recovery_checks, runtime_checks, version_checks,
 };
 use ascend_cli::text::wrap_hanging;
 
@@ -19,7 +19,7 @@ pub const SCHEMA_VERSION: u32 = 2;
 pub type CheckFn = fn(&DoctorOptions, &mut Facts) -> CheckResult;
 
 /// Every check, in the order of the troubleshooting chain.
-pub const CHECKS: [(Section, CheckFn); 27] = [
+pub const CHECKS: [(Section, CheckFn); 28] = [
     (Section::Driver, driver_checks::pci_devices),
     (Section::Driver, driver_checks::kernel_headers),
     (Section::Driver, driver_checks::secure_boot),
@@ -46,6 +46,7 @@ pub const CHECKS: [(Section, CheckFn); 27] = [
     (Section::Kubernetes, kubernetes_checks::device_plugin),
     (Section::Kubernetes, kubernetes_checks::node_resources),
     (Section::Kubernetes, kubernetes_checks::stale_allocations),
+    (Section::Kubernetes, recovery_checks::held_out_chips),
     (Section::Kubernetes, migration_checks::migration),
 ];
 

@@ -110,7 +110,7 @@ pub use node_labeller::{
     LabellerConfig, NodeLabeller, ReconcileTrigger, Reconciled, DEFAULT_DRIVER_DEADLINE, DEFAULT_RECONCILE_INTERVAL,
 };
 pub use node_labels::{LabelPatch, NodeLabels};
-pub use recovery_events::{RecoveryEvents, RECOVERY_EVENT_REASONS};
+pub use recovery_events::{held_out_note, RecoveryEvents, RECOVERY_EVENT_REASONS};
 pub use resource_claims::get_claim;
 pub use resource_slices::{
     PoolPublisher, SliceContent, ASCEND_DRA_DRIVER_NAME, NODE_LABEL as SLICE_NODE_LABEL, UNHEALTHY_TAINT_KEY,

@@ -100,11 +100,17 @@ impl RecoveryObserver for RecoveryEvents {
     }
 
     fn held_out(&self, chip: ChipIds, why: &HeldOut) {
-        let why_text = match why {
-            HeldOut::BudgetUsed => "it has used its resets for now".to_owned(),
-            HeldOut::ResetFailed(error) => format!("its reset failed ({error})"),
-            HeldOut::FaultedAgain { after } => format!("it faulted again {} s after its reset", after.as_secs()),
-        };
-        self.record(true, "NpuHeldOut", chip, format!("stays out of service until an operator acts: {why_text}"));
+        self.record(true, "NpuHeldOut", chip, held_out_note(why));
     }
+}
+
+/// The note of an `NpuHeldOut` Event after the chip's name: that the chip stays out and why. `ascend-doctor`'s
+/// `kubernetes.held_out_chips` tells the reasons apart by these words.
+pub fn held_out_note(why: &HeldOut) -> String {
+    let why_text = match why {
+        HeldOut::BudgetUsed => "it has used its resets for now".to_owned(),
+        HeldOut::ResetFailed(error) => format!("its reset failed ({error})"),
+        HeldOut::FaultedAgain { after } => format!("it faulted again {} s after its reset", after.as_secs()),
+    };
+    format!("stays out of service until an operator acts: {why_text}")
 }

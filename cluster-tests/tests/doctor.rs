@@ -83,7 +83,7 @@ async fn every_check_passes_on_the_node_and_a_runtime_class_containerd_does_not_
     timer.mark("doctor run");
     println!("{}", verdicts(&report));
     assert!(not_ok(&report).is_empty(), "checks not OK on the node: {:?}\n{}", not_ok(&report), verdicts(&report));
-    assert_eq!(report.checks.len(), 27, "every check of the four sections ran:\n{}", verdicts(&report));
+    assert_eq!(report.checks.len(), 28, "every check of the four sections ran:\n{}", verdicts(&report));
 
     // The RuntimeClass the doctor approved is the one containerd runs. The pod asks the scheduler for no chip and
     // names chip 3 in ASCEND_VISIBLE_DEVICES (Huawei's Ascend Docker Runtime contract): only ascend-runtime, run by
