@@ -5,70 +5,15 @@
 //! a reset and clears its faults when it has. The simulator reads its configuration from the environment once per
 //! process, so this file holds one test.
 
-use std::collections::BTreeSet;
-use std::future::Future;
-use std::path::{Path, PathBuf};
-use std::pin::Pin;
+mod support;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ascend_dcmi::{ChipIds, FaultCode, PhyId};
-use ascend_node::recovery::{HeldOut, Holders, RecoveryConfig, RecoveryMode, RecoveryObserver, RecoveryRunner};
-use ascend_node::{
-    load_driver, DriverOptions, Health, HealthMonitor, MonitorConfig, NoopObserver, Snapshot, UnhealthyCause,
-};
-use tokio::sync::watch;
-
-/// The faulty chip: logic id 2.
-const FAULTY: u32 = 2;
-/// A fault Huawei's fault policy grades `RestartBusiness`: a reset clears it.
-const RESTART_FAULT: u32 = 0x80E0_1801;
-
-struct Host {
-    monitor: HealthMonitor,
-    manager: Arc<dyn ascend_dcmi::DeviceManager>,
-    overlay: PathBuf,
-    _directory: tempfile::TempDir,
-}
-
-/// A simulated Atlas 950 under its own overlay, and a health monitor over it.
-async fn host() -> Host {
-    let directory = tempfile::tempdir().expect("temporary directory");
-    let overlay = directory.path().join("overlay.toml");
-    std::env::set_var(dcmi_sim::CONFIG_ENV, "sample:atlas-950-8");
-    std::env::set_var(dcmi_sim::OVERLAY_ENV, &overlay);
-    let options = DriverOptions {
-        library: Some(dcmi_sim::library_path().expect("the simulator is built")),
-        verify_library_ownership: false,
-        ..DriverOptions::default()
-    };
-    let manager: Arc<dyn ascend_dcmi::DeviceManager> = Arc::new(load_driver(&options).await.expect("driver"));
-    let config = MonitorConfig { poll_interval: Duration::from_millis(200), ..MonitorConfig::default() };
-    let monitor = HealthMonitor::start(Arc::clone(&manager), config, Arc::new(NoopObserver)).expect("monitor");
-    Host { monitor, manager, overlay, _directory: directory }
-}
-
-/// Sets the faulty chip's faults through the overlay (none: healthy).
-fn set_faults(overlay: &Path, faults: &[u32]) {
-    let chip = dcmi_sim::ChipOverlay {
-        logic_id: FAULTY,
-        health: Some(if faults.is_empty() { 0 } else { 2 }),
-        faults: Some(faults.iter().copied().map(dcmi_sim::topology::FaultSpec::Code).collect()),
-        ..Default::default()
-    };
-    dcmi_sim::write_overlay(overlay, &dcmi_sim::Overlay { chips: vec![chip], ..Default::default() }).expect("overlay");
-}
-
-/// Holders the test sets.
-#[derive(Default)]
-struct TestHolders(Mutex<BTreeSet<PhyId>>);
-
-impl Holders for TestHolders {
-    fn held(&self) -> Pin<Box<dyn Future<Output = Result<BTreeSet<PhyId>, String>> + Send + '_>> {
-        let held = self.0.lock().expect("holders").clone();
-        Box::pin(async move { Ok(held) })
-    }
-}
+use ascend_dcmi::ChipIds;
+use ascend_node::recovery::{HeldOut, RecoveryConfig, RecoveryMode, RecoveryObserver, RecoveryRunner};
+use ascend_node::{Health, UnhealthyCause};
+use support::{chip_health, faulty, host, set_faults, wait_for, TestHolders, FAULTY, RESTART_FAULT};
 
 /// Everything the runner reported, in order.
 #[derive(Default)]
@@ -105,32 +50,6 @@ impl Recorder {
     fn events(&self) -> Vec<String> {
         self.0.lock().expect("recorder").clone()
     }
-}
-
-fn chip_health(snapshot: &Snapshot) -> Option<Health> {
-    snapshot.chips().find(|(record, _)| record.ids.logic.0 == FAULTY).map(|(_, health)| health.clone())
-}
-
-/// Waits until the chip's health satisfies `wanted`, or fails after `seconds`.
-async fn wait_for(
-    snapshots: &mut watch::Receiver<Arc<Snapshot>>,
-    seconds: u64,
-    what: &str,
-    wanted: impl Fn(&Health) -> bool,
-) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
-    loop {
-        if chip_health(&snapshots.borrow_and_update()).is_some_and(|health| wanted(&health)) {
-            return;
-        }
-        if tokio::time::timeout_at(deadline, snapshots.changed()).await.is_err() {
-            panic!("{what}: not within {seconds} s; last {:?}", chip_health(&snapshots.borrow()));
-        }
-    }
-}
-
-fn faulty(health: &Health) -> bool {
-    matches!(health, Health::Unhealthy(UnhealthyCause::Faulty { faults, .. }) if faults.contains(&FaultCode(RESTART_FAULT.into())))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

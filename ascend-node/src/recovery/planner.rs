@@ -276,6 +276,18 @@ impl RecoveryPlanner {
         &self.status
     }
 
+    /// When the next chip's idle time ends, if a chip waits for it: the round that can reset it is due then (a round
+    /// earlier decides nothing new, a later one leaves the chip out for longer than the idle time asks).
+    pub fn next_due(&self) -> Option<Instant> {
+        self.status
+            .values()
+            .filter_map(|status| match status {
+                RecoveryStatus::WaitingIdle { since } => Some(*since + self.config.idle),
+                _ => None,
+            })
+            .min()
+    }
+
     /// Resets `chip` may still take now.
     pub fn resets_left(&self, chip: LogicId, now: Instant) -> u32 {
         self.limiter.left(chip, now)
@@ -349,6 +361,7 @@ mod tests {
         let mut planner = planner(RecoveryMode::Inference, INFERENCE_BOARD);
         assert!(planner.plan(start, &node(&[3], &[])).is_empty(), "not idle long enough yet");
         assert_eq!(planner.status()[&LogicId(3)], RecoveryStatus::WaitingIdle { since: start });
+        assert_eq!(planner.next_due(), Some(start + IDLE), "the round that can reset it is due when its idle ends");
         assert!(planner.plan(start + IDLE / 2, &node(&[3], &[])).is_empty());
         let decisions = planner.plan(start + IDLE, &node(&[3], &[]));
         assert_eq!(reset_of(&decisions), Some((3, vec![3])));

@@ -87,7 +87,7 @@ impl std::fmt::Debug for RecoveryRunner {
     }
 }
 
-/// How often a round runs without a new snapshot: idle times end between snapshots.
+/// The longest wait between rounds without a new snapshot (a round is also due when a chip's idle time ends).
 const TICK: Duration = Duration::from_secs(5);
 /// How long a withdrawn group waits before its holders are checked the last time: the kubelet has the unhealthy
 /// list by then (the device plugin sends it at once), and an allocation it made before is in PodResources.
@@ -132,10 +132,14 @@ impl RecoveryRunner {
         }
         tokio::pin!(shutdown);
         loop {
+            // The next round: at a new snapshot, when a chip's idle time ends, or after the tick at the latest.
+            let tick = tokio::time::Instant::now() + self.tick;
+            let due = self.planner.as_ref().and_then(RecoveryPlanner::next_due).map(tokio::time::Instant::from_std);
+            let next = due.map_or(tick, |due| due.min(tick));
             tokio::select! {
                 () = &mut shutdown => return,
                 changed = self.snapshots.changed() => if changed.is_err() { return },
-                () = tokio::time::sleep(self.tick) => {}
+                () = tokio::time::sleep_until(next) => {}
             }
             self.round().await;
         }

@@ -7,7 +7,9 @@
 //! 2. fault raised in the simulator → Unhealthy on ListAndWatch, with the driver's fault events (poll interval
 //!    30 s, so only the event path can be this fast);
 //! 3. the same with events off (`--no-fault-events`) and `--poll-interval`;
-//! 4. resident memory after `--load-seconds` of Allocate + GetPreferredAllocation load.
+//! 4. resident memory after `--load-seconds` of Allocate + GetPreferredAllocation load;
+//! 5. time to recover: a restart fault on a free chip of a plugin with `--recovery-mode=inference` until the chip is
+//!    listed Healthy again after its reset.
 //!
 //! Writes the figures as one JSON object to `--out`.
 
@@ -16,6 +18,7 @@
 mod allocate_latency;
 mod fault_latency;
 mod load;
+mod recovery_time;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -60,6 +63,12 @@ struct Args {
     /// File touched when the load starts.
     #[arg(long)]
     ready_file: Option<PathBuf>,
+    /// Recoveries timed (each on the next chip).
+    #[arg(long, default_value_t = 3)]
+    recovery_repeats: usize,
+    /// The recovery run's `--recovery-idle`, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    recovery_idle_ms: u64,
     /// Where to write the JSON figures.
     #[arg(long)]
     out: PathBuf,
@@ -155,6 +164,8 @@ async fn run(args: Args) -> Result<serde_json::Value> {
     let (rss, high_water) = event_daemon.resident_kib()?;
     event_daemon.stop()?;
     event_kubelet.shutdown().await;
+    // Last: its faults would reach the other plugins too (one simulated host), and their clearing waits for a poll.
+    let recovery = recover(&node, &args).await?;
 
     Ok(serde_json::json!({
         "topology": SAMPLE,
@@ -162,6 +173,7 @@ async fn run(args: Args) -> Result<serde_json::Value> {
         "allocate": summary(allocate, "Allocate")?,
         "fault_events": summary(with_events, "fault with events")?,
         "fault_polling": summary(with_polling, "fault with polling")?,
+        "recovery": recovery,
         "poll_interval_ms": args.poll_interval_ms,
         "event_run_poll_interval": EVENT_RUN_POLL_INTERVAL,
         "load": {
@@ -171,6 +183,37 @@ async fn run(args: Args) -> Result<serde_json::Value> {
             "rss_kib": rss,
             "rss_high_water_kib": high_water,
         },
+    }))
+}
+
+/// The recovery run: its own plugin, with recovery on and an empty PodResources (nothing holds a chip).
+async fn recover(node: &Node, args: &Args) -> Result<serde_json::Value> {
+    use ascend_deviceplugin::fake_kubelet::FakePodResources;
+    let socket = node.plugin_dir("pod-resources")?.join("kubelet.sock");
+    let mut pod_resources = FakePodResources::start(&socket, Vec::new())?;
+    let flags = [
+        "--recovery-mode=inference".to_owned(),
+        format!("--recovery-idle={}ms", args.recovery_idle_ms),
+        format!("--pod-resources-socket={}", socket.display()),
+    ];
+    let refs: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let (mut kubelet, daemon) = node.start(&args.daemon, "plugins-recovery", &refs).await?;
+    let bench = recovery_time::RecoveryBench {
+        kubelet: &kubelet,
+        resource: RESOURCE,
+        overlay: &node.overlay,
+        chips: &node.chips,
+    };
+    let measured = bench.measure(args.recovery_repeats).await.map_err(|e| anyhow!("{e}; log:\n{}", daemon.log()));
+    daemon.stop()?;
+    kubelet.shutdown().await;
+    pod_resources.shutdown().await;
+    write_overlay(&node.overlay, &Overlay::default())?;
+    let measured = measured?;
+    Ok(serde_json::json!({
+        "idle_ms": args.recovery_idle_ms,
+        "unhealthy": summary(measured.iter().map(|r| r.unhealthy).collect(), "recovery: fault to Unhealthy")?,
+        "back": summary(measured.iter().map(|r| r.back).collect(), "recovery: fault to Healthy again")?,
     }))
 }
 
