@@ -9,9 +9,14 @@
 //! repeatable) and writes what the plugins told the kubelet and the API server to `--out` as JSON: registrations,
 //! device lists, Allocate responses, the Node's labels and annotations, and every ConfigMap. With
 //! `--recover-signal` it then waits while the comparison clears the host's faults, and reads the device lists, the
-//! Node and the ConfigMaps again once the lists have settled.
+//! Node and the ConfigMaps again once the lists have settled. With `--follow-seconds` it instead follows the device
+//! lists after the record, noting each device's health as it changes (the record's `timeline`), until every device
+//! has been healthy for `--settle-seconds` or the time is up: what a chip recovery did and when (`follow.rs`; with
+//! `--pod-resources` the node also serves the kubelet's PodResources, listing no pod).
 //!
 //! `<dir>/ready` holds the API server's port once everything serves.
+
+mod follow;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -60,6 +65,12 @@ struct Args {
     /// settled, as the record's `recovered` part.
     #[arg(long)]
     recover_signal: Option<PathBuf>,
+    /// After the record, follow the device lists for at most this long (the record's `timeline`, `follow.rs`).
+    #[arg(long, conflicts_with = "recover_signal")]
+    follow_seconds: Option<u64>,
+    /// Serve the kubelet's PodResources on `<dir>/pod-resources/kubelet.sock`, listing no pod.
+    #[arg(long)]
+    pod_resources: bool,
 }
 
 #[tokio::main]
@@ -71,7 +82,10 @@ async fn main() -> Result<()> {
     let plugins = args.dir.join("device-plugins");
     std::fs::create_dir_all(&plugins).with_context(|| format!("creating {}", plugins.display()))?;
     let kubelet = FakeKubelet::start(&plugins).await.context("starting the fake kubelet")?;
+    let _pod_resources =
+        if args.pod_resources { Some(follow::serve_pod_resources(&args.dir.join("pod-resources"))?) } else { None };
     std::fs::write(args.dir.join("ready"), tls_port.to_string()).context("writing ready")?;
+    let ready = Instant::now();
 
     let devices =
         settled_devices(&kubelet, Duration::from_secs(args.settle_seconds), Duration::from_secs(args.timeout_seconds))
@@ -122,6 +136,10 @@ async fn main() -> Result<()> {
         let settle = Duration::from_secs(args.settle_seconds);
         let devices = settled_devices(&kubelet, settle, Duration::from_secs(args.timeout_seconds)).await?;
         record["recovered"] = state_record(&api, &args.node_name, &devices);
+    }
+    if let Some(seconds) = args.follow_seconds {
+        let settle = Duration::from_secs(args.settle_seconds);
+        record["timeline"] = follow::follow(&kubelet, ready, settle, Duration::from_secs(seconds)).await;
     }
     std::fs::write(&args.out, serde_json::to_vec_pretty(&record)?)
         .with_context(|| format!("writing {}", args.out.display()))?;
