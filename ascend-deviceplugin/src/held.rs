@@ -113,27 +113,35 @@ impl Holdings {
 }
 
 /// The chip behind a device id, whoever named it: one of the resource's ids, a chip name (`Ascend910-3`), or a
-/// chip name with a share number (`Ascend910-3-1`).
+/// chip name with a share number (`Ascend910-3-1`). A chip's name is this plugin's (`npu-train-3` under a rename)
+/// and Huawei's, the base name and the physical id (`Ascend910-3`; mind-cluster
+/// `component/ascend-device-plugin/pkg/device/ascendcommon.go`, `assemblePhyDevices`): a pod Huawei's plugin served
+/// holds its chips under that name, whatever this plugin calls them now.
 struct ChipNames<'a> {
     by_id: BTreeMap<&'a str, &'a str>,
+    by_chip_name: BTreeMap<String, &'a str>,
 }
 
 impl<'a> ChipNames<'a> {
     fn of(resource: &'a Resource) -> Self {
         let mut by_id = BTreeMap::new();
+        let mut by_chip_name = BTreeMap::new();
         for device in resource.devices.values() {
-            by_id.insert(device.id.as_str(), device.chip_name.as_str());
-            by_id.insert(device.chip_name.as_str(), device.chip_name.as_str());
+            let chip = device.chip_name.as_str();
+            by_id.insert(device.id.as_str(), chip);
+            by_chip_name.insert(chip.to_owned(), chip);
+            let huawei = format!("{}-{}", ascend_node::naming::base_name(device.chip_type), device.chip.phy);
+            by_chip_name.insert(huawei, chip);
         }
-        ChipNames { by_id }
+        ChipNames { by_id, by_chip_name }
     }
 
     fn chip_of(&self, id: &str) -> Option<&'a str> {
-        if let Some(chip) = self.by_id.get(id) {
+        if let Some(chip) = self.by_id.get(id).or_else(|| self.by_chip_name.get(id)) {
             return Some(chip);
         }
         let (chip, share) = id.rsplit_once('-')?;
-        let chip = self.by_id.get(chip).filter(|name| **name == chip)?;
+        let chip = self.by_chip_name.get(chip)?;
         share.parse::<u32>().ok().map(|_| *chip)
     }
 }
@@ -238,7 +246,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use ascend_dcmi::{ChipIds, ChipType, LogicId, PhyId};
-    use ascend_node::inventory::{ChipRecord, Health, InventoryOptions, Snapshot};
+    use ascend_node::{ChipRecord, Health, InventoryOptions, Snapshot};
 
     use super::*;
 
@@ -283,6 +291,22 @@ mod tests {
         assert_eq!(keys(&held), ["Ascend910-3", "Ascend910-5"]);
         assert_eq!(held["Ascend910-3"], "jobs/renamed");
         assert_eq!(held["Ascend910-5"], "jobs/shared");
+    }
+
+    #[test]
+    fn a_chip_huaweis_plugin_gave_is_held_back_from_a_renamed_resource() {
+        let naming =
+            ascend_node::naming::ResourceNaming::with_renames("huawei.com", ["Ascend910=npu-train"]).expect("rename");
+        let renamed = resource(&InventoryOptions { naming, ..InventoryOptions::default() });
+        let mut holdings = Holdings::default();
+        // Pods of Huawei's plugin, under its resource and ids (one with a share id), before the rename.
+        holdings.add("jobs/huawei", R, ["Ascend910-3", "Ascend910-4"]);
+        holdings.add("jobs/shared", R, ["Ascend910-6-1"]);
+        let held = holdings.held_back(&renamed);
+        assert_eq!(keys(&held), ["npu-train-3", "npu-train-4", "npu-train-6"]);
+        assert_eq!(held["npu-train-6"], "jobs/shared");
+        let chips = holdings.held_chips(&renamed, |_| false);
+        assert_eq!(keys(&chips), ["npu-train-3", "npu-train-4", "npu-train-6"]);
     }
 
     #[test]
