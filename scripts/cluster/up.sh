@@ -43,9 +43,11 @@ say "our release binaries and images"
 target=${CARGO_TARGET_DIR:-$REPO_ROOT/target}
 images=$CLUSTER_STATE/images
 bash "$CLUSTER_SCRIPTS/images/base_images.sh" "$images"
-# The host's own tools come from the same release build: the CDI spec writer and runtime configurer, and the doctor.
+# The host's own tools come from the same release build: the CDI spec writer and runtime configurer, and the doctor;
+# and the operator's `kubectl ascend`, which cluster-tests/tests/migration.rs runs as docs/migration.md does.
 python3 "$CLUSTER_SCRIPTS/images/daemon_images.py" --repo "$REPO_ROOT" --out "$images" \
-    --also-feature ctk --also-feature doctor --also-bin ascend-ctk --also-bin ascend-doctor
+    --also-feature ctk --also-feature doctor --also-feature kubectl-ascend \
+    --also-bin ascend-ctk --also-bin ascend-doctor --also-bin kubectl-ascend
 # Huawei's device plugin, which cluster-tests/tests/huawei_device_plugin.rs runs in place of ours: only where
 # scripts/peers/build.sh finds the mind-cluster tree (exit 3 when there is none; the test then says it is skipped).
 bash "$CLUSTER_SCRIPTS/images/huawei_device_plugin.sh" "$images" "$target/release/libdcmi_sim.so" || [[ $? == 3 ]]

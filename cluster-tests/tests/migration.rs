@@ -1,0 +1,618 @@
+//! The migration guide (docs/migration.md) on the real cluster, both directions, with its own commands: the test reads
+//! each fenced block the guide marks `sh step=NAME` and runs it as an operator would (bash, `kubectl` and `helm` of the
+//! cluster's version, `kubectl ascend` of the release build), with `<node>` the test node and `<registry>` the
+//! registry of the test bed's images. A block of the guide this test does not run must be listed in [`NOT_RUN`] with
+//! its reason, so a step added to the guide fails the test until it is run or said to be not run.
+//!
+//! The node starts as an operator of Huawei's stack has it: Huawei's device plugin (the comparison tier's build,
+//! deployed from cluster-tests/manifests/huawei-device-plugin.yaml), and a stand-in of Huawei's npu-exporter
+//! DaemonSet (cluster-tests/manifests/huawei-npu-exporter-standin.yaml). Huawei's plugin hands chips to Huawei's
+//! runtime, as on a node where that runtime started it (`ASCEND_DOCKER_RUNTIME=True`): the test pods run under the
+//! RuntimeClass [`STANDIN_RUNTIME_CLASS`], whose handler is the test bed's `ascend` runtime, which acts on
+//! `ASCEND_VISIBLE_DEVICES` as Huawei's runtime does; the guide's step 1 keeps that (`runtime-env` mode).
+//!
+//! Throughout, a watcher ([`Watch`]) reads the kubelet's PodResources and the Node every 250 ms: no device id is
+//! given to two pods, the running pods keep exactly the ids they had, the Node never offers more chips than the host
+//! has, and a probe pod asking for one chip more than is free is never scheduled. Between the steps each running pod
+//! still sees the same `/dev/davinci*`, a new pod gets only the free chips, and the chips of a pod that ended are
+//! given again.
+//!
+//! The second test runs the case the kubelet's own bookkeeping does not cover: our plugin serving the chips under
+//! another resource name (a chart `devicePlugin.renames`) while a pod of Huawei's still holds two. There only our
+//! plugin's reading of PodResources keeps the held chips out (ascend-deviceplugin's `HoldingsTracker`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ascend_cluster_tests::stack::{
+    davinci_nodes, delete_pod, deploy_910b_pool, edit_device_plugin_args, release_dir, remove_plain_stack,
+    sleeping_container, test_namespace, wait_no_chips, NAMESPACE, RESOURCE, SYSTEM,
+};
+use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, PostParams};
+
+/// The guide.
+const GUIDE: &str = "docs/migration.md";
+/// Our manifest of Huawei's device plugin and the stand-in of its exporter, under the repository root.
+const HUAWEI_PLUGIN: &str = "cluster-tests/manifests/huawei-device-plugin.yaml";
+const HUAWEI_EXPORTER: &str = "cluster-tests/manifests/huawei-npu-exporter-standin.yaml";
+/// Huawei's plugin's DaemonSet and pod selector, and the node label Huawei's installation selects its nodes by.
+const HUAWEI_DAEMON_SET: &str = "ascend-device-plugin-daemonset";
+const HUAWEI_SELECTOR: &str = "name=ascend-device-plugin-ds";
+const WORKER_LABEL: &str = "workerselector";
+/// The stand-in exporter's pod selector.
+const EXPORTER_SELECTOR: &str = "app=npu-exporter";
+/// The chart's release, as the guide names it.
+const RELEASE: &str = "ascend-npu";
+/// The chart's image registry placeholder, which the test bed's images carry (scripts/cluster/images).
+const REGISTRY: &str = "registry.example.com";
+/// The RuntimeClass of the test pods, standing for Huawei's runtime (see the module docs).
+const STANDIN_RUNTIME_CLASS: &str = "huawei-runtime-standin";
+/// The host's chips.
+const CHIPS: usize = 8;
+
+/// The guide's blocks this test does not run, and why.
+const NOT_RUN: &[(&str, &str)] = &[
+    ("step1-check-volcano", "Volcano mode: the plain-mode test does not run it (not covered yet)"),
+    ("step1-switch-info", "SwitchInfoCfg is written on Atlas A3 and Ascend950 nodes only; the test node is a 910B"),
+    ("step1-undo", "the failure path of step 1; its two label removals are the way back's, which the test runs"),
+    (
+        "step2-runtime",
+        "restarts the node's engine over ssh; the test bed's runtime step is not verified (the guide says so)",
+    ),
+];
+
+/// The guide's `sh step=NAME` blocks, by name; panics on an `sh` block without a name or a name used twice.
+fn guide_steps(cluster: &Cluster) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(cluster.repository().join(GUIDE)).expect("read the guide");
+    let mut steps = BTreeMap::new();
+    let mut open: Option<(Option<String>, String)> = None;
+    for line in text.lines() {
+        match (&mut open, line.strip_prefix("```")) {
+            (None, Some(info)) => {
+                let mut words = info.split_whitespace();
+                let language = words.next().unwrap_or_default();
+                let name = words.find_map(|word| word.strip_prefix("step=")).map(str::to_owned);
+                assert!(
+                    language != "sh" || name.is_some(),
+                    "{GUIDE}: an sh block without `step=NAME` in its info string: ```{info}"
+                );
+                open = Some((name, String::new()));
+            }
+            (Some(_), Some("")) => {
+                let (name, body) = open.take().expect("open block");
+                if let Some(name) = name {
+                    assert!(steps.insert(name.clone(), body).is_none(), "{GUIDE}: step={name} twice");
+                }
+            }
+            (Some((_, body)), _) => {
+                body.push_str(line);
+                body.push('\n');
+            }
+            (None, None) => {}
+        }
+    }
+    assert!(open.is_none(), "{GUIDE}: a fenced block is not closed");
+    steps
+}
+
+/// The operator's shell: a scratch directory (the guide's files land there) with `deploy/` of the repository, and a
+/// `bin/` of `kubectl` and `helm` of the cluster's version and the release build's `kubectl-ascend`.
+struct Shell {
+    dir: PathBuf,
+    steps: BTreeMap<String, String>,
+    run: Mutex<BTreeSet<String>>,
+}
+
+impl Shell {
+    fn new(cluster: &Cluster) -> Shell {
+        let dir = std::env::temp_dir().join(format!("ascend-migration-test-{}", std::process::id()));
+        let bin = dir.join("bin");
+        std::fs::create_dir_all(&bin).expect("scratch directory");
+        let scripts = cluster.repository().join("scripts/cluster").canonicalize().expect("scripts/cluster");
+        // kubectl itself, with KUBECONFIG in the environment: scripts/cluster/kubectl puts `--kubeconfig` first,
+        // which kubectl refuses before a plugin's name (`kubectl ascend`).
+        let lib = scripts.join("lib.sh");
+        let kubectl = format!("#!/bin/bash\nsource {}\nexec \"$KUBE_BIN/kubectl\" \"$@\"\n", lib.display());
+        write_executable(&bin.join("kubectl"), &kubectl);
+        write_executable(&bin.join("helm"), &format!("#!/bin/sh\nexec {} \"$@\"\n", scripts.join("helm").display()));
+        let plugin = release_dir(cluster).join("kubectl-ascend");
+        assert!(
+            plugin.exists(),
+            "{} is missing: scripts/cluster/up.sh builds it (or: cargo build --release -p ascend-tools \
+             --no-default-features --features kubectl-ascend --bin kubectl-ascend)",
+            plugin.display()
+        );
+        write_executable(&bin.join("kubectl-ascend"), &format!("#!/bin/sh\nexec {} \"$@\"\n", plugin.display()));
+        let deploy = dir.join("deploy");
+        if !deploy.exists() {
+            let repository = cluster.repository().canonicalize().expect("repository");
+            std::os::unix::fs::symlink(repository.join("deploy"), &deploy).expect("link deploy/");
+        }
+        Shell { dir, steps: guide_steps(cluster), run: Mutex::new(BTreeSet::new()) }
+    }
+
+    /// Runs the guide's block `step` and returns what it printed; panics with its output when it fails.
+    fn step(&self, step: &str) -> String {
+        let output = self.try_step(step);
+        output.unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    fn try_step(&self, step: &str) -> Result<String, String> {
+        let body = self.steps.get(step).unwrap_or_else(|| panic!("{GUIDE} has no block step={step}"));
+        self.run.lock().expect("steps run").insert(step.to_owned());
+        let script = body.replace("<node>", NODE_NAME).replace("<registry>", REGISTRY);
+        println!("--- {GUIDE} step={step}:\n{script}");
+        let path = format!("{}:{}", self.dir.join("bin").display(), std::env::var("PATH").unwrap_or_default());
+        let output = Command::new("bash")
+            .args(["-euo", "pipefail", "-c", &script])
+            .current_dir(&self.dir)
+            .env("PATH", path)
+            .env("KUBECONFIG", Cluster::admin_kubeconfig())
+            .output()
+            .expect("run bash");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        println!("{stdout}{stderr}");
+        if output.status.success() {
+            Ok(stdout)
+        } else {
+            Err(format!("{GUIDE} step={step} failed ({}):\n{stdout}{stderr}", output.status))
+        }
+    }
+
+    /// Every block of the guide is run or listed in [`NOT_RUN`]; none is both.
+    fn assert_all_run(&self) {
+        let run = self.run.lock().expect("steps run");
+        for (name, why) in NOT_RUN {
+            assert!(self.steps.contains_key(*name), "{name} is listed as not run but {GUIDE} has no such block");
+            assert!(!run.contains(*name), "{name} is listed as not run ({why}) but was run");
+        }
+        let left: Vec<&String> =
+            self.steps.keys().filter(|name| !run.contains(*name) && !NOT_RUN.iter().any(|(n, _)| n == name)).collect();
+        assert!(left.is_empty(), "{GUIDE}: blocks neither run nor listed in NOT_RUN: {left:?}");
+    }
+}
+
+impl Drop for Shell {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn write_executable(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("write a wrapper");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod a wrapper");
+}
+
+/// A test pod of `chips` chips of `resource` under the stand-in runtime.
+fn runtime_pod(name: &str, resource: &str, chips: usize) -> Pod {
+    let mut container = sleeping_container();
+    container["resources"] = serde_json::json!({"limits": {resource: chips.to_string()}});
+    serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "terminationGracePeriodSeconds": 1,
+            "runtimeClassName": STANDIN_RUNTIME_CLASS,
+            "containers": [container],
+        },
+    }))
+    .expect("pod")
+}
+
+async fn create_pod(cluster: &Cluster, name: &str, resource: &str, chips: usize) {
+    delete_pod(cluster, name).await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
+    pods.create(&PostParams::default(), &runtime_pod(name, resource, chips)).await.expect("create pod");
+}
+
+/// Starts a pod of `chips` chips and returns the `/dev/davinci*` its container sees.
+async fn start_pod_seeing(cluster: &Cluster, name: &str, resource: &str, chips: usize) -> BTreeSet<String> {
+    create_pod(cluster, name, resource, chips).await;
+    cluster.wait_running(NAMESPACE, name, Duration::from_secs(90)).await;
+    let seen = chips_seen(cluster, name).await;
+    assert_eq!(seen.len(), chips, "{name} sees {chips} chips: {seen:?}");
+    seen
+}
+
+/// The chips a pod's container sees.
+async fn chips_seen(cluster: &Cluster, pod: &str) -> BTreeSet<String> {
+    davinci_nodes(&cluster.exec_retrying(NAMESPACE, pod, &["ls", "/dev"]).await.stdout).into_iter().collect()
+}
+
+/// The kubelet's assignments: per pod of the test namespace, the `(resource, device id)` pairs PodResources lists.
+async fn assignments() -> Result<BTreeMap<String, BTreeSet<(String, String)>>, String> {
+    let socket = Path::new(ascend_node::pod_resources::DEFAULT_SOCKET);
+    let mut client = ascend_node::pod_resources::PodResourcesClient::connect(socket, Duration::from_secs(5))
+        .await
+        .map_err(|e| e.to_string())?;
+    let response = client.list().await.map_err(|error| error.to_string())?;
+    let mut pods: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
+    for pod in response.pod_resources.iter().filter(|pod| pod.namespace == NAMESPACE) {
+        for devices in pod.containers.iter().flat_map(|container| &container.devices) {
+            let held = pods.entry(pod.name.clone()).or_default();
+            held.extend(devices.device_ids.iter().map(|id| (devices.resource_name.clone(), id.clone())));
+        }
+    }
+    Ok(pods)
+}
+
+/// The chip (physical id) of a device id, `<base>-<phy>`.
+fn chip_of(id: &str) -> String {
+    id.rsplit('-').next().unwrap_or(id).to_owned()
+}
+
+/// What the watcher holds to: the pods whose assignments must not change, and the probe pods that must not be
+/// scheduled.
+#[derive(Default)]
+struct Expected {
+    held: BTreeMap<String, BTreeSet<(String, String)>>,
+    probes: BTreeSet<String>,
+}
+
+/// Reads PodResources, the Node and the probe pods every 250 ms until stopped; what it saw wrong is returned by
+/// [`Watch::finish`].
+struct Watch {
+    expected: Arc<Mutex<Expected>>,
+    violations: Arc<Mutex<Vec<String>>>,
+    samples: Arc<Mutex<u64>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Watch {
+    fn start(cluster: &Cluster, resources: &[&str]) -> Watch {
+        let expected = Arc::new(Mutex::new(Expected::default()));
+        let violations = Arc::new(Mutex::new(Vec::new()));
+        let samples = Arc::new(Mutex::new(0));
+        let (cluster, resources) = (cluster.clone(), resources.iter().map(|r| (*r).to_owned()).collect::<Vec<_>>());
+        let (watched, wrong, counted) = (expected.clone(), violations.clone(), samples.clone());
+        let task = tokio::spawn(async move {
+            loop {
+                let found = sample(&cluster, &resources, &watched).await;
+                *counted.lock().expect("samples") += 1;
+                wrong.lock().expect("violations").extend(found);
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        });
+        Watch { expected, violations, samples, task }
+    }
+
+    /// From now on `pod` must keep exactly its current assignments.
+    async fn hold(&self, pod: &str) -> BTreeSet<(String, String)> {
+        let pods = assignments().await.expect("PodResources");
+        let held = pods.get(pod).cloned().unwrap_or_else(|| panic!("PodResources lists no device of {pod}: {pods:?}"));
+        self.expected.lock().expect("expected").held.insert(pod.to_owned(), held.clone());
+        held
+    }
+
+    fn release(&self, pod: &str) {
+        self.expected.lock().expect("expected").held.remove(pod);
+    }
+
+    fn probe(&self, pod: &str, on: bool) {
+        let mut expected = self.expected.lock().expect("expected");
+        if on {
+            expected.probes.insert(pod.to_owned());
+        } else {
+            expected.probes.remove(pod);
+        }
+    }
+
+    /// Panics naming what was seen wrong (the first 20).
+    fn check(&self, when: &str) {
+        let violations = self.violations.lock().expect("violations");
+        let samples = *self.samples.lock().expect("samples");
+        println!("watcher: {samples} samples, {} violations ({when})", violations.len());
+        assert!(violations.is_empty(), "{when}: {:#?}", violations.iter().take(20).collect::<Vec<_>>());
+    }
+
+    fn finish(self, when: &str) {
+        self.task.abort();
+        self.check(when);
+    }
+}
+
+/// One look at PodResources, the Node and the probes; what is wrong, each with the time.
+async fn sample(cluster: &Cluster, resources: &[String], expected: &Mutex<Expected>) -> Vec<String> {
+    let mut wrong = Vec::new();
+    let now = format!("{:?}", std::time::SystemTime::now());
+    let (held, probes) = {
+        let expected = expected.lock().expect("expected");
+        (expected.held.clone(), expected.probes.clone())
+    };
+    match assignments().await {
+        Ok(pods) => {
+            let mut owners: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+            for (pod, ids) in &pods {
+                for (_, id) in ids {
+                    owners.entry(chip_of(id)).or_default().push(pod);
+                }
+            }
+            for (chip, pods) in owners.iter().filter(|(_, pods)| pods.len() > 1) {
+                wrong.push(format!("{now}: chip {chip} assigned to {pods:?}"));
+            }
+            for (pod, ids) in &held {
+                if pods.get(pod) != Some(ids) {
+                    wrong.push(format!("{now}: {pod} held {ids:?}, PodResources lists {:?}", pods.get(pod)));
+                }
+            }
+        }
+        // PodResources is not served while the kubelet restarts; the test restarts none.
+        Err(error) => wrong.push(format!("{now}: PodResources: {error}")),
+    }
+    for resource in resources {
+        if let Some(quantity) = cluster.allocatable(resource).await {
+            if quantity.parse::<usize>().map_or(true, |count| count > CHIPS) {
+                wrong.push(format!("{now}: the Node offers {quantity} {resource}"));
+            }
+        }
+    }
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
+    for probe in &probes {
+        if let Ok(Some(pod)) = pods.get_opt(probe).await {
+            if let Some(node) = pod.spec.and_then(|spec| spec.node_name) {
+                wrong.push(format!("{now}: probe {probe} asking for more than is free was scheduled to {node}"));
+            }
+        }
+    }
+    wrong
+}
+
+/// Puts the node back as the other tests expect it whatever happened: the test pods, the release, Huawei's plugin and
+/// the stand-in removed, the labels of both stacks and of the guide removed.
+struct Cleanup(Cluster);
+
+impl Cleanup {
+    fn run(&self) {
+        let cluster = &self.0;
+        let _ = cluster.try_kubectl(&["delete", "pods", "--all", "-n", NAMESPACE, "--grace-period=0", "--wait=true"]);
+        let _ = cluster.try_helm(&["uninstall", RELEASE, "-n", SYSTEM, "--wait", "--timeout", "120s"]);
+        let _ = cluster.try_kubectl(&["delete", "namespace", SYSTEM, "--ignore-not-found", "--wait=true"]);
+        for manifest in [HUAWEI_PLUGIN, HUAWEI_EXPORTER] {
+            let path = cluster.repository().join(manifest);
+            let path = path.to_str().expect("path").to_owned();
+            let _ =
+                cluster.try_kubectl(&["delete", "-f", &path, "--ignore-not-found", "--wait=true", "--timeout=120s"]);
+        }
+        let _ = cluster.try_kubectl(&["delete", "runtimeclass", STANDIN_RUNTIME_CLASS, "--ignore-not-found"]);
+        let device_info = format!("mindx-dl-deviceinfo-{NODE_NAME}");
+        let _ = cluster.try_kubectl(&["-n", "kube-system", "delete", "configmap", &device_info, "--ignore-not-found"]);
+        for label in [
+            WORKER_LABEL,
+            "ascend.huawei.com/migrated-device-plugin",
+            "ascend.huawei.com/migrated-exporter",
+            "ascend.huawei.com/chip-type",
+        ] {
+            let _ = cluster.try_kubectl(&["label", "node", NODE_NAME, &format!("{label}-")]);
+        }
+    }
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        self.run();
+    }
+}
+
+/// Whether the image of Huawei's device plugin is there: scripts/cluster/up.sh packs it where scripts/peers/build.sh
+/// finds a mind-cluster tree. Without it the test says loudly that it is skipped (an error under CI, which lays the
+/// tree beside the checkout), as huawei_device_plugin.rs does.
+fn huaweis_image(test: &str) -> bool {
+    if Cluster::state_dir().join("images/huawei-device-plugin.tar").exists() {
+        return true;
+    }
+    let why = "no image of Huawei's device plugin: scripts/cluster/up.sh packs it where scripts/peers/build.sh finds \
+               a mind-cluster tree (give one with MIND_CLUSTER_TREE)";
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+    println!("SKIPPED {test}: {why}");
+    false
+}
+
+/// The node as Huawei's installation leaves it, from whatever an earlier run left: our stack removed, Huawei's plugin
+/// handing chips to Huawei's runtime, the stand-in of its exporter, and the test pods' RuntimeClass. Returns the
+/// test's timer and the guard that puts the node back; `None`, said loudly, without Huawei's image.
+async fn huaweis_node(cluster: &Cluster, test: &'static str) -> Option<(Timer, Cleanup)> {
+    if !huaweis_image(test) {
+        return None;
+    }
+    let mut timer = Timer::start(test);
+    let cleanup = Cleanup(cluster.clone());
+    cleanup.run();
+    remove_plain_stack(cluster).await;
+    let _ = cluster.try_helm(&["uninstall", RELEASE, "-n", SYSTEM, "--wait"]);
+    cluster.kubectl(&["label", "node", NODE_NAME, "ascend.huawei.com/chip-type-"]);
+    test_namespace(cluster).await;
+    let class = serde_json::json!({
+        "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+        "metadata": {"name": STANDIN_RUNTIME_CLASS}, "handler": "ascend",
+    });
+    let file = std::env::temp_dir().join(format!("{STANDIN_RUNTIME_CLASS}-{}.json", std::process::id()));
+    std::fs::write(&file, class.to_string()).expect("write the RuntimeClass");
+    cluster.kubectl(&["apply", "-f", file.to_str().expect("path")]);
+    let _ = std::fs::remove_file(&file);
+    cluster.label_node(WORKER_LABEL, Some("dls-worker-node"));
+    cluster.apply(HUAWEI_PLUGIN);
+    cluster.kubectl(&[
+        "-n",
+        "kube-system",
+        "set",
+        "env",
+        &format!("daemonset/{HUAWEI_DAEMON_SET}"),
+        "ASCEND_DOCKER_RUNTIME=True",
+    ]);
+    cluster.apply(HUAWEI_EXPORTER);
+    cluster.kubectl(&[
+        "-n",
+        "kube-system",
+        "rollout",
+        "status",
+        &format!("daemonset/{HUAWEI_DAEMON_SET}"),
+        "--timeout=180s",
+    ]);
+    cluster.wait_pods_running("kube-system", HUAWEI_SELECTOR, 1, Duration::from_secs(180)).await;
+    cluster.wait_pods_running("npu-exporter", EXPORTER_SELECTOR, 1, Duration::from_secs(60)).await;
+    cluster.wait_allocatable(RESOURCE, &CHIPS.to_string(), Duration::from_secs(120)).await;
+    timer.mark("Huawei's device plugin and the exporter stand-in running, 8 chips offered");
+    Some((timer, cleanup))
+}
+
+/// Waits until no pod of `selector` in `namespace` is left (a DaemonSet's pod that left the node).
+async fn wait_pods_gone(cluster: &Cluster, namespace: &str, selector: &str) {
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), namespace);
+    wait_until(&format!("no pod {selector} in {namespace}"), Duration::from_secs(120), || async {
+        let list = pods.list(&kube::api::ListParams::default().labels(selector)).await.map_err(|e| e.to_string())?;
+        let names: Vec<_> = list.items.iter().filter_map(|pod| pod.metadata.name.clone()).collect();
+        if names.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{names:?}"))
+        }
+    })
+    .await;
+}
+
+/// Creates a probe pod asking for `chips`, which the watcher requires to stay unscheduled, and waits until the
+/// scheduler has said why.
+async fn start_probe(cluster: &Cluster, watch: &Watch, name: &str, resource: &str, chips: usize) {
+    create_pod(cluster, name, resource, chips).await;
+    watch.probe(name, true);
+    let reason = ascend_cluster_tests::stack::unschedulable_reason(cluster, name).await;
+    println!("{name} ({chips} chips) unschedulable: {reason}");
+}
+
+async fn stop_probe(cluster: &Cluster, watch: &Watch, name: &str) {
+    watch.probe(name, false);
+    delete_pod(cluster, name).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_guide_moves_a_running_pod_from_huaweis_plugin_to_ours_and_back() {
+    let cluster = Cluster::connect().await;
+    let shell = Shell::new(&cluster);
+    let Some((mut timer, cleanup)) = huaweis_node(&cluster, "migration").await else { return };
+
+    // A job holding two chips from Huawei's plugin, and a probe asking for one chip more than is free.
+    let watch = Watch::start(&cluster, &[RESOURCE]);
+    let first = start_pod_seeing(&cluster, "job-a", RESOURCE, 2).await;
+    let first_ids = watch.hold("job-a").await;
+    println!("job-a under Huawei's plugin: {first:?}, {first_ids:?}");
+    start_probe(&cluster, &watch, "probe", RESOURCE, CHIPS - 1).await;
+    timer.mark("job-a holds 2 chips from Huawei's plugin; the probe of 7 waits");
+
+    shell.step("before");
+    shell.step("step0");
+    timer.mark("guide: before you start, step 0");
+    watch.check("after step 0");
+    shell.step("step1-install");
+    timer.mark("guide: step 1, the chart installed");
+    shell.step("step1-node");
+    timer.mark("guide: step 1, the node moved to our plugin");
+    cluster.wait_allocatable(RESOURCE, &CHIPS.to_string(), Duration::from_secs(60)).await;
+    let checks = shell.step("step1-check");
+    assert!(checks.contains("job-a"), "kubectl ascend pods names the running job: {checks}");
+    timer.mark("guide: step 1's checks");
+    assert_eq!(chips_seen(&cluster, "job-a").await, first, "job-a sees its chips after step 1");
+    let huawei_pods: Api<Pod> = Api::namespaced(cluster.client(), "kube-system");
+    let left = huawei_pods.list(&kube::api::ListParams::default().labels(HUAWEI_SELECTOR)).await.expect("list");
+    assert!(left.items.is_empty(), "Huawei's plugin left the node");
+    watch.check("after step 1");
+
+    shell.step("step3");
+    wait_pods_gone(&cluster, "npu-exporter", EXPORTER_SELECTOR).await;
+    timer.mark("guide: step 3, our exporter with Huawei's names; Huawei's left the node");
+    watch.check("after step 3");
+
+    // The free chips to a new job, and nothing else; the held ones once their job has ended.
+    stop_probe(&cluster, &watch, "probe").await;
+    let second = start_pod_seeing(&cluster, "job-b", RESOURCE, CHIPS - 2).await;
+    assert!(second.is_disjoint(&first), "job-b got only free chips: {second:?}, job-a holds {first:?}");
+    watch.hold("job-b").await;
+    timer.mark("job-b got the 6 free chips from our plugin");
+    watch.release("job-a");
+    delete_pod(&cluster, "job-a").await;
+    let third = start_pod_seeing(&cluster, "job-c", RESOURCE, 2).await;
+    assert_eq!(third, first, "job-c got the chips job-a had");
+    watch.hold("job-c").await;
+    timer.mark("job-a ended; its chips went to job-c");
+
+    // The way back, with every chip held, a probe of one chip waiting.
+    start_probe(&cluster, &watch, "probe", RESOURCE, 1).await;
+    shell.step("back");
+    cluster.wait_pods_running("kube-system", HUAWEI_SELECTOR, 1, Duration::from_secs(120)).await;
+    cluster.wait_pods_running("npu-exporter", EXPORTER_SELECTOR, 1, Duration::from_secs(60)).await;
+    cluster.wait_allocatable(RESOURCE, &CHIPS.to_string(), Duration::from_secs(120)).await;
+    timer.mark("guide: the way back; Huawei's plugin and exporter back on the node");
+    assert_eq!(chips_seen(&cluster, "job-b").await, second, "job-b keeps its chips on the way back");
+    assert_eq!(chips_seen(&cluster, "job-c").await, third, "job-c keeps its chips on the way back");
+    watch.check("after the way back");
+    stop_probe(&cluster, &watch, "probe").await;
+    watch.release("job-c");
+    delete_pod(&cluster, "job-c").await;
+    let fourth = start_pod_seeing(&cluster, "job-d", RESOURCE, 2).await;
+    assert_eq!(fourth, third, "Huawei's plugin gives job-d the chips job-c had, the only free ones");
+    timer.mark("Huawei's plugin offers the chips job-c left, and only those");
+
+    shell.step("back-cleanup");
+    timer.mark("guide: the release removed");
+    watch.finish("the whole migration");
+    shell.assert_all_run();
+
+    drop(cleanup);
+    wait_no_chips(&cluster).await;
+    deploy_910b_pool(&cluster, &mut timer).await;
+}
+
+/// Our plugin serving the chips as another resource (`devicePlugin.renames`: `huawei.com/Ascend910` becomes
+/// [`RENAMED`]) while a pod of Huawei's plugin holds two: the kubelet counts that pod's ids against the old resource
+/// only, so our plugin must keep its chips out itself, from PodResources, until it ends. The renamed resource stays
+/// in the Node's capacity, at 0 allocatable, for the kubelet's 5 minutes after its plugin left
+/// (`endpointStopGracePeriod`); the other tests read `huawei.com/Ascend910` only.
+const RENAMED: &str = "huawei.com/npu-train";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renamed_resource_does_not_offer_the_chips_a_running_pod_holds_under_huaweis_name() {
+    let cluster = Cluster::connect().await;
+    let Some((mut timer, cleanup)) = huaweis_node(&cluster, "migration, renamed resource").await else { return };
+    let watch = Watch::start(&cluster, &[RESOURCE, RENAMED]);
+    let held = start_pod_seeing(&cluster, "job-a", RESOURCE, 2).await;
+    watch.hold("job-a").await;
+    timer.mark("job-a holds 2 chips from Huawei's plugin");
+
+    // Huawei's plugin leaves; ours arrives with the rename (the plain manifest of the pool, its flags edited as the
+    // chart value does).
+    cluster.label_node("ascend.huawei.com/migrated-device-plugin", Some("true"));
+    cluster.kubectl(&["-n", "kube-system", "delete", "daemonset", HUAWEI_DAEMON_SET, "--wait=true"]);
+    wait_pods_gone(&cluster, "kube-system", HUAWEI_SELECTOR).await;
+    cluster.label_node("ascend.huawei.com/chip-type", Some("910B"));
+    cluster.apply("deploy/kubernetes/training-910b.yaml");
+    let base = RENAMED.trim_start_matches("huawei.com/");
+    edit_device_plugin_args(&cluster, |args| args.push(format!("--rename=Ascend910={base}")));
+    let free = (CHIPS - 2).to_string();
+    cluster.wait_allocatable(RENAMED, &free, Duration::from_secs(90)).await;
+    timer.mark("our plugin offers the 6 chips job-a does not hold, as huawei.com/npu-train");
+    start_probe(&cluster, &watch, "probe", RENAMED, CHIPS - 1).await;
+    let others = start_pod_seeing(&cluster, "job-b", RENAMED, CHIPS - 2).await;
+    assert!(others.is_disjoint(&held), "job-b got only free chips: {others:?}, job-a holds {held:?}");
+    assert_eq!(chips_seen(&cluster, "job-a").await, held, "job-a keeps its chips");
+    watch.hold("job-b").await;
+    stop_probe(&cluster, &watch, "probe").await;
+    timer.mark("job-b got the 6 free chips; the probe of 7 was never scheduled");
+
+    watch.release("job-a");
+    delete_pod(&cluster, "job-a").await;
+    let waited = cluster.wait_allocatable(RENAMED, &CHIPS.to_string(), Duration::from_secs(60)).await;
+    println!("job-a's chips offered again {:.1} s after it was gone", waited.as_secs_f64());
+    let again = start_pod_seeing(&cluster, "job-c", RENAMED, 2).await;
+    assert_eq!(again, held, "job-c got the chips job-a had");
+    timer.mark("job-a ended; its chips offered again and given to job-c");
+    watch.finish("the renamed takeover");
+
+    drop(cleanup);
+    let _ = cluster.try_kubectl(&["label", "node", NODE_NAME, "ascend.huawei.com/migrated-device-plugin-"]);
+    deploy_910b_pool(&cluster, &mut timer).await;
+}
