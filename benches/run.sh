@@ -9,6 +9,14 @@
 #   PERF_REPORT=/tmp/performance.md benches/run.sh    # the report elsewhere than docs/performance.md
 #   PERF_SECTIONS="1 2" benches/run.sh     # only these sections (built and run), to check a change to them; the
 #                                          # report then holds only them and goes to the results directory
+#   PERF_SECTIONS=11 PERF_MERGE_INTO=docs/performance.md benches/run.sh
+#                                          # and also replace those sections (their summary rows, bodies and missed
+#                                          # targets) in an existing report, keeping every other section's figures
+#   MIND_CLUSTER_TREE=DIR benches/run.sh   # section 11's Huawei programs built from this mind-cluster checkout
+#                                          # (scripts/peers/build.sh; default ../shared/peers/mind-cluster)
+#   PERF_HOST_LOCK=FILE benches/run.sh     # section 11 holds this lock shared while its fake hosts exist (default
+#                                          # /tmp/ascend-host.lock, which the real test bed's owner takes
+#                                          # exclusively around up.sh and down.sh; empty: none)
 #
 # Needs root (runc containers, device nodes) and the Debian packages of scripts/deps/debian.txt (runc,
 # busybox-static, wrk, nginx, hyperfine, linux-perf). A section that cannot be measured is reported as
@@ -21,7 +29,7 @@ SCRIPTS="$ROOT/benches/scripts"
 # The sections to run, by number; all when empty. A partial report never replaces docs/performance.md by default.
 SECTIONS=$(printf '%s' "${PERF_SECTIONS:-}" | tr ',' ' ')
 if [ -n "$(printf '%s' "$SECTIONS" | tr -d ' 0-9')" ]; then
-    echo "PERF_SECTIONS=$PERF_SECTIONS: give section numbers 1 to 10, separated by spaces or commas" >&2
+    echo "PERF_SECTIONS=$PERF_SECTIONS: give section numbers 1 to 11, separated by spaces or commas" >&2
     exit 2
 fi
 STARTED=$(date +%s)
@@ -166,10 +174,15 @@ selected 8 && BUILD_TARGETS+=(--bin kubectl-ascend --bin perf-kubectl-ascend)
 selected 9 && BUILD_TARGETS+=(--bin perf-api-requests)
 selected 10 && BUILD_TARGETS+=(--bin ascend-device-plugin --bin ascend-node-labeller --bin ascend-dra-driver)
 selected 10 && BUILD_TARGETS+=(--bin perf-fleet)
+BUILD_PACKAGES=(-p ascend-tools -p dcmi-sim -p ascend-benches -p ascend-dcmi)
+# Section 11: both exporters and device plugins in the comparison tier's fake hosts; peer-node is its stand-in node.
+selected 11 && BUILD_PACKAGES+=(-p ascend-peer-harness)
+selected 11 && BUILD_TARGETS+=(--bin npu-exporter --bin ascend-device-plugin --bin dcmi-sim --bin hccn_tool)
+selected 11 && BUILD_TARGETS+=(--bin peer-node)
 BUILD_OK=1
 # One retry: rustc has been seen to crash (SIGSEGV in LLVM) on these loaded machines; a real error fails twice.
 run_section build 1800 bash -c "cd '$ROOT' && build() {
-        cargo build --release -p ascend-tools -p dcmi-sim -p ascend-benches -p ascend-dcmi ${BUILD_TARGETS[*]} \
+        cargo build --release ${BUILD_PACKAGES[*]} ${BUILD_TARGETS[*]} \
             --message-format json-render-diagnostics --timings >'$RESULTS/build.messages'
     } && { build || build; }" || BUILD_OK=0
 # ascend-ctk-hook relinked statically (glibc), as the images ship it (deploy/docker): it loads no library, and a
@@ -179,6 +192,23 @@ if selected 6 && [ "$BUILD_OK" -eq 1 ] && run_section build_static_hook 600 bash
         cargo rustc --release -p ascend-tools --bin ascend-ctk-hook -- -C target-feature=+crt-static \
             -C relocation-model=static"; then
     STATIC_HOOK_OK=1
+fi
+# Section 11: Huawei's programs, through the comparison tier's cached build (scripts/peers/build.sh; about 6 minutes
+# the first time on a machine, nothing once cached). Without a mind-cluster tree the section is not measured.
+HUAWEI_BIN=
+if selected 11; then
+    peers_status=0
+    timeout --kill-after=10 3600 bash "$ROOT/scripts/peers/build.sh" >"$RESULTS/peers_build.log" 2>&1 ||
+        peers_status=$?
+    if [ "$peers_status" -eq 0 ]; then
+        HUAWEI_BIN=$(tail -n 1 "$RESULTS/peers_build.log")
+    elif [ "$peers_status" -eq 3 ]; then
+        not_measured beside_huawei "no mind-cluster tree to build Huawei's programs from: give one with \
+MIND_CLUSTER_TREE=DIR (a checkout of Ascend/mind-cluster at the commit of scripts/peers/versions.env)"
+    else
+        not_measured beside_huawei "scripts/peers/build.sh failed (exit status $peers_status): \
+$(tail -n 3 "$RESULTS/peers_build.log" | tr '\n' ' ')"
+    fi
 fi
 # Where the build's time went, per crate (the report names the slowest).
 cp "$TARGET_DIR/cargo-timings/cargo-timing.html" "$RESULTS/build-timings.html" 2>/dev/null || true
@@ -329,6 +359,24 @@ if selected 8 && built kubectl_ascend; then
         --runs 15 --out "$RESULTS/kubectl_ascend.json" || true
 fi
 
+# ---- section 11: beside Huawei's programs ---------------------------------------------------------------------
+# About 40 minutes: per host (three exporter hosts, three device plugin hosts) three rounds of both sides at once.
+# The fake hosts run in mount namespaces under the shared lock the real test bed's owner takes exclusively.
+if selected 11 && [ -n "$HUAWEI_BIN" ] && built beside_huawei; then
+    if [ "$(id -u)" -ne 0 ]; then
+        not_measured beside_huawei "needs root (the fake hosts are mounted in private mount namespaces)"
+    else
+        # PERF_HOST_LOCK: the lock held shared meanwhile (empty: none).
+        host_lock=${PERF_HOST_LOCK-/tmp/ascend-host.lock}
+        run_section beside_huawei 3600 python3 "$SCRIPTS/beside_huawei.py" ${host_lock:+--host-lock "$host_lock"} \
+            --huawei-bin "$HUAWEI_BIN" --our-bin "$BIN" --profile-seconds 30 \
+            --hosts "${PERF_HUAWEI_HOSTS:-atlas-800t-a2,atlas-800i-a3,atlas-950-8}" \
+            --plugin-hosts "${PERF_HUAWEI_PLUGIN_HOSTS:-atlas-800t-a2,atlas-800i-a3,atlas-950-8}" \
+            --rounds 3 --plugin-rounds 3 --work-dir "$RESULTS/beside_huawei-work" \
+            --out "$RESULTS/beside_huawei.json" || true
+    fi
+fi
+
 # ---- the real-cluster test bed, for sections 7 (pod start), 9 and 10 ------------------------------------------
 # Brought up here, after every quiet section, unless it already runs (then only these sections were selected).
 # About 5 minutes with the Go programs cached, 30 more the first time on a machine (scripts/cluster/build.sh).
@@ -381,4 +429,5 @@ head -n 1 /proc/stat >"$RESULTS/cpu_times.end"
 ELAPSED=$(($(date +%s) - STARTED))
 log "measurements done after $ELAPSED s; writing $REPORT"
 python3 "$SCRIPTS/write_report.py" --results "$RESULTS" --out "$REPORT" --elapsed-seconds "$ELAPSED" \
-    --build-seconds "$BUILD_SECONDS" ${SECTIONS:+--sections $SECTIONS}
+    --build-seconds "$BUILD_SECONDS" ${SECTIONS:+--sections $SECTIONS} \
+    ${PERF_MERGE_INTO:+--merge-into "$PERF_MERGE_INTO"}

@@ -18,22 +18,31 @@ def profile_under_wrk(pid, url, seconds, connections, data_path, top=15):
     self time, and the text report."""
     load = threading.Thread(target=wrk_run.run, args=(url, seconds + 2, connections), daemon=True)
     load.start()
-    record = subprocess.run(
+    record(pid, seconds, data_path)
+    load.join(timeout=seconds + 40)
+    return top_symbols(data_path, top)
+
+
+def record(pid, seconds, data_path):
+    """`perf record` of `pid` (and the children it starts meanwhile) for `seconds`."""
+    recorded = subprocess.run(
         ["perf", "record", "-F", str(SAMPLE_HZ), "-o", data_path, "-p", str(pid), "--", "sleep", str(seconds)],
         capture_output=True, text=True, timeout=seconds + 60, check=False)
-    load.join(timeout=seconds + 40)
-    if record.returncode != 0:
-        raise common.MeasurementError(f"perf record -p {pid} failed: {record.stderr}")
+    if recorded.returncode != 0:
+        raise common.MeasurementError(f"perf record -p {pid} failed: {recorded.stderr}")
+
+
+def top_symbols(data_path, top=15, sort="dso,symbol"):
+    """[(percent, dso, symbol)] of the top entries of a recording by self time (by `sort`), and the text report."""
     report = subprocess.run(
-        ["perf", "report", "-i", data_path, "--stdio", "--no-children", "--sort", "dso,symbol",
-         "--percent-limit", "0.5"],
+        ["perf", "report", "-i", data_path, "--stdio", "--no-children", "--sort", sort, "--percent-limit", "0.5"],
         capture_output=True, text=True, timeout=120, check=False)
     if report.returncode != 0:
         raise common.MeasurementError(f"perf report of {data_path} failed: {report.stderr}")
     rows = []
     for line in report.stdout.splitlines():
         fields = line.split(None, 2)
-        if len(fields) == 3 and fields[0].endswith("%") and not line.startswith("#"):
-            symbol = TRAILING_COLUMNS.sub("", fields[2]).strip()
+        if len(fields) >= 2 and fields[0].endswith("%") and not line.startswith("#"):
+            symbol = TRAILING_COLUMNS.sub("", fields[2]).strip() if len(fields) == 3 else ""
             rows.append((float(fields[0].rstrip("%")), fields[1], symbol))
     return rows[:top], report.stdout

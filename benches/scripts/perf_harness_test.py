@@ -9,6 +9,7 @@ import sys
 import tempfile
 import unittest
 
+import beside_huawei
 import cargo_artifacts
 import container_start
 import podman_cdi
@@ -556,6 +557,100 @@ class ReportTests(unittest.TestCase):
             section, rows, _ = self.section(report_sections.KubectlAscend, results)
         self.assertEqual([name for name, _ in section.failures()], ["kubectl_ascend"])
         self.assertIn("not measured", rows[0])
+
+    @staticmethod
+    def beside_huawei_figures(our_whole_cpu, our_plugin_fault_ms):
+        """beside_huawei.json of one exporter host and one device plugin host, two rounds; Huawei's exporter spends
+        600 ms of CPU a minute and 4 ms per scrape, ours `our_whole_cpu` and 0.3 ms."""
+        def window(ours):
+            return {"huawei": {"cpu_ms_per_min": 700.0, "simulator_ms_per_min": 100.0, "scrape_ms": [5.0, 6.0],
+                               "scrape_cpu_ms": [4.0, 4.0], "rss_kib": 32 * 1024},
+                    "ours": {"cpu_ms_per_min": ours + 100.0, "simulator_ms_per_min": 100.0, "scrape_ms": [1.0, 2.0],
+                             "scrape_cpu_ms": [0.3, 0.3], "rss_kib": 12 * 1024}}
+        exporter = {"host": "atlas-800t-a2", "rounds": [
+            {"idle_cpu_ms_per_min": {"huawei": 400.0, "ours": our_whole_cpu},
+             "idle_children_cpu_ms_per_min": {"huawei": 100.0, "ours": 50.0},
+             "idle_simulator_ms_per_min": {"huawei": 100.0, "ours": 100.0},
+             "every_15s": window(our_whole_cpu), "every_1s": window(our_whole_cpu)} for _ in range(2)],
+            "bytes": {side: {"plain_bytes": 1000, "gzip_bytes": 100, "series": 10} for side in ("huawei", "ours")}}
+        exporter["summary"] = beside_huawei.summarise_exporter(exporter)
+        plugin_rounds = [{side: {"registration_ms": 50.0, "first_list_ms": 60.0, "idle_cpu_ms_per_min": 100.0,
+                                 "idle_simulator_ms_per_min": 10.0,
+                                 "idle_rss_kib": 40 * 1024, "rss_kib": 41 * 1024,
+                                 "allocate": {"p50_ms": 1.0, "p99_ms": 2.0, "count": 10},
+                                 "fault_ms": [2500.0, 3000.0] if side == "huawei" else
+                                 [our_plugin_fault_ms, None] if side == "ours" else [2000.0, 2600.0]}
+                          for side in beside_huawei.PLUGIN_SIDES} for _ in range(2)]
+        for figures in plugin_rounds:
+            figures["ours"]["idle_cpu_ms_per_min"] = 28.0
+            figures["ours"]["idle_rss_kib"] = 12 * 1024
+        return {"settings": {"rounds": 2, "window_s": 60, "idle_s": 30, "cadences_s": [15, 1], "plugin_rounds": 2,
+                             "allocations": 10, "faults": 2},
+                "exporter": {"atlas-800t-a2": exporter},
+                "device_plugin": {"atlas-800t-a2": {"rounds": plugin_rounds,
+                                                    "summary": beside_huawei.summarise_plugin(plugin_rounds)}}}
+
+    def test_beside_huawei_ratios_of_the_same_run_and_targets(self):
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "beside_huawei.json", self.beside_huawei_figures(150.0, 25.0))
+            self.write(results, "beside_huawei.cmd", "python3 benches/scripts/beside_huawei.py")
+            section, rows, body = self.section(report_sections.BesideHuawei, results)
+        # The target is on each process's CPU less the simulated driver's thread; the whole is information.
+        self.assertIn("| 11 | `atlas-800t-a2` exporter whole CPU less the simulated driver's thread, one scrape every "
+                      "15 s, ours / Huawei's | 150 / 600 ms per minute (0.250x; rounds 0.250 to 0.250) | ≤ 0.2x | "
+                      "**missed** |", rows)
+        self.assertIn("| 11 | `atlas-800t-a2` the same with that thread | 250 / 700 ms per minute (0.357x; rounds "
+                      "0.357 to 0.357) | (no target) | info |", rows)
+        self.assertIn("| 11 | `atlas-800t-a2` exporter CPU per scrape rendered anew (one a second), ours / Huawei's | "
+                      "0.30 / 4.00 ms (0.075x; rounds 0.075 to 0.075) | ≤ 0.1x | met |", rows)
+        self.assertIn("| 11 | `atlas-800t-a2` exporter resident memory after a minute (one scrape a second), ours / "
+                      "Huawei's | 12.0 / 32.0 MiB (0.375x; rounds 0.375 to 0.375) | ≤ 0.5x | met |", rows)
+        self.assertIn("| 11 | `atlas-800t-a2` device plugin idle CPU less the simulated driver's thread, ours / "
+                      "Huawei's | 18.0 / 90.0 ms per minute (0.200x; rounds 0.200 to 0.200) | ≤ 0.5x | met |", rows)
+        # A fault ours did not see counts as not seen, never as fast: the median is of the ones seen.
+        self.assertIn("| 11 | `atlas-800t-a2` device plugin fault → Unhealthy, ours with events / Huawei's default, "
+                      "median | 25.0 / 2750.0 ms (0.009x; rounds 0.009 to 0.009) | ≤ 0.05x (1/20) | met |", rows)
+        self.assertIn("25.0 ms (max 25.0), 2 of 4 not seen in 30 s", body)
+        # The cases not measured are rows saying why, not targets missed and not left out.
+        self.assertTrue(any("DRA: prepare" in row and "not measured" in row for row in rows))
+        self.assertTrue(any("container start through Huawei's docker runtime" in row for row in rows))
+        self.assertEqual([row for row in section.missed() if "DRA" in row or "container" in row], [])
+        self.assertEqual(len(section.missed()), 2)  # the whole CPU at both cadences
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "beside_huawei.json", self.beside_huawei_figures(100.0, 200.0))
+            section, rows, _ = self.section(report_sections.BesideHuawei, results)
+        self.assertIn("| ≤ 0.2x | met |", rows[0])
+        self.assertIn("(0.073x; rounds 0.073 to 0.073) | ≤ 0.05x (1/20) | **missed** |", rows[-3])
+
+    def test_beside_huawei_without_a_mind_cluster_tree_is_not_measured_with_the_reason(self):
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "beside_huawei.error", "no mind-cluster tree to build Huawei's programs from")
+            section, rows, _ = self.section(report_sections.BesideHuawei, results)
+        self.assertEqual([name for name, _ in section.failures()], ["beside_huawei"])
+        self.assertIn("not measured: beside_huawei: no mind-cluster tree", rows[0])
+
+    def test_merging_a_section_replaces_only_its_rows_body_and_missed_targets(self):
+        existing = "\n".join([
+            "# Performance", "", "Measured long ago.", "", "## Summary", "", "| § | Figure | Measured | Target | Verdict |",
+            "|---|---|---|---|---|", "| 1 | old one | 1 | 2 | **missed** |", "| 11 | old eleven | 9 | 1 | **missed** |",
+            "| 12 | later | 1 | 1 | met |", "", "## 1. One", "", "| 11 | a table row in a body | | | |", "",
+            "## 11. Old eleven", "", "old body", "", "## 12. Twelve", "", "twelve body", "", "## Targets missed", "",
+            "* §1 old one: 1 (target 2)", "* §11 old eleven: 9 (target 1)", ""])
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "beside_huawei.json", self.beside_huawei_figures(100.0, 25.0))
+            built = [report_sections.BesideHuawei(write_report.Results(results))]
+            merged = write_report.merge(existing, built, "*note*")
+            again = write_report.merge(merged, built, "*note*")
+        self.assertIn("| 1 | old one | 1 | 2 | **missed** |\n| 11 | `atlas-800t-a2` exporter whole CPU", merged)
+        self.assertNotIn("old eleven", merged)
+        self.assertNotIn("old body", merged)
+        self.assertIn("| 11 | a table row in a body | | | |", merged)
+        self.assertIn("## 11. Beside Huawei's programs\n\n*note*\n\nMethod", merged)
+        self.assertLess(merged.index("## 11. Beside"), merged.index("## 12. Twelve"))
+        self.assertIn("twelve body", merged)
+        self.assertIn("* §1 old one: 1 (target 2)", merged)
+        self.assertEqual(merged, again)
+
 
 if __name__ == "__main__":
     unittest.main()

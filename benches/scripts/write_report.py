@@ -23,7 +23,13 @@ def parse_arguments():
     parser.add_argument("--build-seconds", type=int, required=True)
     parser.add_argument("--sections", type=int, nargs="+", metavar="NUMBER",
                         help="only these sections (benches/run.sh's PERF_SECTIONS); all by default")
-    return parser.parse_args()
+    parser.add_argument("--merge-into", metavar="REPORT",
+                        help="with --sections: also replace those sections in this existing report (their summary "
+                             "rows, bodies and missed targets), keeping every other section as it is")
+    args = parser.parse_args()
+    if args.merge_into and not args.sections:
+        parser.error("--merge-into needs --sections: a whole run writes the whole report")
+    return args
 
 
 class Results:
@@ -138,6 +144,51 @@ def steal_line(results):
             "than on a quieter day, and ratios of programs that wait differently drift too).")
 
 
+SUMMARY_ROW = re.compile(r"^\| (\d+) \|")
+SECTION_HEADING = re.compile(r"^## (\d+)\. ")
+MISSED_ROW = re.compile(r"^\* §(\d+) ")
+MISSED_HEADING = "## Targets missed"
+
+
+def merge(existing, built, note):
+    """`existing` report text with the sections of `built` replaced (or added, in section order): their summary
+    rows, their bodies (each opened by `note`) and their missed targets; everything else is kept as it is."""
+    numbers = {section.number for section in built}
+    lines = existing.splitlines()
+    if "## Summary" not in lines or MISSED_HEADING not in lines:
+        raise ValueError("the report to merge into has no '## Summary' or '## Targets missed' heading")
+    # Summary: the rows of other sections kept, the new rows where their number belongs.
+    start = lines.index("## Summary")
+    first_body = next(i for i, line in enumerate(lines) if SECTION_HEADING.match(line) or line == MISSED_HEADING)
+    rows_at = [i for i in range(start, first_body) if SUMMARY_ROW.match(lines[i])]
+    kept = [lines[i] for i in rows_at if int(SUMMARY_ROW.match(lines[i]).group(1)) not in numbers]
+    new_rows = [row for section in built for row in section.summary_rows()]
+    rows = sorted(kept + new_rows, key=lambda row: int(SUMMARY_ROW.match(row).group(1)))  # stable: order kept
+    lines[rows_at[0]:rows_at[-1] + 1] = rows
+    first_body += len(rows) - len(rows_at)
+    # Bodies: each section runs from its heading to the next section's heading or the missed targets.
+    bodies, order, current = {}, [], None
+    end = lines.index(MISSED_HEADING)
+    for line in lines[first_body:end]:
+        found = SECTION_HEADING.match(line)
+        if found:
+            current = int(found.group(1))
+            order.append(current)
+            bodies[current] = []
+        bodies[current].append(line)
+    for section in built:
+        body = section.body()
+        bodies[section.number] = [body[0], "", note, *body[1:], ""]
+        if section.number not in order:
+            order.append(section.number)
+    body_lines = [line for number in sorted(order) for line in bodies[number]]
+    missed = [line for line in lines[end + 1:] if MISSED_ROW.match(line)
+              and int(MISSED_ROW.match(line).group(1)) not in numbers]
+    missed += [f"* {row}" for section in built for row in section.missed()]
+    missed.sort(key=lambda row: int(MISSED_ROW.match(row).group(1)))
+    return "\n".join([*lines[:first_body], *body_lines, MISSED_HEADING, "", *(missed or ["None."])]) + "\n"
+
+
 def main():
     args = parse_arguments()
     results = Results(args.results)
@@ -170,6 +221,13 @@ def main():
     lines += [f"* {row}" for row in missed] or ["None."]
     with open(args.out, "w", encoding="utf-8") as out:
         out.write("\n".join(lines) + "\n")
+    if args.merge_into:
+        with open(args.merge_into, encoding="utf-8") as existing:
+            merged = merge(existing.read(), built, f"*{machine_line(args)} Merged into the report above by "
+                                                   "`PERF_MERGE_INTO`; the other sections are from their own run.*")
+        with open(args.merge_into, "w", encoding="utf-8") as out:
+            out.write(merged)
+        print(f"merged sections {', '.join(map(str, args.sections))} into {args.merge_into}")
     unmeasured = [section.title for section in built if section.failures()]
     print(f"wrote {args.out}")
     for section in built:

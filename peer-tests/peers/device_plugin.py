@@ -53,32 +53,48 @@ _RUNS = itertools.count()
 VOLATILE_KEYS = {"UpdateTime", "CheckCode"}
 
 
+def start_node(node_dir: Path, our_bin: Path, log: Path, node_args: list[str]) -> tuple[subprocess.Popen, str]:
+    """A stand-in node (peer-node with `node_args`) in `node_dir`, once it serves: (its process, its API server's
+    port). The performance report's comparison (benches/scripts/beside_huawei.py) starts its nodes the same way."""
+    node_dir.mkdir(parents=True, exist_ok=True)
+    (node_dir / "ready").unlink(missing_ok=True)
+    node = subprocess.Popen([str(our_bin / "peer-node"), "--dir", str(node_dir), "--node-name", NODE_NAME,
+                             *node_args], stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while not (node_dir / "ready").exists():
+        if node.poll() is not None or time.monotonic() > deadline:
+            if node.poll() is None:
+                node.kill()
+                node.wait()
+            raise AssertionError(f"{log.stem}: the stand-in node did not start: {log.read_text()[-800:]}")
+        time.sleep(0.1)
+    return node, (node_dir / "ready").read_text().strip()
+
+
+def start_plugin(host: Host, node_dir: Path, port: str, argv: list[str], log: Path, env: dict[str, str]) -> Program:
+    """A plugin program in the host wired to the stand-in node of `node_dir` serving its API server on `port`: the
+    node's kubelet directory and in-cluster files at the paths a pod has them."""
+    binds = [f"{node_dir / 'device-plugins'}:/var/lib/kubelet/device-plugins",
+             f"{node_dir / 'serviceaccount'}:/var/run/secrets/kubernetes.io/serviceaccount"]
+    environment = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": port, "NODE_NAME": NODE_NAME,
+                   **env}
+    return Program(host, argv, log, binds=binds, extra_env=environment)
+
+
 def _run(host: Host, name: str, node_dir: Path, our_bin: Path, plugins: list[list[str]], logs: Path,
          env: dict[str, str], volcano: bool, recover_signal: Path | None) -> dict:
     """Starts a stand-in node, then the plugin programs in the host wired to it; returns the node's record. With
     `recover_signal` the node writes `faulted` in its directory after the first part of its record and waits for that
     file before the second (peer-tests/harness)."""
     node_dir.mkdir(parents=True, exist_ok=True)
-    for stale in ("ready", "record.json"):
-        (node_dir / stale).unlink(missing_ok=True)
+    (node_dir / "record.json").unlink(missing_ok=True)
     record = node_dir / "record.json"
-    node = subprocess.Popen([str(our_bin / "peer-node"), "--dir", str(node_dir), "--node-name", NODE_NAME,
-                             "--allocate", "1", "--allocate", "2", "--out", str(record),
+    node, port = start_node(node_dir, our_bin, logs / f"{name}.peer-node.log",
+                            ["--allocate", "1", "--allocate", "2", "--out", str(record),
                              "--settle-seconds", str(SETTLE_SECONDS),
                              *(["--volcano"] if volcano else []),
-                             *(["--recover-signal", str(recover_signal)] if recover_signal else [])],
-                            stdout=(logs / f"{name}.peer-node.log").open("wb"), stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while not (node_dir / "ready").exists():
-        if node.poll() is not None or time.monotonic() > deadline:
-            raise AssertionError(f"{name}: the stand-in node did not start: {(logs / f'{name}.peer-node.log').read_text()[-800:]}")
-        time.sleep(0.1)
-    port = (node_dir / "ready").read_text().strip()
-    binds = [f"{node_dir / 'device-plugins'}:/var/lib/kubelet/device-plugins",
-             f"{node_dir / 'serviceaccount'}:/var/run/secrets/kubernetes.io/serviceaccount"]
-    environment = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": port, "NODE_NAME": NODE_NAME,
-                   **env}
-    programs = [Program(host, argv, logs / f"{name}.{Path(argv[0]).name}.out", binds=binds, extra_env=environment)
+                             *(["--recover-signal", str(recover_signal)] if recover_signal else [])])
+    programs = [start_plugin(host, node_dir, port, argv, logs / f"{name}.{Path(argv[0]).name}.out", env)
                 for argv in plugins]
     try:
         wait_for(f"{name}: the stand-in node's record", lambda: node.poll() is not None, programs[0], 180)
@@ -93,7 +109,7 @@ def _run(host: Host, name: str, node_dir: Path, our_bin: Path, plugins: list[lis
             node.wait()
 
 
-def _lay_image_files(host: Host, huawei_bin: Path) -> None:
+def lay_image_files(host: Host, huawei_bin: Path) -> None:
     """Huawei's plugin reads its fault policy (faultCode.json ...) from /usr/local, where its image holds them
     (mind-cluster component/ascend-device-plugin/build/Dockerfile); in the mount namespace /usr/local is the fake
     host's, so they are laid there. Our programs read none of them."""
@@ -250,7 +266,7 @@ def _compare_api_objects(add, theirs: dict, mine: dict) -> None:
 
 def compare(host: Host, huawei_bin: Path, our_bin: Path, logs: Path, collector: Collector) -> None:
     """Both plugins in each mode; in the faults scenario, also after the fault is cleared while they run."""
-    _lay_image_files(host, huawei_bin)
+    lay_image_files(host, huawei_bin)
     work = NODE_DIRS / f"{os.getpid()}-{next(_RUNS)}"
     shutil.rmtree(work, ignore_errors=True)
     signal = work / "recover" if host.scenario == "faults" else None

@@ -39,14 +39,26 @@ def settled_scrape(name: str, port: int, program: Program, rounds: int = 3) -> d
         time.sleep(1)
 
 
-def compare(host: Host, huawei_bin: Path, our_bin: Path, logs: Path, collector: Collector) -> None:
+def start_both(host: Host, huawei_bin: Path, our_bin: Path, logs: Path) -> tuple[Program, int, Program, int]:
+    """Huawei's exporter and ours in the host, each on a free port: (Huawei's, its port, ours, its port). The
+    performance report's comparison (benches/scripts/beside_huawei.py) runs them the same way."""
     label = host.label()
     huawei_port, our_port = free_port(), free_port()
     huawei = Program(host, [str(huawei_bin / "npu-exporter"), f"-port={huawei_port}",
                             f"-logFile={logs / f'{label}.huawei-npu-exporter.log'}", *HUAWEI_FLAGS],
                      logs / f"{label}.huawei-npu-exporter.out")
-    ours = Program(host, [str(our_bin / "npu-exporter"), f"--web.listen-address=127.0.0.1:{our_port}", *OUR_FLAGS],
-                   logs / f"{label}.npu-exporter.out")
+    try:
+        ours = Program(host, [str(our_bin / "npu-exporter"), f"--web.listen-address=127.0.0.1:{our_port}",
+                              *OUR_FLAGS], logs / f"{label}.npu-exporter.out")
+    except BaseException:
+        huawei.stop()
+        raise
+    return huawei, huawei_port, ours, our_port
+
+
+def compare(host: Host, huawei_bin: Path, our_bin: Path, logs: Path, collector: Collector) -> None:
+    label = host.label()
+    huawei, huawei_port, ours, our_port = start_both(host, huawei_bin, our_bin, logs)
     try:
         theirs = settled_scrape("Huawei's npu-exporter", huawei_port, huawei)
         mine = settled_scrape("our npu-exporter", our_port, ours)

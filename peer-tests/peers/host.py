@@ -108,11 +108,20 @@ class Host:
             raise ValueError(f"{self.label()}: only the faults scenario has a fault to clear")
         self._write_overlay(RECOVERED_OVERLAY)
 
-    def _write_overlay(self, template: str) -> None:
-        """The overlay for the faulted chip (logic id 1, or 0 on a one-chip host), written atomically."""
-        chips = len(list((self.root / "dev").glob("davinci[0-9]*")))
+    def chips(self) -> int:
+        return len(list((self.root / "dev").glob("davinci[0-9]*")))
+
+    def fault(self, logic_id: int, raised: bool) -> None:
+        """While programs run: the chip of `logic_id` faulted as in the faults scenario (`raised`) or recovered, every
+        other chip as the topology has it (the performance report's fault timings, benches/scripts/beside_huawei.py)."""
+        self._write_overlay(FAULT_OVERLAY if raised else RECOVERED_OVERLAY, logic_id)
+
+    def _write_overlay(self, template: str, logic_id: int | None = None) -> None:
+        """The overlay for the faulted chip (by default logic id 1, or 0 on a one-chip host), written atomically."""
+        if logic_id is None:
+            logic_id = 1 if self.chips() > 1 else 0
         partial = self.overlay.with_suffix(".partial")
-        partial.write_text(template.format(logic_id=1 if chips > 1 else 0))
+        partial.write_text(template.format(logic_id=logic_id))
         partial.rename(self.overlay)
 
 

@@ -15,8 +15,12 @@
 //! `--pod-resources` the node also serves the kubelet's PodResources, listing no pod).
 //!
 //! `<dir>/ready` holds the API server's port once everything serves.
+//!
+//! With `--perf` it keeps no record: it serves one plugin under measurement and keeps the files the performance
+//! report's comparison with Huawei's programs reads (`perf.rs`).
 
 mod follow;
+mod perf;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -58,15 +62,19 @@ struct Args {
     #[arg(long, default_value_t = 90)]
     timeout_seconds: u64,
     /// Where to write the record.
-    #[arg(long)]
-    out: PathBuf,
+    #[arg(long, required_unless_present = "perf")]
+    out: Option<PathBuf>,
+    /// Measure instead of recording (`perf.rs`): registration and health-change times, Allocate latencies on
+    /// request, until `<dir>/stop` appears.
+    #[arg(long, conflicts_with_all = ["allocate", "volcano", "recover_signal"])]
+    perf: bool,
     /// After the record's first part, write `<dir>/faulted` and wait for this file: the comparison then clears the
     /// host's faults and creates it. The device lists, Node and ConfigMaps are read again once the lists have
     /// settled, as the record's `recovered` part.
     #[arg(long)]
     recover_signal: Option<PathBuf>,
     /// After the record, follow the device lists for at most this long (the record's `timeline`, `follow.rs`).
-    #[arg(long, conflicts_with = "recover_signal")]
+    #[arg(long, conflicts_with_all = ["recover_signal", "perf"])]
     follow_seconds: Option<u64>,
     /// Serve the kubelet's PodResources on `<dir>/pod-resources/kubelet.sock`, listing no pod.
     #[arg(long)]
@@ -86,6 +94,10 @@ async fn main() -> Result<()> {
         if args.pod_resources { Some(follow::serve_pod_resources(&args.dir.join("pod-resources"))?) } else { None };
     std::fs::write(args.dir.join("ready"), tls_port.to_string()).context("writing ready")?;
     let ready = Instant::now();
+    if args.perf {
+        return perf::serve(&args.dir, kubelet, Duration::from_secs(args.timeout_seconds)).await;
+    }
+    let Some(out) = &args.out else { bail!("--out is required without --perf") };
 
     let devices =
         settled_devices(&kubelet, Duration::from_secs(args.settle_seconds), Duration::from_secs(args.timeout_seconds))
@@ -141,8 +153,7 @@ async fn main() -> Result<()> {
         let settle = Duration::from_secs(args.settle_seconds);
         record["timeline"] = follow::follow(&kubelet, ready, settle, Duration::from_secs(seconds)).await;
     }
-    std::fs::write(&args.out, serde_json::to_vec_pretty(&record)?)
-        .with_context(|| format!("writing {}", args.out.display()))?;
+    std::fs::write(out, serde_json::to_vec_pretty(&record)?).with_context(|| format!("writing {}", out.display()))?;
     Ok(())
 }
 
