@@ -3,7 +3,8 @@
 //!
 //! - [`NodeLabeller`] and [`node_labels`]: the NPU labels of a node (chip type, count, driver version, product,
 //!   and Huawei's `accelerator` / `node.kubernetes.io/npu.chip.name`), computed from the driver and kept current
-//!   with merge patches that touch only those keys; [`labeller_tool`] is the `ascend-node-labeller` tool's modes.
+//!   with merge patches that touch only those keys. The `ascend-node-labeller` program around them (its flags and
+//!   modes) lives with the other programs, in the workspace's programs package.
 //! - [`device_info`]: the device-info ConfigMap Volcano's Ascend plugin schedules from
 //!   (`kube-system/mindx-dl-deviceinfo-<node>`), in Huawei's exact JSON, written at Huawei's cadence
 //!   ([`device_info::DeviceInfoPublisher`]).
@@ -59,7 +60,7 @@
 //! |---|---|
 //! | connecting and requesting | [`connect`], [`connect_as`], [`client_for`], [`configuration`], [`in_cluster`], [`user_agent`], [`request`], [`check_node_name`], [`DEFAULT_REQUEST_TIMEOUT`]; the field managers [`NODE_LABELLER_FIELD_MANAGER`], [`DEVICE_PLUGIN_FIELD_MANAGER`], [`DRA_DRIVER_FIELD_MANAGER`] |
 //! | watching and retrying | [`Watched`], [`Backoff`], [`BackoffPolicy`] |
-//! | the node labels | [`NodeLabeller`], [`LabellerConfig`], [`Reconciled`], [`ReconcileTrigger`], [`DEFAULT_RECONCILE_INTERVAL`], [`DEFAULT_DRIVER_DEADLINE`], [`NodeLabels`], [`LabelPatch`]; the keys and values in [`node_labels`]; the tool's modes in [`labeller_tool`] |
+//! | the node labels | [`NodeLabeller`], [`LabellerConfig`], [`Reconciled`], [`ReconcileTrigger`], [`DEFAULT_RECONCILE_INTERVAL`], [`DEFAULT_DRIVER_DEADLINE`], [`NodeLabels`], [`LabelPatch`]; the keys and values in [`node_labels`] |
 //! | Events and the condition on the Node | [`NodeEvents`], [`NodeEvent`], [`NodeEventsConfig`], [`EventStats`]; recovery's resets as Events, [`RecoveryEvents`], [`RECOVERY_EVENT_REASONS`]; [`NodeConditionWriter`], [`NpuCondition`], [`ConditionWrite`], [`NPU_CONDITION_TYPE`], [`ALL_HEALTHY_REASON`], [`UNHEALTHY_REASON`] |
 //! | what the cluster says | [`served_versions`], [`kubelet_version`], [`node_resources`], [`NodeResources`], [`runtime_class_handlers`] |
 //! | DRA | [`PoolPublisher`], [`SliceContent`], [`ASCEND_DRA_DRIVER_NAME`], [`UNHEALTHY_TAINT_KEY`], [`SLICE_NODE_LABEL`], [`get_claim`] |
@@ -70,16 +71,14 @@
 //! front: [`device_info`] (Huawei's device-info ConfigMap: its names, keys, JSON and writer,
 //! `device_info::DeviceList`, `device_info::PublisherConfig`), [`pod_assignment`] (Volcano's annotations on a pod,
 //! `pod_assignment::served_for`, `pod_assignment::REAL_DEVICES_ANNOTATION`), [`node_labels`] (the label keys and
-//! values, `node_labels::CHIP_TYPE_LABEL`, `node_labels::MIXED`; [`NodeLabels`] and [`LabelPatch`] also at the root)
-//! and [`labeller_tool`] (one program's modes, `labeller_tool::run_daemon`). The rest of the crate's modules are
-//! private.
+//! values, `node_labels::CHIP_TYPE_LABEL`, `node_labels::MIXED`; [`NodeLabels`] and [`LabelPatch`] also at the root).
+//! The rest of the crate's modules are private; no program's code is here.
 #![forbid(unsafe_code)]
 
 mod api_discovery;
 mod client;
 pub mod device_info;
 mod error;
-pub mod labeller_tool;
 mod node_condition;
 mod node_events;
 mod node_info;

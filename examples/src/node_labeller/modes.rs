@@ -1,18 +1,18 @@
-//! What the `ascend-node-labeller` tool does in each of its modes, so that its binary is only flags and a `main`:
-//! a preview of the patch (`--dry-run`), one reconcile (`--once`, for a Job or an init container), or a daemon that
-//! waits for the driver, then reconciles every interval and on SIGHUP until told to stop.
+//! What `ascend-node-labeller` does in each of its modes: a preview of the patch (`--dry-run`), one reconcile
+//! (`--once`, for a Job or an init container), or a daemon that waits for the driver, then reconciles every interval
+//! and on SIGHUP until told to stop. The labels, their patch and the reconcile loop are `ascend_kube`'s
+//! ([`NodeLabeller`]); this is the program around them.
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
 use ascend_dcmi::DeviceManager;
+use ascend_kube::{
+    connect_as, in_cluster, Error, LabelPatch, LabellerConfig, NodeLabeller, NodeLabels, ReconcileTrigger, Reconciled,
+    Result, NODE_LABELLER_FIELD_MANAGER,
+};
 use ascend_node::{load_driver_until, DriverOptions};
-
-use crate::client::{connect_as, in_cluster, NODE_LABELLER_FIELD_MANAGER};
-use crate::error::{Error, Result};
-use crate::node_labeller::{LabellerConfig, NodeLabeller, ReconcileTrigger, Reconciled};
-use crate::node_labels::{LabelPatch, NodeLabels};
 
 /// A previewed patch, and what it was computed against.
 #[derive(Debug, Clone, PartialEq, Eq)]
