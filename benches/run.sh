@@ -174,7 +174,7 @@ selected 8 && BUILD_TARGETS+=(--bin kubectl-ascend --bin perf-kubectl-ascend)
 selected 9 && BUILD_TARGETS+=(--bin perf-api-requests)
 selected 10 && BUILD_TARGETS+=(--bin ascend-device-plugin --bin ascend-node-labeller --bin ascend-dra-driver)
 selected 10 && BUILD_TARGETS+=(--bin perf-fleet)
-BUILD_PACKAGES=(-p ascend-tools -p dcmi-sim -p ascend-benches -p ascend-dcmi)
+BUILD_PACKAGES=(-p ascend-programs -p dcmi-sim -p ascend-benches -p ascend-dcmi)
 # Section 11: both exporters and device plugins in the comparison tier's fake hosts; peer-node is its stand-in node.
 selected 11 && BUILD_PACKAGES+=(-p ascend-peer-harness)
 selected 11 && BUILD_TARGETS+=(--bin npu-exporter --bin ascend-device-plugin --bin dcmi-sim --bin hccn_tool)
@@ -189,7 +189,7 @@ run_section build 1800 bash -c "cd '$ROOT' && build() {
 # static start skips the dynamic loader on every container start in hook mode. Only the final link is redone.
 STATIC_HOOK_OK=0
 if selected 6 && [ "$BUILD_OK" -eq 1 ] && run_section build_static_hook 600 bash -c "cd '$ROOT' &&
-        cargo rustc --release -p ascend-tools --bin ascend-ctk-hook -- -C target-feature=+crt-static \
+        cargo rustc --release -p ascend-programs --bin ascend-ctk-hook -- -C target-feature=+crt-static \
             -C relocation-model=static"; then
     STATIC_HOOK_OK=1
 fi

@@ -211,7 +211,7 @@ step_build() {
     else
         build() {
             cargo build -p dcmi-sim &&
-                cargo build -p ascend-tools --bin ascend-device-plugin --bin ascend-ctk --bin npu-exporter &&
+                cargo build -p ascend-programs --bin ascend-device-plugin --bin ascend-ctk --bin npu-exporter &&
                 cargo build -p ascend-benches --bin e2e-kubelet
         }
     fi

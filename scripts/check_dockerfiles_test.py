@@ -15,14 +15,14 @@ import check_dockerfiles as cd  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
-WORKSPACE = cd.Workspace({"ascend-tools": {"ascend-device-plugin", "npu-exporter"}, "ascend-dcmi": set()})
+WORKSPACE = cd.Workspace({"ascend-programs": {"ascend-device-plugin", "npu-exporter"}, "ascend-dcmi": set()})
 
 GOOD = """\
 # syntax=docker/dockerfile:1
 FROM rust:1.95-bookworm AS builder
 WORKDIR /src
 COPY . .
-RUN cargo build --release --locked -p ascend-tools --bin npu-exporter \\
+RUN cargo build --release --locked -p ascend-programs --bin npu-exporter \\
     && install -D target/release/npu-exporter /out/npu-exporter
 
 FROM debian:bookworm-slim
@@ -80,10 +80,10 @@ class CheckDockerfilesTest(unittest.TestCase):
 
     def test_binary_the_workspace_does_not_build(self) -> None:
         self.assertProblem(GOOD.replace("--bin npu-exporter", "--bin npu-exporterd"),
-                           "binary 'npu-exporterd' is not built by package ascend-tools")
+                           "binary 'npu-exporterd' is not built by package ascend-programs")
 
     def test_unknown_package_and_missing_locked(self) -> None:
-        text = GOOD.replace("-p ascend-tools", "-p ascend-tool").replace("--locked ", "")
+        text = GOOD.replace("-p ascend-programs", "-p ascend-tool").replace("--locked ", "")
         self.assertProblem(text, "package 'ascend-tool' is not a workspace member")
         self.assertProblem(text, "without --locked")
 

@@ -50,7 +50,7 @@ run_test() {
 case $subcommand in
     device-plugin)
         ASCEND_DP_STORM_SECONDS=${seconds:-30} ASCEND_DP_STORM_CALLERS=$callers \
-            run_test ascend-tools device_plugin_faults allocate_storm_while_chips_flap "allocate storm:"
+            run_test ascend-programs device_plugin_faults allocate_storm_while_chips_flap "allocate storm:"
         ;;
     exporter)
         ASCEND_EXPORTER_LOAD_SECONDS=${seconds:-60} ASCEND_EXPORTER_LOAD_CLIENTS=$clients \

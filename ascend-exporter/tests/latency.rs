@@ -1,6 +1,6 @@
 //! Scrape latency stays flat when the simulated driver is slow (5 ms per call) or a chip hangs; a hung chip keeps
 //! its last values, marked by `ascend_npu_up 0` and a growing sample age. Prints the measured figures
-//! (`cargo test -p ascend-tools --test exporter_latency -- --nocapture`); docs/npu-exporter.md quotes them.
+//! (`cargo test -p ascend-programs --test exporter_latency -- --nocapture`); docs/npu-exporter.md quotes them.
 
 mod support;
 

@@ -4,7 +4,7 @@
 //! - [`NodeLabeller`] and [`node_labels`]: the NPU labels of a node (chip type, count, driver version, product,
 //!   and Huawei's `accelerator` / `node.kubernetes.io/npu.chip.name`), computed from the driver and kept current
 //!   with merge patches that touch only those keys. The `ascend-node-labeller` program around them (its flags and
-//!   modes) lives with the other programs, in the workspace's programs package.
+//!   modes) lives with the other programs, in the workspace's `programs/` (package `ascend-programs`).
 //! - [`device_info`]: the device-info ConfigMap Volcano's Ascend plugin schedules from
 //!   (`kube-system/mindx-dl-deviceinfo-<node>`), in Huawei's exact JSON, written at Huawei's cadence
 //!   ([`device_info::DeviceInfoPublisher`]).

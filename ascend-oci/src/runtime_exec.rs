@@ -15,7 +15,7 @@
 //! glibc discouraged?", <https://makemeengr.com/why-is-statically-linking-glibc-discouraged>), and here it crashed
 //! with SIGSEGV on the first start after a boot, the one that asks DCMI. The musl target is not installed here. The
 //! bundled `ascend-ctk` is linked position-dependent instead, which spares the loader its relocations
-//! (`examples/build.rs` has the figures). The hook loads no library: its own binary ([`HOOK_BINARY_NAME`]) is
+//! (`programs/build.rs` has the figures). The hook loads no library: its own binary ([`HOOK_BINARY_NAME`]) is
 //! linked statically in the release builds, and runc starts it without the dynamic loader.
 
 use std::ffi::OsString;

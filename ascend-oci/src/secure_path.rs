@@ -107,7 +107,7 @@ const OPENAT2_TRIES: u32 = 64;
 /// up a lookup through `..` when a rename or a mount anywhere on the machine raced with it, and asks the caller to
 /// retry (openat2(2), ERRORS, `EAGAIN`). A node starting containers mounts all the time: the hook, following an
 /// image's `..` symlinks inside its rootfs, once failed a container start that way while other containers started
-/// (`examples/tests/ctk_adversarial.rs`, on a machine busy with mount namespaces). Bounded, so a lookup the kernel
+/// (`programs/tests/ctk_adversarial.rs`, on a machine busy with mount namespaces). Bounded, so a lookup the kernel
 /// can never complete still ends with its error.
 pub(crate) fn openat2_retrying<P: rustix::path::Arg + Copy>(
     dir: impl AsFd,

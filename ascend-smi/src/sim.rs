@@ -30,7 +30,7 @@ pub enum SimError {
     #[error("--sim: {0}")]
     Library(String),
     /// This build left the simulator out (cargo feature `sim` of `ascend-smi`, on in the tools' default build).
-    #[error("--sim: this build has no simulator; build with the cargo feature `sim` (the default of ascend-tools)")]
+    #[error("--sim: this build has no simulator; build with the cargo feature `sim` (the default of ascend-programs)")]
     NotBuilt,
 }
 

@@ -84,12 +84,12 @@ class ParserTests(unittest.TestCase):
 
     def test_slowest_crates_of_cargo_timings(self):
         html = ('<script>\nconst UNIT_DATA = [{"i":0,"name":"tonic","version":"0.14.0","mode":"todo","target":"",'
-                '"start":1.0,"duration":68.0},{"i":1,"name":"ascend-tools","version":"0.1.0","mode":"todo",'
+                '"start":1.0,"duration":68.0},{"i":1,"name":"ascend-programs","version":"0.1.0","mode":"todo",'
                 '"target":" npu-exporter \\"bin\\"","start":2.0,"duration":90.5},{"i":2,"name":"libc",'
                 '"version":"0.2.0","mode":"todo","target":"","start":0.0,"duration":3.0}];\n'
                 'const CONCURRENCY_DATA = [];\n</script>')
         self.assertEqual(write_report.slowest_crates(html)[:2],
-                         [("ascend-tools npu-exporter bin", 90.5), ("tonic", 68.0)])
+                         [("ascend-programs npu-exporter bin", 90.5), ("tonic", 68.0)])
         self.assertEqual(write_report.slowest_crates("<html>no timings</html>"), [])
         self.assertEqual(write_report.slowest_crates(None), [])
 

@@ -4,7 +4,7 @@ beforehand, and podman (through its CDI library) edits the OCI spec before it ca
 
 Podman 4.3 (Debian 12) reads CDI specs only from /etc/cdi and /var/run/cdi, so the spec goes to /var/run/cdi
 under a kind unique to this run, removed afterwards; podman keeps its images and containers in private vfs
-storage under the work directory, with the flags examples/tests/ctk_support/podman.rs uses on this machine."""
+storage under the work directory, with the flags programs/tests/ctk_support/podman.rs uses on this machine."""
 
 import json
 import os

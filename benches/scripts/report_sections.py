@@ -1057,7 +1057,7 @@ class DraDriver(Section):
             "the driver's kube-rs client; it holds the Node and the ResourceClaims, allocated as the scheduler "
             "writes them, and receives the ResourceSlices) and the in-repo DRA kubelet peer "
             "(`dra_kubelet_plugin::fake_kubelet`, gRPC `v1.DRAPlugin` over the driver's unix socket), as "
-            "`examples/tests/dra_driver_e2e.rs` does. Prepare: a fresh claim per call (written to the API server "
+            "`programs/tests/dra_driver_e2e.rs` does. Prepare: a fresh claim per call (written to the API server "
             "untimed), `NodePrepareResources` timed as the kubelet sees it (the driver reads the claim from the "
             "API server, plans, writes the CDI spec and the checkpoint, answers; no vNPU), then "
             "`NodeUnprepareResources`, timed too; 20 warm-up pairs first, then `sync`, so that the writeback of "

@@ -3,7 +3,7 @@
 //! containerd starts containers with the chips, from our CDI spec (allocate mode cdi) or from the plugin's device
 //! specs (allocate mode device-specs). A chip fault in the simulator lowers the Node's allocatable.
 //!
-//! The reference for these scenarios; examples/tests/device_plugin_daemon.rs covers the same plugin against the
+//! The reference for these scenarios; programs/tests/device_plugin_daemon.rs covers the same plugin against the
 //! in-repo kubelet peer, faster and with more corner cases.
 
 use std::time::Duration;

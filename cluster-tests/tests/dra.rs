@@ -2,7 +2,7 @@
 //! deploy/kubernetes/examples/dra applied as they are): the real API server accepts its ResourceSlices and compiles
 //! the DeviceClasses' CEL, the real scheduler allocates claims against the published attributes, the real kubelet
 //! calls prepare and unprepare, and containerd injects the chips from the claim's CDI spec.
-//! The reference for these scenarios; examples/tests/dra_driver_e2e.rs covers the driver against the in-repo fake
+//! The reference for these scenarios; programs/tests/dra_driver_e2e.rs covers the driver against the in-repo fake
 //! API server and kubelet (kills, checkpoints, v1beta1, vNPU).
 
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! How the real control plane hands out the DRA driver's chips beyond the examples: a ResourceClaimTemplate in a
 //! Deployment (the controller manager makes a claim per pod; more replicas than chips leave the rest Pending), one
 //! ResourceClaim shared by two pods (both see the same chip), and a constraint no device set meets (the scheduler
-//! leaves the pod Pending and says why). examples/tests/dra_driver_e2e.rs covers the driver's side of the same
+//! leaves the pod Pending and says why). programs/tests/dra_driver_e2e.rs covers the driver's side of the same
 //! claims against the in-repo stand-ins; this is the reference for the control plane's.
 
 use std::collections::BTreeSet;

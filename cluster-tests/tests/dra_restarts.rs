@@ -1,7 +1,7 @@
 //! The DRA driver through restarts on the real cluster: its own pod deleted while a pod holds a prepared claim (the
 //! DaemonSet's new pod unprepares it from the checkpoint when the pod goes, and the chip serves again), and the
 //! kubelet restarted (the node's devices are published again within 5 s of the kubelet's return; the running pod
-//! keeps its chip). examples/tests/dra_driver_e2e.rs kills the driver between every step against the stand-ins;
+//! keeps its chip). programs/tests/dra_driver_e2e.rs kills the driver between every step against the stand-ins;
 //! this is the reference for the real kubelet's side.
 
 use std::collections::BTreeSet;

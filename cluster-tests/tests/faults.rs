@@ -1,7 +1,7 @@
 //! What operators restart under running NPU pods, on the real cluster: the kubelet, containerd, the API server, and the
 //! device plugin's own pod. Running pods keep their chips, the plugin registers again by itself, no chip is handed
 //! out twice, and no update is lost. Each recovery's time is printed in the test log.
-//! The reference for these scenarios; examples/tests/device_plugin_faults.rs covers the plugin's side of them
+//! The reference for these scenarios; programs/tests/device_plugin_faults.rs covers the plugin's side of them
 //! against the in-repo kubelet peer (socket removal, kubelet restarts, wall-clock jumps).
 
 use std::time::Duration;

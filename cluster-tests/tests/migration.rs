@@ -123,7 +123,7 @@ impl Shell {
         let plugin = release_dir(cluster).join("kubectl-ascend");
         assert!(
             plugin.exists(),
-            "{} is missing: scripts/cluster/up.sh builds it (or: cargo build --release -p ascend-tools \
+            "{} is missing: scripts/cluster/up.sh builds it (or: cargo build --release -p ascend-programs \
              --no-default-features --features kubectl-ascend --bin kubectl-ascend)",
             plugin.display()
         );

@@ -1,6 +1,6 @@
 //! The device plugin in Volcano mode on the real cluster (deploy/kubernetes/volcano-910b.yaml): the real API
 //! server accepts its device-info ConfigMap, the ConfigMap follows a chip fault, and the fault is a Node Event that
-//! `kubectl events` and `kubectl ascend faults` show. The reference for these scenarios; examples/tests/device_plugin_volcano.rs and
+//! `kubectl events` and `kubectl ascend faults` show. The reference for these scenarios; programs/tests/device_plugin_volcano.rs and
 //! ascend-kube/tests/device_info_contract.rs cover the contract's details against the fake API server.
 
 use std::time::Duration;

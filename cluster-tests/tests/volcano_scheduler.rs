@@ -20,7 +20,7 @@
 //! Pending.
 //!
 //! The reference for the scheduler side of the Volcano contract; tests/volcano.rs covers the device-info ConfigMap
-//! and faults without a scheduler, examples/tests/device_plugin_volcano.rs the Allocate contract against the in-repo
+//! and faults without a scheduler, programs/tests/device_plugin_volcano.rs the Allocate contract against the in-repo
 //! kubelet peer. Without a mind-cluster tree there is no Ascend plugin to build Volcano with: the test then says it
 //! is skipped, and why (an error under CI).
 

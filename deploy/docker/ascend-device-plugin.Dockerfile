@@ -10,16 +10,16 @@ WORKDIR /src
 COPY . .
 # Generated gRPC and DCMI bindings are committed, so the build needs neither protoc nor libclang.
 # ascend-ctk-hook is relinked statically (glibc, position-dependent): it loads no library, and a static start skips
-# the dynamic loader on every container start in hook mode (examples/build.rs has the figures).
+# the dynamic loader on every container start in hook mode (programs/build.rs has the figures).
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked -p ascend-tools --no-default-features \
+    cargo build --release --locked -p ascend-programs --no-default-features \
         --features device-plugin,node-labeller,doctor,ctk \
         --bin ascend-device-plugin --bin ascend-node-labeller --bin ascend-doctor --bin ascend-ctk \
     && install -D -m 0755 target/release/ascend-device-plugin /out/ascend-device-plugin \
     && install -D -m 0755 target/release/ascend-node-labeller /out/ascend-node-labeller \
     && install -D -m 0755 target/release/ascend-doctor /out/ascend-doctor \
-    && cargo rustc --release --locked -p ascend-tools --no-default-features --features device-plugin,node-labeller,doctor,ctk \
+    && cargo rustc --release --locked -p ascend-programs --no-default-features --features device-plugin,node-labeller,doctor,ctk \
         --bin ascend-ctk-hook -- -C target-feature=+crt-static -C relocation-model=static \
     && install -D -m 0755 target/release/ascend-ctk /out/ascend-ctk \
     && install -D -m 0755 target/release/ascend-ctk-hook /out/ascend-ctk-hook

@@ -10,14 +10,14 @@ COPY . .
 # Generated gRPC and DCMI bindings are committed, so the build needs neither protoc nor libclang. The one feature
 # builds the driver alone, without the simulator.
 # ascend-ctk-hook is relinked statically (glibc, position-dependent): it loads no library, and a static start skips
-# the dynamic loader on every container start in hook mode (examples/build.rs has the figures).
+# the dynamic loader on every container start in hook mode (programs/build.rs has the figures).
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked -p ascend-tools --no-default-features --features dra-driver,doctor,ctk \
+    cargo build --release --locked -p ascend-programs --no-default-features --features dra-driver,doctor,ctk \
         --bin ascend-dra-driver --bin ascend-doctor --bin ascend-ctk \
     && install -D -m 0755 target/release/ascend-dra-driver /out/ascend-dra-driver \
     && install -D -m 0755 target/release/ascend-doctor /out/ascend-doctor \
-    && cargo rustc --release --locked -p ascend-tools --no-default-features --features dra-driver,doctor,ctk \
+    && cargo rustc --release --locked -p ascend-programs --no-default-features --features dra-driver,doctor,ctk \
         --bin ascend-ctk-hook -- -C target-feature=+crt-static -C relocation-model=static \
     && install -D -m 0755 target/release/ascend-ctk /out/ascend-ctk \
     && install -D -m 0755 target/release/ascend-ctk-hook /out/ascend-ctk-hook

@@ -8,7 +8,7 @@ WORKDIR /src
 COPY . .
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked -p ascend-tools --no-default-features --features exporter --bin npu-exporter \
+    cargo build --release --locked -p ascend-programs --no-default-features --features exporter --bin npu-exporter \
     && install -D -m 0755 target/release/npu-exporter /out/npu-exporter
 
 # Slim glibc runtime: the exporter dlopen()s the host's libdcmi.so (see ascend-device-plugin.Dockerfile).

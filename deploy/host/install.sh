@@ -93,7 +93,7 @@ if [[ -z $ctk ]]; then
         fi
     done
     [[ -n $ctk ]] ||
-        die "no ascend-ctk binary found; build it (cargo build --release -p ascend-tools --bin ascend-ctk) or give --ctk"
+        die "no ascend-ctk binary found; build it (cargo build --release -p ascend-programs --bin ascend-ctk) or give --ctk"
 fi
 [[ -f $ctk && -x $ctk ]] || die "--ctk $ctk: not an executable file"
 if [[ -z $hook && -x $(dirname "$ctk")/ascend-ctk-hook ]]; then

@@ -22,7 +22,7 @@ declare -A SHA256
 for pair in amd64:x86_64-unknown-linux-gnu arm64:aarch64-unknown-linux-gnu; do
     arch=${pair%%:*}
     target=${pair#*:}
-    (cd "$ROOT" && cargo build --release --locked --target "$target" -p ascend-tools --no-default-features \
+    (cd "$ROOT" && cargo build --release --locked --target "$target" -p ascend-programs --no-default-features \
         --features kubectl-ascend --bin kubectl-ascend)
     stage=$(mktemp -d)
     cp "$TARGET_DIR/$target/release/kubectl-ascend" "$ROOT/LICENSE-MIT" "$ROOT/LICENSE-APACHE" "$stage/"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds our daemons' images for the test cluster from deploy/docker/*.Dockerfile, without a Docker engine.
 
-Each Dockerfile's builder stage runs `cargo build --release --locked -p ascend-tools --no-default-features
+Each Dockerfile's builder stage runs `cargo build --release --locked -p ascend-programs --no-default-features
 --features F --bin B`, may relink one binary with other code-generation flags (`cargo rustc ... --bin B -- FLAGS`,
 as the static ascend-ctk-hook), and its runtime stage copies the binaries to /usr/local/bin, sets USER and an exec-form
 ENTRYPOINT. This reads exactly those lines, runs one release build for all the images (the union of the features
@@ -118,15 +118,15 @@ def manifest_aliases(repo, image, version):
 def workspace_version(repo):
     metadata = json.loads(subprocess.run(["cargo", "metadata", "--format-version", "1", "--no-deps"], cwd=repo,
                                          check=True, capture_output=True, text=True).stdout)
-    return next(package["version"] for package in metadata["packages"] if package["name"] == "ascend-tools")
+    return next(package["version"] for package in metadata["packages"] if package["name"] == "ascend-programs")
 
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--repo", type=Path, default=HERE.parents[2])
-    parser.add_argument("--also-feature", action="append", default=[], help="another ascend-tools feature to build")
-    parser.add_argument("--also-bin", action="append", default=[], help="another ascend-tools binary to build")
+    parser.add_argument("--also-feature", action="append", default=[], help="another ascend-programs feature to build")
+    parser.add_argument("--also-bin", action="append", default=[], help="another ascend-programs binary to build")
     args = parser.parse_args(argv)
     repo = args.repo
     plans = {path.name.removesuffix(".Dockerfile"): dockerfile_plan(path)
@@ -136,8 +136,8 @@ def main(argv):
     # One build for everything: the images' binaries, the host's tools and the simulator with its hccn_tool (which
     # `dcmi-sim fake-host` installs beside it, as a driver installs its own; Huawei's device plugin runs it), so that no
     # dependency is compiled twice for two feature sets.
-    command = ["cargo", "build", "--release", "--locked", "-p", "ascend-tools", "-p", "dcmi-sim",
-               "--no-default-features", "--features", ",".join(f"ascend-tools/{feature}" for feature in features),
+    command = ["cargo", "build", "--release", "--locked", "-p", "ascend-programs", "-p", "dcmi-sim",
+               "--no-default-features", "--features", ",".join(f"ascend-programs/{feature}" for feature in features),
                "--lib", "--bin", "dcmi-sim", "--bin", "hccn_tool"]
     command += [flag for binary in binaries for flag in ("--bin", binary)]
     print("daemon_images:", " ".join(command), flush=True)
@@ -145,7 +145,7 @@ def main(argv):
     # The Dockerfiles' relinks, with the same features as the build so that only the binary itself is linked again.
     relinks = {binary: flags for plan in plans.values() for binary, flags in plan[2]}
     for binary, flags in sorted(relinks.items()):
-        relink = ["cargo", "rustc", "--release", "--locked", "-p", "ascend-tools", "--no-default-features",
+        relink = ["cargo", "rustc", "--release", "--locked", "-p", "ascend-programs", "--no-default-features",
                   "--features", ",".join(features), "--bin", binary, "--", *flags]
         print("daemon_images:", " ".join(relink), flush=True)
         subprocess.run(relink, cwd=repo, check=True)

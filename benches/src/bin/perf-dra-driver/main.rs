@@ -1,7 +1,7 @@
 //! `perf-dra-driver`: the "DRA driver" section of `benches/run.sh` (issue 15's figures).
 //!
 //! Starts the real `ascend-dra-driver` binary on a fake Atlas 800T A2 host (dcmi-sim, eight 910B chips) as
-//! `examples/tests/dra_driver_e2e.rs` does: the fake API server holds the Node and the ResourceClaims (their
+//! `programs/tests/dra_driver_e2e.rs` does: the fake API server holds the Node and the ResourceClaims (their
 //! allocation written as the scheduler would) and receives the ResourceSlices; the in-process DRA kubelet peer
 //! registers the driver and calls it over the real unix sockets. The driver runs with its default health flags
 //! (5 s poll interval, fault events on). Measured:

@@ -14,7 +14,7 @@
 //!
 //! `ascend-ctk-hook`, which runc starts on every container start in hook mode, is position-dependent too. It loads
 //! no library, so the release builds (deploy/docker, benches/run.sh) relink it statically after the build:
-//! `cargo rustc --release -p ascend-tools --bin ascend-ctk-hook -- -C target-feature=+crt-static -C
+//! `cargo rustc --release -p ascend-programs --bin ascend-ctk-hook -- -C target-feature=+crt-static -C
 //! relocation-model=static` (cargo cannot choose `crt-static` for one binary; this relinks only that one). Measured
 //! alone (the container state on stdin, the five default driver mounts, 400 runs of each, alternating; medians):
 //! `/bin/true` 0.87 ms, `ascend-ctk hook` 1.39 ms, `ascend-ctk-hook` dynamic 1.34 ms, static 0.99 ms. In the dynamic
@@ -61,7 +61,7 @@ fn static_unwinder() -> std::io::Result<PathBuf> {
     let out = std::env::var_os("OUT_DIR").ok_or_else(|| std::io::Error::other("OUT_DIR is not set"))?;
     let directory = PathBuf::from(out).join("static-unwinder");
     std::fs::create_dir_all(&directory)?;
-    let script = "/* examples/build.rs: the unwinder from libgcc_eh.a instead of libgcc_s.so.1 */\nINPUT(-lgcc_eh)\n";
+    let script = "/* programs/build.rs: the unwinder from libgcc_eh.a instead of libgcc_s.so.1 */\nINPUT(-lgcc_eh)\n";
     std::fs::write(directory.join("libgcc_s.so"), script)?;
     Ok(directory)
 }

@@ -3,7 +3,7 @@
 //! before anything runs, naming the variable, and a hook command line that is not the one its spec entry carries
 //! still gets clap's answer; and the binary is linked
 //! position-dependent, so that the dynamic loader has no relocations of its own to apply on every start
-//! (`examples/build.rs`).
+//! (`programs/build.rs`).
 
 mod ctk_support;
 
@@ -89,7 +89,7 @@ fn the_hook_binary_says_what_it_is_and_refuses_unknown_arguments() {
 }
 
 /// Both binaries on the start path carry the unwinder of `libgcc_eh.a`: the dynamic loader has no `libgcc_s.so.1` to
-/// map, bind and run the constructor of on every start (`examples/build.rs`).
+/// map, bind and run the constructor of on every start (`programs/build.rs`).
 #[test]
 fn the_start_path_binaries_do_not_load_libgcc_s() {
     for binary in [env!("CARGO_BIN_EXE_ascend-ctk"), env!("CARGO_BIN_EXE_ascend-ctk-hook")] {

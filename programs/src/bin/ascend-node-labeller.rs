@@ -1,9 +1,9 @@
 //! `ascend-node-labeller`: labels the node with its Ascend NPUs (chip type, count, driver version, product) and keeps
 //! the labels current, so that node pools can be selected by label. The program (flags and modes) is
-//! `ascend_tools::node_labeller`.
+//! `ascend_programs::node_labeller`.
 #![forbid(unsafe_code)]
 
-use ascend_tools::node_labeller::{self, cli::Args};
+use ascend_programs::node_labeller::{self, cli::Args};
 use clap::Parser;
 
 fn main() -> anyhow::Result<()> {

@@ -9,6 +9,6 @@ use clap::Parser;
 async fn main() -> anyhow::Result<()> {
     let args = ExporterArgs::parse();
     args.log.init_logging()?;
-    ascend_exporter::run(args, ascend_tools::shutdown::termination()).await?;
+    ascend_exporter::run(args, ascend_programs::shutdown::termination()).await?;
     Ok(())
 }

@@ -12,7 +12,7 @@ fn labeller(topology: &str, args: &[&str]) -> Output {
 
 fn labeller_with(topology: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     let library =
-        dcmi_sim::library_path().expect("libdcmi_sim.so is built with ascend-tools (dcmi-sim is a dependency)");
+        dcmi_sim::library_path().expect("libdcmi_sim.so is built with ascend-programs (dcmi-sim is a dependency)");
     Command::new(env!("CARGO_BIN_EXE_ascend-node-labeller"))
         .args(args)
         .arg(format!("--library={}", library.display()))
