@@ -37,8 +37,8 @@
 //! The public modules are the ones whose names read as part of what they hold: [`api`] (the generated code,
 //! `api::v1beta1::AllocateRequest`), and one module per optional part, each behind its feature: `volcano` (Volcano
 //! mode: `volcano::start`, `volcano::VolcanoConfig`), `node_events` and `node_condition` (what the plugin writes on
-//! the Node: `node_events::report`, `node_condition::report`), `daemon` (the `ascend-device-plugin` program:
-//! `daemon::run`, `daemon::Args`) and `fake_kubelet` (the kubelet peer of tests, `fake_kubelet::FakeKubelet`, a test
+//! the Node: `node_events::report`, `node_condition::report`), `program` (the `ascend-device-plugin` program:
+//! `program::Args`, `program::run`) and `fake_kubelet` (the kubelet peer of tests, `fake_kubelet::FakeKubelet`, a test
 //! double outside the semver promise). The rest of the crate's modules are private.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
@@ -46,9 +46,6 @@
 mod allocate;
 pub mod api;
 mod assigner;
-#[cfg(feature = "cli")]
-#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
-pub mod daemon;
 mod error;
 #[cfg(feature = "fake-kubelet")]
 #[cfg_attr(docsrs, doc(cfg(feature = "fake-kubelet")))]
@@ -64,6 +61,9 @@ pub mod node_events;
 mod observer;
 mod plugin;
 mod preferred;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+pub mod program;
 pub mod recovery;
 mod server;
 mod service;

@@ -13,10 +13,10 @@
 //!   (key `ascend_kube::UNHEALTHY_TAINT_KEY`) and health-stream entries.
 //!
 //! [`run`] is all of it, configured by [`DriverConfig`]. The `ascend-dra-driver` program (flags, `/healthz`,
-//! `/metrics`) is the module `daemon` (feature `cli`); the bundled binary is a thin main over it. All Kubernetes API
+//! `/metrics`) is the module `program` (feature `cli`: `program::Args`, `program::run`); the bundled binary is a thin main over it. All Kubernetes API
 //! access goes through kube-rs in `ascend-kube`.
 //!
-//! The public modules are namespaces: `daemon` (the program) and [`opaque_config`] (the `NpuConfig` format a claim
+//! The public modules are namespaces: `program` (the program) and [`opaque_config`] (the `NpuConfig` format a claim
 //! or DeviceClass carries, `opaque_config::{parse, API_VERSION, KIND}`). Everything else is the driver's own
 //! machinery; what a caller needs of it is at the root.
 #![forbid(unsafe_code)]
@@ -24,14 +24,14 @@
 mod cdi_claim;
 mod checkpoint;
 mod claim_plan;
-#[cfg(feature = "cli")]
-pub mod daemon;
 mod devices;
 mod driver;
 mod driver_loop;
 mod error;
 mod health;
 pub mod opaque_config;
+#[cfg(feature = "cli")]
+pub mod program;
 mod recovery;
 mod slices;
 

@@ -1,12 +1,12 @@
 //! `ascend-dra-driver`: the Kubernetes DRA driver for Huawei Ascend NPUs. See `ascend_dra::daemon`.
 #![forbid(unsafe_code)]
 
-use ascend_dra::daemon::{self, cli::Args};
+use ascend_dra::program::{self, Args};
 use clap::Parser;
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     args.log.init_logging()?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(daemon::run(args))
+    runtime.block_on(program::run(args))
 }
