@@ -38,14 +38,21 @@ pub async fn deploy_910b_pool(cluster: &Cluster, timer: &mut Timer) {
 /// Rewrites the running device plugin's flags with `edit` (as a changed chart value would) and waits for the
 /// DaemonSet's rollout.
 pub fn edit_device_plugin_args(cluster: &Cluster, edit: impl FnOnce(&mut Vec<String>)) {
+    edit_daemon_args(cluster, SYSTEM, "ascend-device-plugin", edit);
+}
+
+/// Rewrites the flags of the first container of DaemonSet `name` in `namespace` with `edit` (as a changed chart
+/// value would) and waits for its rollout.
+pub fn edit_daemon_args(cluster: &Cluster, namespace: &str, name: &str, edit: impl FnOnce(&mut Vec<String>)) {
     let path = "jsonpath={.spec.template.spec.containers[0].args}";
-    let listed = cluster.kubectl(&["-n", SYSTEM, "get", "daemonset", "ascend-device-plugin", "-o", path]);
-    let mut args: Vec<String> = serde_json::from_str(&listed).expect("the device plugin DaemonSet's args");
+    let listed = cluster.kubectl(&["-n", namespace, "get", "daemonset", name, "-o", path]);
+    let mut args: Vec<String> =
+        serde_json::from_str(&listed).unwrap_or_else(|error| panic!("the DaemonSet {name}'s args: {error}"));
     edit(&mut args);
     let patch = serde_json::json!([{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}]);
     let patch = patch.to_string();
-    cluster.kubectl(&["-n", SYSTEM, "patch", "daemonset", "ascend-device-plugin", "--type=json", "-p", &patch]);
-    cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=120s"]);
+    cluster.kubectl(&["-n", namespace, "patch", "daemonset", name, "--type=json", "-p", &patch]);
+    cluster.kubectl(&["-n", namespace, "rollout", "status", &format!("daemonset/{name}"), "--timeout=120s"]);
 }
 
 /// Removes what earlier tests deployed from the plain manifests of deploy/kubernetes (every profile), and waits until

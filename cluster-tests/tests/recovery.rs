@@ -6,13 +6,19 @@
 //!   Node's allocatable drops, recovery resets the chip, and the allocatable comes back; the time is printed.
 //! - The same fault while a pod holds another chip of the ring: nothing is reset while the pod runs, and the chip
 //!   comes back once the pod is gone.
+//! - The DRA driver of deploy/kubernetes/dra.yaml with `--recovery-mode=inference` (`draDriver.recovery.mode`): the
+//!   same fault on a free chip taints its device in the ResourceSlice, and the taint goes after the reset; the time is
+//!   printed.
 
 use std::time::{Duration, Instant};
 
 use ascend_cluster_tests::stack::{
-    chip_fault, delete_pod, deploy_910b_pool, edit_device_plugin_args, start_pod, test_namespace, RESOURCE, SYSTEM,
+    chip_fault, delete_pod, deploy_910b_pool, deploy_dra, edit_daemon_args, edit_device_plugin_args, remove_dra,
+    start_pod, test_namespace, wait_dra_registered, DRA_DRIVER, DRA_NAMESPACE, RESOURCE, SYSTEM,
 };
-use ascend_cluster_tests::{Cluster, Timer};
+use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
+use k8s_openapi::api::resource::v1::ResourceSlice;
+use kube::api::{Api, ListParams};
 
 /// How long a freed ring must stay free before its reset: short, so that the test is.
 const IDLE: &str = "3s";
@@ -72,4 +78,85 @@ async fn a_restart_fault_on_a_free_ring_is_reset_and_one_on_a_held_ring_waits_fo
     cluster.set_overlay(Vec::new());
     cluster.apply("deploy/kubernetes/training-910b.yaml");
     cluster.kubectl(&["-n", SYSTEM, "rollout", "status", "daemonset/ascend-device-plugin", "--timeout=120s"]);
+}
+
+/// The taints of the published device of the chip with logic id `logic` (`None` while no such device is published).
+async fn chip_taints(cluster: &Cluster, logic: u32) -> Result<Vec<String>, String> {
+    let slices: Api<ResourceSlice> = Api::all(cluster.client());
+    let list = slices.list(&ListParams::default()).await.map_err(|error| error.to_string())?;
+    let device = list
+        .items
+        .into_iter()
+        .filter(|slice| slice.spec.driver == DRA_DRIVER && slice.spec.node_name.as_deref() == Some(NODE_NAME))
+        .flat_map(|slice| slice.spec.devices.unwrap_or_default())
+        .find(|device| {
+            let attributes = device.attributes.as_ref();
+            attributes.and_then(|attributes| attributes.get("logicId")?.int) == Some(i64::from(logic))
+        })
+        .ok_or_else(|| format!("no device of logic id {logic} published"))?;
+    let taints = device.taints.unwrap_or_default();
+    Ok(taints
+        .into_iter()
+        .map(|taint| format!("{}={}:{}", taint.key, taint.value.unwrap_or_default(), taint.effect))
+        .collect())
+}
+
+/// Waits until chip 5's device is published without a taint (`what` names the moment).
+async fn wait_untainted(cluster: &Cluster, what: &str) {
+    wait_until(what, Duration::from_secs(60), || async {
+        let taints = chip_taints(cluster, 5).await?;
+        if taints.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{taints:?}"))
+        }
+    })
+    .await;
+}
+
+/// Puts every chip back to health (the simulator's overlay emptied), also when the test fails half-way.
+struct HealthyAgain(Cluster);
+
+impl Drop for HealthyAgain {
+    fn drop(&mut self) {
+        self.0.set_overlay(Vec::new());
+    }
+}
+
+#[tokio::test]
+async fn the_dra_drivers_taint_goes_after_a_recovery() {
+    let cluster = Cluster::connect().await;
+    let mut timer = Timer::start("recovery, DRA driver");
+    deploy_dra(&cluster, &mut timer).await;
+    let healthy_again = HealthyAgain(cluster.clone());
+    // What `--set draDriver.recovery.mode=inference` renders, with a short idle time.
+    edit_daemon_args(&cluster, DRA_NAMESPACE, "ascend-dra-driver", |args| {
+        args.retain(|arg| !arg.starts_with("--recovery-"));
+        args.extend(["--recovery-mode=inference".to_owned(), format!("--recovery-idle={IDLE}")]);
+    });
+    wait_dra_registered(&cluster).await;
+    wait_untainted(&cluster, "chip 5's device published without a taint").await;
+    timer.mark("DRA driver with --recovery-mode=inference");
+
+    cluster.set_overlay(overlay(5));
+    let raised = Instant::now();
+    let tainted = wait_until("chip 5's device tainted", Duration::from_secs(10), || async {
+        let taints = chip_taints(&cluster, 5).await?;
+        if taints.is_empty() {
+            Err("no taint".to_owned())
+        } else {
+            Ok(taints)
+        }
+    })
+    .await;
+    println!("restart fault: chip 5's device tainted {tainted:?} after {:?}", raised.elapsed());
+    timer.mark("restart fault: the device tainted");
+    wait_untainted(&cluster, "chip 5's taint removed after its reset").await;
+    let recovered = raised.elapsed();
+    timer.mark("reset: the taint removed");
+    println!("restart fault on a free chip to its DRA device untainted after its reset: {recovered:?} (idle {IDLE})");
+
+    drop(healthy_again);
+    remove_dra(&cluster).await;
+    deploy_910b_pool(&cluster, &mut timer).await;
 }
