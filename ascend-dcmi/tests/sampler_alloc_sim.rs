@@ -61,8 +61,8 @@ fn warm_poll_allocations(sample: &str, family: ApiFamily, temperature_call: &str
         FAULTY.0, FAULT.0, SLOW.0
     ));
     let manager: Arc<dyn DeviceManager> = Arc::new(dcmi);
-    // The exporter's configuration: every metric of every group (see ascend-exporter/src/app.rs), except the two
-    // reads that allocate by design, once per 60 s interval, into shared tables: the UB port counters (Ascend950,
+    // The exporter's configuration: every metric of every group (see ascend-exporter/src/program/app.rs), except the
+    // two reads that allocate by design, once per 60 s interval, into shared tables: the UB port counters (Ascend950,
     // `LinkSample::ub`) and the vNPU list (`ChipSample::vnpus`).
     let config = SamplerConfig::default().with_metrics(MetricSet::ALL.without(Metric::UbPorts).without(Metric::Vnpus));
     let sampler = Sampler::new(manager, config).expect("the simulator enumerates");

@@ -13,7 +13,7 @@
 //! | one rendered body per sampler round, plain and (when asked for) gzip, served as shared bytes | [`ScrapeCache`], [`ContentCoding`] |
 //! | which containers hold which chip, from the kubelet's PodResources API | [`PodResourcesWatch`], [`SharedAttribution`], [`PodAttribution`] |
 //! | network readings through the driver's `hccn_tool` | [`network`] |
-//! | the program: its flags, the HTTP server (TLS, basic auth, headers from the exporter-toolkit web config) and the wiring of all of the above | feature `cli`: [`ExporterArgs`], [`run`], [`Exporter`], [`web_config`] |
+//! | the program: its flags, the HTTP server (TLS, basic auth, headers from the exporter-toolkit web config) and the wiring of all of the above | feature `cli`: [`program`] ([`program::Args`], [`program::run`], [`program::Exporter`]), [`web_config`] |
 //!
 //! Every error is an [`Error`], naming the file, key, address or driver step at fault.
 //!
@@ -58,14 +58,14 @@
 //! # async fn example() -> ascend_exporter::Result<()> {
 //! use clap::Parser;
 //!
-//! let args = ascend_exporter::ExporterArgs::parse_from(["npu-exporter", "--web.listen-address=127.0.0.1:9400"]);
-//! ascend_exporter::run(args, async { let _ = tokio::signal::ctrl_c().await; }).await
+//! let args = ascend_exporter::program::Args::parse_from(["npu-exporter", "--web.listen-address=127.0.0.1:9400"]);
+//! ascend_exporter::program::run(args, async { let _ = tokio::signal::ctrl_c().await; }).await
 //! # }
 //! ```
 //!
 //! # Features
 //!
-//! - `cli`: the `npu-exporter` program ([`ExporterArgs`], [`run`], [`Exporter`], [`web_config`]) with its HTTP
+//! - `cli`: the `npu-exporter` program ([`program`]: `Args`, `run`, `Exporter`; [`web_config`]) with its HTTP
 //!   server (hyper, rustls, bcrypt). Without it the crate samples, attributes and renders, and leaves serving the
 //!   bytes to the caller's own HTTP stack.
 //!
@@ -74,14 +74,10 @@
 #![forbid(unsafe_code)]
 
 #[cfg(feature = "cli")]
-mod app;
-#[cfg(feature = "cli")]
 mod basic_auth;
 #[cfg(feature = "cli")]
 mod body_files;
 pub mod catalogue;
-#[cfg(feature = "cli")]
-mod cli;
 mod content_coding;
 mod error;
 mod exposition_format;
@@ -94,6 +90,9 @@ mod metric_table;
 pub mod network;
 mod pod_attribution;
 mod pod_resources_watch;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+pub mod program;
 mod quality_values;
 mod render;
 mod sample;
@@ -112,12 +111,6 @@ mod tls;
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod web_config;
 
-#[cfg(feature = "cli")]
-#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
-pub use app::{run, Exporter};
-#[cfg(feature = "cli")]
-#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
-pub use cli::{ExporterArgs, DEFAULT_LISTEN_ADDRESS};
 pub use content_coding::ContentCoding;
 pub use error::{ConfigFile, Error, Result};
 pub use exposition_format::ExpositionFormat;

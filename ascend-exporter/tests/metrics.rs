@@ -107,7 +107,7 @@ async fn bad_selection_file_stops_start_up_with_a_message() {
     let selection = dir.path().join("selection.toml");
     std::fs::write(&selection, "[groups.hbm]\nenabled = true\n").expect("write");
     let flag = format!("--metrics.selection-file={}", selection.display());
-    let args = <ascend_exporter::ExporterArgs as clap::Parser>::parse_from(["npu-exporter", &flag]);
-    let error = ascend_exporter::Exporter::start(&args).await.expect_err("start-up refused").to_string();
+    let args = <ascend_exporter::program::Args as clap::Parser>::parse_from(["npu-exporter", &flag]);
+    let error = ascend_exporter::program::Exporter::start(&args).await.expect_err("start-up refused").to_string();
     assert!(error.contains("unknown metric group \"hbm\"") && error.contains("selection.toml"), "{error}");
 }

@@ -126,7 +126,7 @@ async fn invalid_web_config_stops_start_up_naming_the_key() {
     let config = dir.path().join("web.yml");
     std::fs::write(&config, "basic_auth_users:\n  prometheus: plaintext\n").expect("write");
     let flag = format!("--web.config.file={}", config.display());
-    let args = <ascend_exporter::ExporterArgs as clap::Parser>::parse_from(["npu-exporter", &flag]);
-    let error = ascend_exporter::Exporter::start(&args).await.expect_err("start-up refused").to_string();
+    let args = <ascend_exporter::program::Args as clap::Parser>::parse_from(["npu-exporter", &flag]);
+    let error = ascend_exporter::program::Exporter::start(&args).await.expect_err("start-up refused").to_string();
     assert!(error.contains("basic_auth_users.prometheus: not a bcrypt hash"), "{error}");
 }

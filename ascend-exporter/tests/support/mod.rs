@@ -83,12 +83,12 @@ pub fn run_exporter_child() {
     };
     let joined = joined.into_string().expect("UTF-8 arguments");
     let args = std::iter::once("npu-exporter").chain(joined.split('\x1f'));
-    let args = <ascend_exporter::ExporterArgs as clap::Parser>::parse_from(args);
+    let args = <ascend_exporter::program::Args as clap::Parser>::parse_from(args);
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).json().init();
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
-    if let Err(error) = runtime.block_on(ascend_exporter::run(args, std::future::pending())) {
+    if let Err(error) = runtime.block_on(ascend_exporter::program::run(args, std::future::pending())) {
         eprintln!("Error: {error}");
         std::process::exit(1);
     }

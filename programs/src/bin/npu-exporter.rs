@@ -2,13 +2,13 @@
 //! `ascend-exporter` library, the program its `cli` feature.
 #![forbid(unsafe_code)]
 
-use ascend_exporter::ExporterArgs;
+use ascend_exporter::program::{self, Args};
 use clap::Parser;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
-    let args = ExporterArgs::parse();
+    let args = Args::parse();
     args.log.init_logging()?;
-    ascend_exporter::run(args, ascend_programs::shutdown::termination()).await?;
+    program::run(args, ascend_programs::shutdown::termination()).await?;
     Ok(())
 }

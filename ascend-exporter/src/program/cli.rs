@@ -26,7 +26,7 @@ pub const DEFAULT_LISTEN_ADDRESS: &str = "0.0.0.0:8082";
 #[derive(Debug, Clone, clap::Parser)]
 #[command(name = "npu-exporter", version, about)]
 #[command(mut_arg("log_format", |arg| arg.long("log.format").visible_alias("log-format").env("NPU_EXPORTER_LOG_FORMAT")))]
-pub struct ExporterArgs {
+pub struct Args {
     /// Address and port to serve /metrics, /healthz and / on.
     #[arg(long = "web.listen-address", default_value = DEFAULT_LISTEN_ADDRESS, env = "NPU_EXPORTER_LISTEN_ADDRESS")]
     pub listen_address: SocketAddr,
@@ -100,7 +100,7 @@ pub struct ExporterArgs {
     pub log: LogArgs,
 }
 
-impl ExporterArgs {
+impl Args {
     /// The device plugin's naming, from `--device-plugin.resource-prefix` and `--device-plugin.rename`.
     ///
     /// # Errors
@@ -119,13 +119,13 @@ mod tests {
 
     #[test]
     fn defaults_and_dotted_flags() {
-        let args = ExporterArgs::try_parse_from(["npu-exporter"]).expect("defaults parse");
+        let args = Args::try_parse_from(["npu-exporter"]).expect("defaults parse");
         assert_eq!(args.listen_address, DEFAULT_LISTEN_ADDRESS.parse().expect("valid"));
         assert_eq!(args.naming, NamingMode::Native);
         assert_eq!(args.deadline, Duration::from_secs(2));
         assert_eq!(args.cache_max_age, crate::scrape_cache::DEFAULT_MAX_BODY_AGE);
         assert_eq!(args.header_read_timeout, Duration::from_secs(10));
-        let args = ExporterArgs::try_parse_from([
+        let args = Args::try_parse_from([
             "npu-exporter",
             "--web.listen-address=127.0.0.1:9999",
             "--metrics.naming=both",
@@ -142,7 +142,7 @@ mod tests {
         assert_eq!(args.log.log_format, ascend_cli::LogFormat::Text);
         for (flag, seconds) in [("--dcmi.deadline=2", 2.0), ("--dcmi.deadline=1.5s", 1.5), ("--dcmi.deadline=1m", 60.0)]
         {
-            let args = ExporterArgs::try_parse_from(["npu-exporter", flag]).expect(flag);
+            let args = Args::try_parse_from(["npu-exporter", flag]).expect(flag);
             assert_eq!(args.deadline.as_secs_f64(), seconds, "{flag}");
         }
         for flag in [
@@ -151,7 +151,7 @@ mod tests {
             "--healthz.max-snapshot-age=0",
             "--web.header-read-timeout=0",
         ] {
-            let error = ExporterArgs::try_parse_from(["npu-exporter", flag]).expect_err(flag);
+            let error = Args::try_parse_from(["npu-exporter", flag]).expect_err(flag);
             assert!(error.to_string().contains(flag.split('=').nth(1).unwrap_or(flag)), "{error}");
         }
     }
@@ -159,17 +159,17 @@ mod tests {
     #[test]
     fn log_format_in_the_dotted_and_the_shared_spelling() {
         for flag in ["--log.format=json", "--log-format=json"] {
-            let args = ExporterArgs::try_parse_from(["npu-exporter", flag]).expect(flag);
+            let args = Args::try_parse_from(["npu-exporter", flag]).expect(flag);
             assert_eq!(args.log.log_format, ascend_cli::LogFormat::Json, "{flag}");
         }
-        assert!(ExporterArgs::try_parse_from(["npu-exporter", "--log.format=yaml"]).is_err());
+        assert!(Args::try_parse_from(["npu-exporter", "--log.format=yaml"]).is_err());
     }
 
     #[test]
     fn device_plugin_naming_flags() {
-        let args = ExporterArgs::try_parse_from(["npu-exporter"]).expect("defaults parse");
+        let args = Args::try_parse_from(["npu-exporter"]).expect("defaults parse");
         assert_eq!(args.resource_naming().expect("default naming"), ResourceNaming::default());
-        let args = ExporterArgs::try_parse_from([
+        let args = Args::try_parse_from([
             "npu-exporter",
             "--device-plugin.resource-prefix=example.org",
             "--device-plugin.rename=Ascend910=train,Ascend310P=infer",
@@ -178,8 +178,7 @@ mod tests {
         let naming = args.resource_naming().expect("valid naming");
         assert_eq!(naming.public_name(ascend_dcmi::ChipType::Ascend910B), "train");
         assert_eq!(naming.public_name(ascend_dcmi::ChipType::Ascend310P), "infer");
-        let args =
-            ExporterArgs::try_parse_from(["npu-exporter", "--device-plugin.rename=Ascend999=x"]).expect("parses");
+        let args = Args::try_parse_from(["npu-exporter", "--device-plugin.rename=Ascend999=x"]).expect("parses");
         let error = args.resource_naming().expect_err("unknown base");
         assert!(error.to_string().contains("Ascend999"), "{error}");
     }

@@ -10,9 +10,9 @@ use hyper::header::{HeaderName, HeaderValue};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
+use super::cli::Args;
 use crate::basic_auth::BasicAuth;
 use crate::body_files::BodyFiles;
-use crate::cli::ExporterArgs;
 use crate::error::{Error, Result};
 use crate::http_server::{serve, serving_threads, ServerState};
 use crate::network::{NetworkSampler, NetworkSource};
@@ -62,7 +62,7 @@ impl Exporter {
     /// # Errors
     /// Configuration files or naming flags that cannot be used, a driver library that cannot be loaded or enumerated,
     /// a listen address that cannot be bound: each [`Error`] names the file, flag, driver step or address.
-    pub async fn start(args: &ExporterArgs) -> Result<Self> {
+    pub async fn start(args: &Args) -> Result<Self> {
         let selection = match &args.selection_file {
             Some(path) => Selection::load(path)?,
             None => Selection::default(),
@@ -175,7 +175,7 @@ impl Exporter {
 ///
 /// # Errors
 /// As [`Exporter::start`] and [`Exporter::serve`].
-pub async fn run(args: ExporterArgs, shutdown: impl Future<Output = ()>) -> Result<()> {
+pub async fn run(args: Args, shutdown: impl Future<Output = ()>) -> Result<()> {
     let exporter = Exporter::start(&args).await?;
     let scheme = if exporter.is_tls() { "https" } else { "http" };
     tracing::info!(address = %exporter.local_addr()?, scheme, "npu-exporter serving /metrics");
@@ -193,7 +193,7 @@ fn extra_header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue)> {
 
 /// Starts the network sampler when a network group is enabled and `hccn_tool` exists; says once why not otherwise.
 fn start_network_sampler(
-    args: &ExporterArgs,
+    args: &Args,
     selection: &Selection,
     chips: &Arc<dyn SnapshotSource>,
 ) -> Option<NetworkSampler> {
@@ -213,7 +213,7 @@ fn start_network_sampler(
     Some(NetworkSampler::spawn(tool, Arc::clone(chips), &groups))
 }
 
-fn start_sampler(args: &ExporterArgs, config: SamplerConfig) -> Result<SamplerSource> {
+fn start_sampler(args: &Args, config: SamplerConfig) -> Result<SamplerSource> {
     let dcmi = args
         .driver
         .options("/")
