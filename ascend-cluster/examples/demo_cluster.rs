@@ -9,7 +9,7 @@
 #[path = "../tests/support/seeded_cluster.rs"]
 mod seeded_cluster;
 
-use ascend_cluster::cli::{run, Args, Style};
+use ascend_cluster::program::{run, Args, Style};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -13,7 +13,7 @@
 //! - [`doctor_report`]: runs `ascend-doctor` in a node's daemon pod through the exec subresource.
 //!
 //! Each takes a `kube::Client` and returns a report that serialises to JSON, so a test (or another tool) calls it
-//! directly; feature `cli` adds the `kubectl-ascend` command line ([`cli`]): flags as kubectl has them, tables,
+//! directly; feature `cli` adds the `kubectl-ascend` command line ([`program`]): flags as kubectl has them, tables,
 //! `-o wide|json|yaml`, exit codes. What each report reads, and from whom, is in [`objects`] and [`node_npus`].
 //!
 //! # Why a crate of its own
@@ -39,9 +39,6 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod capacity;
-#[cfg(feature = "cli")]
-#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
-pub mod cli;
 mod doctor;
 mod error;
 mod faults;
@@ -49,6 +46,9 @@ pub mod node_npus;
 mod nodes;
 pub mod objects;
 mod pods;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+pub mod program;
 
 pub use capacity::{capacity_report, CapacityQuery, CapacityReport, Fit, HccsGroupFree};
 pub use doctor::{daemon_pod, doctor_report, DaemonPod, DoctorRun, DAEMON_CONTAINERS, DAEMON_NAMES, DOCTOR_COMMAND};

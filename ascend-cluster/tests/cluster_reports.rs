@@ -7,7 +7,7 @@ mod seeded_cluster;
 
 use serde_json::{json, Value};
 
-use ascend_cluster::cli::{exit, run, Args, Style};
+use ascend_cluster::program::{exit, run, Args, Style};
 use seeded_cluster::{event, seeded_cluster, switch_to_dra, NOW};
 
 use ascend_cluster::{capacity_report, faults_report, nodes_report, pods_report, CapacityQuery, Mode, NodeNpus, Scope};
@@ -191,7 +191,7 @@ async fn the_command_line_prints_tables_and_exits_with_the_documented_codes() {
 
     // The doctor needs a daemon pod on the node; there is none here.
     let doctor = run(&client, &args(&["doctor", "train-1"]), "default", style()).await.expect_err("no daemon pod");
-    assert_eq!(ascend_cluster::cli::exit_code_of(&doctor), exit::DOCTOR_UNAVAILABLE);
+    assert_eq!(ascend_cluster::program::exit_code_of(&doctor), exit::DOCTOR_UNAVAILABLE);
     assert!(doctor
         .to_string()
         .contains("no running ascend-device-plugin or ascend-dra-driver pod on node \"train-1\""));
@@ -235,7 +235,7 @@ async fn the_doctor_execs_ascend_doctor_in_the_chosen_container() {
             if pod == "dp-x" && container == "device-plugin" && command == "ascend-doctor --json"),
         "{error}"
     );
-    assert_eq!(ascend_cluster::cli::exit_code_of(&error), exit::DOCTOR_UNAVAILABLE);
+    assert_eq!(ascend_cluster::program::exit_code_of(&error), exit::DOCTOR_UNAVAILABLE);
     let exec = server.requests().into_iter().find(|r| r.path.ends_with("/exec")).expect("an exec request");
     assert_eq!(exec.path, "/api/v1/namespaces/kube-system/pods/dp-x/exec");
     let query: Vec<(&str, &str)> = exec.query.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();

@@ -9,7 +9,7 @@
 //! function of the [`DoctorOptions`] and the [`Facts`] earlier checks found, and returns a [`CheckResult`] with OK /
 //! WARN / FAIL / SKIP, the evidence and the fix; [`run`] runs them into a [`DoctorReport`]. All files are read through
 //! [`HostRoot`], so the same checks run on `/`, on `/host` in a container, and on fake hosts in tests. The module
-//! `cli` (feature `cli`) is the whole command line of the binary. Library functions that can fail return [`Error`],
+//! `program` (feature `cli`) is the whole command line of the binary. Library functions that can fail return [`Error`],
 //! which names the file, socket, request, pod or library concerned; checks turn such errors into evidence.
 //!
 //! The version floors of the project's compatibility matrix (`docs/compatibility.md`) are checks too: the kubelet's
@@ -30,7 +30,7 @@
 //!   the reason and the kubelet's version comes from the host's files. A binary that enables it selects
 //!   k8s-openapi's Kubernetes version, as `ascend-kube` documents.
 //!
-//! - `cli`: the module `cli`, the whole command line of the bundled binary (clap).
+//! - `cli`: the module `program`, the whole command line of the bundled binary (clap).
 //!
 //! The doctor speaks English, or Simplified Chinese when [`DoctorOptions::lang`] asks for it (the binary takes
 //! `--lang`, else `LC_ALL`, `LC_MESSAGES` or `LANG`: `zh_CN.*` is Chinese): each check's title and each fix, in
@@ -58,9 +58,6 @@ mod advice;
 mod cdi_engine_checks;
 mod check;
 mod chip_firmware;
-#[cfg(feature = "cli")]
-#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
-pub mod cli;
 mod cluster_api;
 pub mod compatibility;
 mod container_engines;
@@ -80,6 +77,9 @@ mod node_api;
 pub mod package_compatibility;
 mod pod_container;
 mod pod_resources;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+pub mod program;
 mod recovery_checks;
 mod report;
 mod runtime_checks;

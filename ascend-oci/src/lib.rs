@@ -56,7 +56,7 @@
 //! The public modules are the ones whose names read as part of what they hold: [`cdi`] (the CDI spec format and
 //! its files: `cdi::CdiSpec`, `cdi::generate_spec`, `cdi::DYNAMIC_SPEC_DIR`, beside the container's own
 //! [`DeviceNode`] and mounts), [`runtime_config`] (one engine's configuration file each: `runtime_config::configure`,
-//! `runtime_config::RuntimeKind`) and `ctk` (feature `cli`, the `ascend-ctk` command line, `ctk::main`). The rest of
+//! `runtime_config::RuntimeKind`) and `program` (feature `cli`, the `ascend-ctk` command line, `program::Args`, `program::main`). The rest of
 //! the crate's modules are private.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
@@ -67,9 +67,6 @@ mod bundle_config;
 pub mod cdi;
 mod chip_cache;
 mod chip_discovery;
-#[cfg(feature = "cli")]
-#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
-pub mod ctk;
 #[cfg(feature = "dcmi")]
 mod dcmi_chips;
 mod error;
@@ -78,6 +75,9 @@ mod hook_arguments;
 mod host;
 mod inject;
 mod mount_list;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+pub mod program;
 mod request;
 pub mod runtime_config;
 mod runtime_env;

@@ -6,7 +6,7 @@
 //! the host's driver, firmware and CANN packages. This crate shows what they read: [`table`], [`details`] and
 //! [`health_view`] render a report as text (each has `render` and `render_lines`), `serde_json` as the JSON
 //! documented in `docs/ascend-smi-json.md`; [`watch`] redraws it in place; [`follow`] follows fault events; [`SmiExit`]
-//! turns a report into the exit status; the module `cli` (feature `cli`) is the whole command line. [`sim`] runs on
+//! turns a report into the exit status; the module `program` (feature `cli`) is the whole command line. [`sim`] runs on
 //! the simulated `libdcmi.so` (feature `sim`, off by default).
 //!
 //! ```no_run
@@ -24,13 +24,13 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(feature = "cli")]
-#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
-pub mod cli;
 pub mod details;
 mod events;
 mod exit_code;
 pub mod health_view;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+pub mod program;
 pub mod sim;
 pub mod table;
 mod time;

@@ -50,7 +50,7 @@ ENV_PHASE = "env_phase"
 # is regenerated from the same runs gives the same interval).
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 33
-# The name under which ascend-ctk acts as the OCI runtime (ascend_oci::ctk::RUNTIME_LINK_NAME).
+# The name under which ascend-ctk acts as the OCI runtime (ascend_oci::program::RUNTIME_LINK_NAME).
 RUNTIME_LINK = "ascend-runtime"
 
 

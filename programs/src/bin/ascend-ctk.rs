@@ -3,5 +3,5 @@
 #![forbid(unsafe_code)]
 
 fn main() -> std::process::ExitCode {
-    ascend_oci::ctk::main()
+    ascend_oci::program::main()
 }

@@ -2,5 +2,5 @@
 #![forbid(unsafe_code)]
 
 fn main() -> std::process::ExitCode {
-    ascend_doctor::cli::main_with_args(std::env::args_os())
+    ascend_doctor::program::main_with_args(std::env::args_os())
 }

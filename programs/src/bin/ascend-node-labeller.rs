@@ -3,7 +3,7 @@
 //! `ascend_programs::node_labeller`.
 #![forbid(unsafe_code)]
 
-use ascend_programs::node_labeller::{self, cli::Args};
+use ascend_programs::node_labeller::{self, Args};
 use clap::Parser;
 
 fn main() -> anyhow::Result<()> {

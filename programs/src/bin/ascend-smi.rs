@@ -2,5 +2,5 @@
 #![forbid(unsafe_code)]
 
 fn main() -> std::process::ExitCode {
-    ascend_smi::cli::main_with_args(std::env::args_os()).into()
+    ascend_smi::program::main_with_args(std::env::args_os()).into()
 }

@@ -1,11 +1,11 @@
-//! The `ascend-node-labeller` program: its flags ([`cli::Args`]), its modes ([`modes`]: preview, one reconcile,
+//! The `ascend-node-labeller` program: its flags ([`Args`]), its modes ([`modes`]: preview, one reconcile,
 //! daemon) and [`run`], which picks the mode the flags ask for. The labels and the reconcile loop are
 //! `ascend_kube`'s (`NodeLabeller`); the binary is `main` alone.
 
-pub mod cli;
+mod cli;
 pub mod modes;
 
-use cli::Args;
+pub use cli::Args;
 
 /// `--dry-run` prints the merge patch on stdout; `--once` reconciles and returns; otherwise it reconciles every
 /// `--interval` and on SIGHUP until SIGTERM or SIGINT.

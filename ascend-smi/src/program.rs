@@ -10,7 +10,7 @@ use std::time::Duration;
 use ascend_cli::Lang;
 use ascend_dcmi::{DeviceManager, FaultPolicy};
 use ascend_node::DriverArgs;
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 use super::events::{follow, FollowLimits};
 use super::exit_code::SmiExit;
@@ -30,10 +30,10 @@ use ascend_node::{
                         4 a chip did not answer, 5 driver error (library, dcmi_init, chip list).")]
 #[command(mut_arg("dcmi_library", |arg| arg.global(true)))]
 #[command(mut_arg("skip_library_ownership_check", |arg| arg.global(true)))]
-pub struct SmiCli {
+pub struct Args {
     /// What to show (default: info).
     #[command(subcommand)]
-    pub command: Option<SmiCommand>,
+    pub command: Option<Command>,
     /// Print JSON (schema: docs/ascend-smi-json.md) instead of text.
     #[arg(long, global = true)]
     pub json: bool,
@@ -61,7 +61,7 @@ pub struct SmiCli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum SmiCommand {
+pub enum Command {
     /// A table of every chip, like `npu-smi info`.
     Info(InfoArgs),
     /// Refresh the table in place at an interval.
@@ -73,7 +73,7 @@ pub enum SmiCommand {
 }
 
 /// `info` options.
-#[derive(Debug, Args, Default)]
+#[derive(Debug, clap::Args, Default)]
 pub struct InfoArgs {
     /// Per-chip details: every id, PCIe address, NUMA node, die id, serial number, versions.
     #[arg(short, long)]
@@ -81,7 +81,7 @@ pub struct InfoArgs {
 }
 
 /// `watch` options.
-#[derive(Debug, Args)]
+#[derive(Debug, clap::Args)]
 pub struct WatchArgs {
     /// Time between refreshes (`2`, `500ms`; plain numbers are seconds).
     #[arg(short, long, value_name = "DURATION", default_value = "2", value_parser = cli_duration())]
@@ -95,7 +95,7 @@ pub struct WatchArgs {
 }
 
 /// `events` options.
-#[derive(Debug, Args)]
+#[derive(Debug, clap::Args)]
 pub struct EventsArgs {
     /// Stop after this many events.
     #[arg(short = 'n', long, value_name = "COUNT")]
@@ -116,7 +116,7 @@ fn cli_duration() -> impl Fn(&str) -> Result<Duration, ascend_cli::DurationError
 
 /// Parses `args` (program name first) and runs; the exit status to return from `main`.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> SmiExit {
-    let cli = match SmiCli::try_parse_from(args) {
+    let cli = match Args::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
@@ -154,11 +154,11 @@ impl Said {
 }
 
 /// The language of the command line's messages: `--lang`, else the locale.
-fn lang_of(cli: &SmiCli) -> Lang {
+fn lang_of(cli: &Args) -> Lang {
     cli.lang.unwrap_or_else(Lang::from_env)
 }
 
-fn print_driver_error(cli: &SmiCli, message: &str, out: &mut dyn Write) {
+fn print_driver_error(cli: &Args, message: &str, out: &mut dyn Write) {
     let json = cli.json;
     if json {
         let document = serde_json::json!({
@@ -171,7 +171,7 @@ fn print_driver_error(cli: &SmiCli, message: &str, out: &mut dyn Write) {
 }
 
 /// Runs a parsed command line, writing to `out`.
-pub fn run(cli: &SmiCli, out: &mut dyn Write) -> SmiExit {
+pub fn run(cli: &Args, out: &mut dyn Write) -> SmiExit {
     let policy = match &cli.fault_policy {
         Some(path) => match FaultPolicy::from_file(path) {
             Ok(policy) => policy,
@@ -206,7 +206,7 @@ enum OpenError {
     Driver(String),
 }
 
-fn open_manager(cli: &SmiCli, policy: FaultPolicy) -> Result<Arc<dyn DeviceManager>, OpenError> {
+fn open_manager(cli: &Args, policy: FaultPolicy) -> Result<Arc<dyn DeviceManager>, OpenError> {
     let root = cli.host_root.clone().unwrap_or_else(|| PathBuf::from("/"));
     let mut builder = cli.driver.options(root).builder().fault_policy(policy).call_deadline(cli.timeout);
     if let Some(topology) = &cli.sim {
@@ -219,7 +219,7 @@ fn open_manager(cli: &SmiCli, policy: FaultPolicy) -> Result<Arc<dyn DeviceManag
     Ok(Arc::new(dcmi))
 }
 
-fn collect_options(cli: &SmiCli, verbose: bool, grader: FaultGrader) -> CollectOptions {
+fn collect_options(cli: &Args, verbose: bool, grader: FaultGrader) -> CollectOptions {
     let root = cli.host_root.clone().unwrap_or_else(|| PathBuf::from("/"));
     // The simulator's chips are not this machine's: its files are read only when a host root is named.
     let software = (cli.sim.is_none() || cli.host_root.is_some()).then(|| InstalledSoftware::read(&root));
@@ -237,16 +237,16 @@ fn collect_options(cli: &SmiCli, verbose: bool, grader: FaultGrader) -> CollectO
 }
 
 fn dispatch(
-    cli: &SmiCli,
+    cli: &Args,
     manager: Arc<dyn DeviceManager>,
     grader: FaultGrader,
     out: &mut dyn Write,
 ) -> io::Result<SmiExit> {
     match &cli.command {
         None => show(cli, manager, grader, Shown::Table { verbose: false }, out),
-        Some(SmiCommand::Info(args)) => show(cli, manager, grader, Shown::Table { verbose: args.verbose }, out),
-        Some(SmiCommand::Health) => show(cli, manager, grader, Shown::Health, out),
-        Some(SmiCommand::Watch(args)) => {
+        Some(Command::Info(args)) => show(cli, manager, grader, Shown::Table { verbose: args.verbose }, out),
+        Some(Command::Health) => show(cli, manager, grader, Shown::Health, out),
+        Some(Command::Watch(args)) => {
             let style = if cli.json {
                 FrameStyle::JsonLines
             } else if io::stdout().is_terminal() {
@@ -259,7 +259,7 @@ fn dispatch(
             let collector = Collector::new(manager, collect_options(cli, false, grader));
             watch::run(&collector, &options, out)
         }
-        Some(SmiCommand::Events(args)) => {
+        Some(Command::Events(args)) => {
             let limits = FollowLimits { count: args.count, duration: args.duration };
             match follow(manager.as_ref(), args.poll_interval, limits, cli.json, &grader, out) {
                 Ok(_) => Ok(SmiExit::Healthy),
@@ -279,7 +279,7 @@ enum Shown {
 }
 
 fn show(
-    cli: &SmiCli,
+    cli: &Args,
     manager: Arc<dyn DeviceManager>,
     grader: FaultGrader,
     shown: Shown,
@@ -326,9 +326,9 @@ mod lang_tests {
 
     #[test]
     fn the_lang_flag_wins_and_unknown_values_are_refused() {
-        let cli = SmiCli::try_parse_from(["ascend-smi", "--lang", "zh-CN", "info"]).expect("parses");
+        let cli = Args::try_parse_from(["ascend-smi", "--lang", "zh-CN", "info"]).expect("parses");
         assert_eq!(lang_of(&cli), Lang::ZhCn);
-        let refused = SmiCli::try_parse_from(["ascend-smi", "--lang", "ja"]).expect_err("refused").to_string();
+        let refused = Args::try_parse_from(["ascend-smi", "--lang", "ja"]).expect_err("refused").to_string();
         assert!(refused.contains("accepted values are en, zh-CN"), "{refused}");
     }
 }

@@ -21,7 +21,7 @@ use super::report::{render_json, render_text, run};
     about = "Checks an Ascend NPU node in troubleshooting order: driver, versions, container runtime, Kubernetes"
 )]
 #[command(after_help = "Exit codes: 0 no check failed (warnings allowed), 1 at least one check failed, 2 bad usage.")]
-pub struct DoctorCli {
+pub struct Args {
     /// Where the host's / is (for example /host in a container, or a fake host).
     #[arg(long, value_name = "DIR", default_value = "/")]
     pub root: PathBuf,
@@ -89,7 +89,7 @@ impl From<SectionArg> for Section {
 /// [`crate::Error::Root`] for a root that is not a directory, [`crate::Error::CompatibilityTable`] for a compatibility
 /// table that
 /// does not load.
-pub fn options(cli: &DoctorCli) -> Result<DoctorOptions> {
+pub fn options(cli: &Args) -> Result<DoctorOptions> {
     let mut options = DoctorOptions::for_root_with_table(&cli.root, cli.timeout, cli.compatibility.as_deref())?;
     if !cli.sections.is_empty() {
         options.sections = cli.sections.iter().map(|s| Section::from(*s)).collect();
@@ -104,7 +104,7 @@ pub fn options(cli: &DoctorCli) -> Result<DoctorOptions> {
 
 /// Parses `args` (program name first), runs the checks, prints the report; the process exit status.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let cli = match DoctorCli::try_parse_from(args) {
+    let cli = match Args::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();

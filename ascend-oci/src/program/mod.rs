@@ -38,7 +38,7 @@ pub use runtime::RUNTIME_LINK_NAME;
 /// Ascend container toolkit.
 #[derive(Debug, Parser)]
 #[command(name = "ascend-ctk", version, about)]
-pub struct Cli {
+pub struct Args {
     #[command(subcommand)]
     command: Command,
 }
@@ -84,7 +84,7 @@ pub fn main() -> ExitCode {
             return runtime_exec::hook_main(&config);
         }
     }
-    match run(Cli::parse()) {
+    match run(Args::parse()) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("ascend-ctk: error: {error:#}");
@@ -93,7 +93,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+fn run(cli: Args) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Hook(args) => hook::run(&args),
         Command::Runtime(command) => runtime::run(command),
