@@ -292,6 +292,40 @@ fn plugin_requests(server: &FakeApiServer) -> BTreeMap<String, usize> {
     counts
 }
 
+/// Every device list the plugin wrote, in order: the free chips of each write.
+fn written_free_lists(server: &FakeApiServer) -> Vec<String> {
+    let requests = server.requests();
+    let written = requests.iter().filter(|request| matches!(request.method.as_str(), "PATCH" | "POST"));
+    written
+        .filter_map(|request| {
+            request.body.as_ref()?.pointer(&format!("/data/{DEVICE_INFO_KEY}"))?.as_str().map(str::to_owned)
+        })
+        .map(|text| {
+            let info = serde_json::from_str::<DeviceInfo>(&text).expect("decodes").DeviceInfo;
+            info.DeviceList.get(ASCEND910).cloned().unwrap_or_default()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_device_list_written_has_every_chip() {
+    // A node taken over from Huawei's plugin has its complete lists: a first write from the monitor's view before
+    // every chip answered would tell Volcano the node has no free chip until the next round.
+    let server = FakeApiServer::start().await.expect("fake API server");
+    let client = ascend_kube::client_for(server.config(), "ascend-device-plugin", "test").expect("client");
+    // Chip 5 answers its first health read late (within the monitor's deadline): the first view waits for it.
+    let host = FakeHost::eight_910b();
+    host.edit(5, |chip| chip.hang = true);
+    let mut harness = Harness::start_volcano(host.clone(), client, |_, _| {}).await;
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    host.edit(5, |chip| chip.hang = false);
+    let all = "Ascend910-0,Ascend910-1,Ascend910-2,Ascend910-3,Ascend910-4,Ascend910-5,Ascend910-6,Ascend910-7";
+    wait_for_map(&server, "eight free chips", Duration::from_secs(10), |info| key(info, "") == all).await;
+    let lists = written_free_lists(&server);
+    assert!(lists.iter().all(|list| list == all), "every write lists the eight chips: {lists:?}");
+    harness.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_node_costs_nothing_but_its_watches_and_each_change_one_write() {
     let server = FakeApiServer::start().await.expect("fake API server");

@@ -61,8 +61,14 @@ impl PublisherLoop {
     /// # Errors
     /// The API error that stopped the round.
     pub async fn cycle(&mut self) -> ascend_kube::Result<Published> {
-        let separated = self.publisher.manually_separated().await?;
         let snapshot = self.snapshot.borrow_and_update().clone();
+        // The monitor's first view, before every chip has answered, lists none or some: written, it would tell
+        // Volcano the node has no free chip (or fewer) until the next round. On a node taken over from Huawei's
+        // plugin it would replace that plugin's complete lists; the round that follows the settled view writes.
+        if !snapshot.is_settled() {
+            return Ok(Published::Unchanged);
+        }
+        let separated = self.publisher.manually_separated().await?;
         self.separations.set(separated_phys(&snapshot, &separated));
         let pods = self.pods.watched_list().await?;
         let holdings = self.holdings.borrow_and_update().clone();
