@@ -17,7 +17,12 @@
 //! still sees the same `/dev/davinci*`, a new pod gets only the free chips, and the chips of a pod that ended are
 //! given again.
 //!
-//! The second test runs the case the kubelet's own bookkeeping does not cover: our plugin serving the chips under
+//! In Volcano mode (Huawei's plugin with `-volcanoType=true`, the guide's `step1-install-volcano`), the watcher also
+//! reads the node as Volcano's Ascend plugin does, the device-info ConfigMap's device lists and the `baseDeviceInfos`
+//! annotation, which must stay what Huawei's plugin wrote at every read through step 1 and the way back; a chip fault
+//! must then reach those lists from our plugin. No pod runs there (Volcano's scheduler is not started).
+//!
+//! Another test runs the case the kubelet's own bookkeeping does not cover: our plugin serving the chips under
 //! another resource name (a chart `devicePlugin.renames`) while a pod of Huawei's still holds two. There only our
 //! plugin's reading of PodResources keeps the held chips out (ascend-deviceplugin's `HoldingsTracker`).
 
@@ -28,7 +33,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ascend_cluster_tests::stack::{
-    davinci_nodes, delete_pod, deploy_910b_pool, edit_device_plugin_args, release_dir, remove_plain_stack,
+    chip_fault, davinci_nodes, delete_pod, deploy_910b_pool, edit_device_plugin_args, release_dir, remove_plain_stack,
     sleeping_container, test_namespace, wait_no_chips, NAMESPACE, RESOURCE, SYSTEM,
 };
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
@@ -52,12 +57,13 @@ const RELEASE: &str = "ascend-npu";
 const REGISTRY: &str = "registry.example.com";
 /// The RuntimeClass of the test pods, standing for Huawei's runtime (see the module docs).
 const STANDIN_RUNTIME_CLASS: &str = "huawei-runtime-standin";
+/// The Node annotations the device plugins write for Volcano, which the other tests expect gone.
+const VOLCANO_ANNOTATIONS: &[&str] = &["baseDeviceInfos", "superPodID", "serverIndex", "serverType", "rackID"];
 /// The host's chips.
 const CHIPS: usize = 8;
 
 /// The guide's blocks this test does not run, and why.
 const NOT_RUN: &[(&str, &str)] = &[
-    ("step1-check-volcano", "Volcano mode: the plain-mode test does not run it (not covered yet)"),
     ("step1-switch-info", "SwitchInfoCfg is written on Atlas A3 and Ascend950 nodes only; the test node is a 910B"),
     ("step1-undo", "the failure path of step 1; its two label removals are the way back's, which the test runs"),
     (
@@ -65,6 +71,9 @@ const NOT_RUN: &[(&str, &str)] = &[
         "restarts the node's engine over ssh; the test bed's runtime step is not verified (the guide says so)",
     ),
 ];
+
+/// The guide's blocks only the Volcano-mode test runs.
+const VOLCANO_STEPS: &[&str] = &["step1-install-volcano", "step1-check-volcano"];
 
 /// The guide's `sh step=NAME` blocks, by name; panics on an `sh` block without a name or a name used twice.
 fn guide_steps(cluster: &Cluster) -> BTreeMap<String, String> {
@@ -165,9 +174,11 @@ impl Shell {
         }
     }
 
-    /// Every block of the guide is run or listed in [`NOT_RUN`]; none is both.
-    fn assert_all_run(&self) {
-        let run = self.run.lock().expect("steps run");
+    /// Every block of the guide is run (here or, `elsewhere`, by another test) or listed in [`NOT_RUN`]; none is
+    /// both.
+    fn assert_all_run(&self, elsewhere: &[&str]) {
+        let mut run = self.run.lock().expect("steps run").clone();
+        run.extend(elsewhere.iter().map(|name| (*name).to_owned()));
         for (name, why) in NOT_RUN {
             assert!(self.steps.contains_key(*name), "{name} is listed as not run but {GUIDE} has no such block");
             assert!(!run.contains(*name), "{name} is listed as not run ({why}) but was run");
@@ -253,6 +264,41 @@ fn chip_of(id: &str) -> String {
 struct Expected {
     held: BTreeMap<String, BTreeSet<(String, String)>>,
     probes: BTreeSet<String>,
+    volcano: Option<VolcanoView>,
+}
+
+/// What Volcano's Ascend plugin reads of the node (mind-cluster `component/ascend-for-volcano/common/k8s/cmmgr.go`,
+/// `getNodeDeviceInfoFromCM` and the `baseDeviceInfos` Node annotation): the device lists of the device-info
+/// ConfigMap (each comma list as a sorted set, JSON values canonical), and the annotation as JSON.
+#[derive(Debug, Clone, PartialEq)]
+struct VolcanoView {
+    device_list: BTreeMap<String, String>,
+    base_device_infos: Option<serde_json::Value>,
+}
+
+async fn volcano_view(cluster: &Cluster) -> Result<VolcanoView, String> {
+    let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::namespaced(cluster.client(), "kube-system");
+    let name = format!("mindx-dl-deviceinfo-{NODE_NAME}");
+    let map = config_maps.get_opt(&name).await.map_err(|e| e.to_string())?.ok_or(format!("no ConfigMap {name}"))?;
+    let text = map.data.unwrap_or_default().remove("DeviceInfoCfg").ok_or("no DeviceInfoCfg")?;
+    let info: serde_json::Value = serde_json::from_str(&text).map_err(|error| format!("DeviceInfoCfg: {error}"))?;
+    let list = info["DeviceInfo"]["DeviceList"].as_object().ok_or(format!("no DeviceInfo.DeviceList: {text}"))?;
+    let normal = |value: &serde_json::Value| {
+        let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+        match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(json) if text.starts_with(['[', '{']) => json.to_string(),
+            _ => {
+                let items: BTreeSet<&str> = text.split(',').filter(|item| !item.is_empty()).collect();
+                items.into_iter().collect::<Vec<_>>().join(",")
+            }
+        }
+    };
+    let device_list = list.iter().map(|(key, value)| (key.clone(), normal(value))).collect();
+    let node = cluster.node().await;
+    let annotation = node.metadata.annotations.unwrap_or_default().remove("baseDeviceInfos");
+    let base_device_infos =
+        annotation.map(|text| serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)));
+    Ok(VolcanoView { device_list, base_device_infos })
 }
 
 /// Reads PodResources, the Node and the probe pods every 250 ms until stopped; what it saw wrong is returned by
@@ -290,6 +336,11 @@ impl Watch {
         held
     }
 
+    /// From now on Volcano must read `view` of the node (`None`: anything).
+    fn volcano(&self, view: Option<VolcanoView>) {
+        self.expected.lock().expect("expected").volcano = view;
+    }
+
     fn release(&self, pod: &str) {
         self.expected.lock().expect("expected").held.remove(pod);
     }
@@ -321,10 +372,17 @@ impl Watch {
 async fn sample(cluster: &Cluster, resources: &[String], expected: &Mutex<Expected>) -> Vec<String> {
     let mut wrong = Vec::new();
     let now = format!("{:?}", std::time::SystemTime::now());
-    let (held, probes) = {
+    let (held, probes, volcano) = {
         let expected = expected.lock().expect("expected");
-        (expected.held.clone(), expected.probes.clone())
+        (expected.held.clone(), expected.probes.clone(), expected.volcano.clone())
     };
+    if let Some(volcano) = volcano {
+        match volcano_view(cluster).await {
+            Ok(view) if view == volcano => {}
+            Ok(view) => wrong.push(format!("{now}: Volcano reads {view:?}, not {volcano:?}")),
+            Err(error) => wrong.push(format!("{now}: Volcano reads nothing: {error}")),
+        }
+    }
     match assignments().await {
         Ok(pods) => {
             let mut owners: BTreeMap<String, Vec<&str>> = BTreeMap::new();
@@ -380,8 +438,14 @@ impl Cleanup {
                 cluster.try_kubectl(&["delete", "-f", &path, "--ignore-not-found", "--wait=true", "--timeout=120s"]);
         }
         let _ = cluster.try_kubectl(&["delete", "runtimeclass", STANDIN_RUNTIME_CLASS, "--ignore-not-found"]);
+        // A fault an overlay raised stays until one clears it: every chip healthy.
+        cluster.set_overlay((0..8).map(|logic_id| chip_fault(logic_id, false)).collect());
         let device_info = format!("mindx-dl-deviceinfo-{NODE_NAME}");
         let _ = cluster.try_kubectl(&["-n", "kube-system", "delete", "configmap", &device_info, "--ignore-not-found"]);
+        let annotations: serde_json::Map<String, serde_json::Value> =
+            VOLCANO_ANNOTATIONS.iter().map(|key| ((*key).to_owned(), serde_json::Value::Null)).collect();
+        let patch = serde_json::json!({"metadata": {"annotations": annotations}}).to_string();
+        let _ = cluster.try_kubectl(&["patch", "node", NODE_NAME, "--type=merge", "-p", &patch]);
         for label in [
             WORKER_LABEL,
             "ascend.huawei.com/migrated-device-plugin",
@@ -416,7 +480,7 @@ fn huaweis_image(test: &str) -> bool {
 /// The node as Huawei's installation leaves it, from whatever an earlier run left: our stack removed, Huawei's plugin
 /// handing chips to Huawei's runtime, the stand-in of its exporter, and the test pods' RuntimeClass. Returns the
 /// test's timer and the guard that puts the node back; `None`, said loudly, without Huawei's image.
-async fn huaweis_node(cluster: &Cluster, test: &'static str) -> Option<(Timer, Cleanup)> {
+async fn huaweis_node(cluster: &Cluster, test: &'static str, volcano: bool) -> Option<(Timer, Cleanup)> {
     if !huaweis_image(test) {
         return None;
     }
@@ -445,6 +509,12 @@ async fn huaweis_node(cluster: &Cluster, test: &'static str) -> Option<(Timer, C
         &format!("daemonset/{HUAWEI_DAEMON_SET}"),
         "ASCEND_DOCKER_RUNTIME=True",
     ]);
+    if volcano {
+        // ascendplugin-volcano.yaml's one change of the command, as huawei_device_plugin.rs makes it.
+        let patch =
+            r#"[{"op": "add", "path": "/spec/template/spec/containers/0/command/-", "value": "-volcanoType=true"}]"#;
+        cluster.kubectl(&["-n", "kube-system", "patch", "daemonset", HUAWEI_DAEMON_SET, "--type=json", "-p", patch]);
+    }
     cluster.apply(HUAWEI_EXPORTER);
     cluster.kubectl(&[
         "-n",
@@ -494,7 +564,7 @@ async fn stop_probe(cluster: &Cluster, watch: &Watch, name: &str) {
 async fn the_guide_moves_a_running_pod_from_huaweis_plugin_to_ours_and_back() {
     let cluster = Cluster::connect().await;
     let shell = Shell::new(&cluster);
-    let Some((mut timer, cleanup)) = huaweis_node(&cluster, "migration").await else { return };
+    let Some((mut timer, cleanup)) = huaweis_node(&cluster, "migration", false).await else { return };
 
     // A job holding two chips from Huawei's plugin, and a probe asking for one chip more than is free.
     let watch = Watch::start(&cluster, &[RESOURCE]);
@@ -560,7 +630,7 @@ async fn the_guide_moves_a_running_pod_from_huaweis_plugin_to_ours_and_back() {
     shell.step("back-cleanup");
     timer.mark("guide: the release removed");
     watch.finish("the whole migration");
-    shell.assert_all_run();
+    shell.assert_all_run(VOLCANO_STEPS);
 
     drop(cleanup);
     wait_no_chips(&cluster).await;
@@ -577,7 +647,7 @@ const RENAMED: &str = "huawei.com/npu-train";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_renamed_resource_does_not_offer_the_chips_a_running_pod_holds_under_huaweis_name() {
     let cluster = Cluster::connect().await;
-    let Some((mut timer, cleanup)) = huaweis_node(&cluster, "migration, renamed resource").await else { return };
+    let Some((mut timer, cleanup)) = huaweis_node(&cluster, "migration, renamed resource", false).await else { return };
     let watch = Watch::start(&cluster, &[RESOURCE, RENAMED]);
     let held = start_pod_seeing(&cluster, "job-a", RESOURCE, 2).await;
     watch.hold("job-a").await;
@@ -614,5 +684,80 @@ async fn a_renamed_resource_does_not_offer_the_chips_a_running_pod_holds_under_h
 
     drop(cleanup);
     let _ = cluster.try_kubectl(&["label", "node", NODE_NAME, "ascend.huawei.com/migrated-device-plugin-"]);
+    deploy_910b_pool(&cluster, &mut timer).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_volcano_mode_the_guide_keeps_what_volcano_reads_of_the_node() {
+    let cluster = Cluster::connect().await;
+    let shell = Shell::new(&cluster);
+    let Some((mut timer, cleanup)) = huaweis_node(&cluster, "migration, Volcano mode", true).await else { return };
+    let huaweis =
+        wait_until("Huawei's plugin wrote the device-info and baseDeviceInfos", Duration::from_secs(60), || async {
+            let view = volcano_view(&cluster).await?;
+            let free = view.device_list.get(RESOURCE).map_or(0, |list| list.split(',').count());
+            if view.base_device_infos.is_some() && free == CHIPS {
+                Ok(view)
+            } else {
+                Err(format!("{view:?}"))
+            }
+        })
+        .await;
+    println!("what Volcano reads from Huawei's plugin: {huaweis:?}");
+    let watch = Watch::start(&cluster, &[RESOURCE]);
+    watch.volcano(Some(huaweis.clone()));
+    timer.mark("Huawei's plugin in Volcano mode wrote the device-info ConfigMap and baseDeviceInfos");
+
+    shell.step("before");
+    shell.step("step0");
+    shell.step("step1-install-volcano");
+    shell.step("step1-node");
+    cluster.wait_allocatable(RESOURCE, &CHIPS.to_string(), Duration::from_secs(60)).await;
+    shell.step("step1-check");
+    let managers = shell.step("step1-check-volcano");
+    assert!(managers.contains("ascend-device-plugin"), "our plugin writes the device-info ConfigMap: {managers}");
+    timer.mark("guide: step 1 in Volcano mode and its checks");
+    // Our plugin rewrites the ConfigMap and the annotation: a few rounds of it, all read as Huawei's were.
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    watch.check("after step 1 in Volcano mode");
+
+    // Our plugin, not a ConfigMap Huawei's left, is what Volcano reads: a chip fault reaches its lists, and its
+    // recovery takes them back to what Huawei's plugin wrote.
+    watch.volcano(None);
+    cluster.set_overlay(vec![chip_fault(3, true)]);
+    let unhealthy = wait_until("Volcano reads the faulty chip from our plugin", Duration::from_secs(15), || async {
+        let view = volcano_view(&cluster).await?;
+        let list = |key: &str| view.device_list.get(key).cloned().unwrap_or_default();
+        let unhealthy = list(&format!("{RESOURCE}-Unhealthy"));
+        let free = list(RESOURCE).split(',').filter(|chip| !chip.is_empty()).count();
+        if !unhealthy.is_empty() && !list(RESOURCE).contains(&unhealthy) && free == CHIPS - 1 {
+            Ok(unhealthy)
+        } else {
+            Err(format!("{view:?}"))
+        }
+    })
+    .await;
+    cluster.set_overlay(vec![chip_fault(3, false)]);
+    wait_until("Volcano reads every chip healthy again", Duration::from_secs(15), || async {
+        let view = volcano_view(&cluster).await?;
+        if view == huaweis {
+            Ok(())
+        } else {
+            Err(format!("{view:?}"))
+        }
+    })
+    .await;
+    watch.volcano(Some(huaweis));
+    timer.mark(&format!("a fault of {unhealthy} written for Volcano by our plugin, and its recovery"));
+
+    shell.step("back");
+    cluster.wait_pods_running("kube-system", HUAWEI_SELECTOR, 1, Duration::from_secs(120)).await;
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    timer.mark("guide: the way back; Huawei's plugin writes again");
+    shell.step("back-cleanup");
+    watch.finish("the whole migration in Volcano mode");
+
+    drop(cleanup);
+    wait_no_chips(&cluster).await;
     deploy_910b_pool(&cluster, &mut timer).await;
 }

@@ -114,12 +114,13 @@ async fn wait_untainted(cluster: &Cluster, what: &str) {
     .await;
 }
 
-/// Puts every chip back to health (the simulator's overlay emptied), also when the test fails half-way.
+/// Puts every chip back to health, also when the test fails half-way (a fault an overlay raised stays until an
+/// overlay clears it).
 struct HealthyAgain(Cluster);
 
 impl Drop for HealthyAgain {
     fn drop(&mut self) {
-        self.0.set_overlay(Vec::new());
+        self.0.set_overlay((0..8).map(|logic_id| chip_fault(logic_id, false)).collect());
     }
 }
 
