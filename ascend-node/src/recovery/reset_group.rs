@@ -29,7 +29,11 @@ pub struct GroupedChip {
 /// - Ascend910 (A1): the HCCS ring of 4 (`logic / 4`).
 /// - Ascend910B: one chip on the inference boards without HCCS; the ring of 8 on training servers; 16 where the node
 ///   has more than 8 chips (Atlas 200T A2 box).
-/// - Ascend910A3: the chips of the same card (its two dies; Huawei asks the driver for the associated logic ids).
+/// - Ascend910A3: every chip of the node. Huawei's plugin holds four chips for a reset, the card's two dies and the
+///   two of its brother card, which it asks the driver for (`GetAssociatedLogicIDs`, `dcmi_get_brother_card_id`);
+///   this crate does not read the brother card yet, and the card alone would let a reset take down a die a
+///   running container holds. So an A3 chip is reset only when the whole node is free: safe, and slower to recover
+///   on a busy node.
 /// - Ascend310P: the chips of the same card (an Atlas 300I Duo card resets as one).
 /// - Ascend950, Ascend310, Ascend310B: the chip alone.
 pub fn reset_group(
@@ -48,9 +52,8 @@ pub fn reset_group(
         ChipType::Ascend910B if board_id.is_some_and(|id| SINGLE_CHIP_910B_BOARD_IDS.contains(&id)) => BTreeSet::new(),
         ChipType::Ascend910B if chips.len() > 8 => ring(16),
         ChipType::Ascend910B => ring(8),
-        ChipType::Ascend910A3 | ChipType::Ascend310P => {
-            chips.iter().filter(|c| same_card(c)).map(|c| c.logic).collect()
-        }
+        ChipType::Ascend910A3 => chips.iter().map(|c| c.logic).collect(),
+        ChipType::Ascend310P => chips.iter().filter(|c| same_card(c)).map(|c| c.logic).collect(),
         // Ascend950, Ascend310, Ascend310B and any later type: the chip alone.
         _ => BTreeSet::new(),
     };
@@ -86,9 +89,10 @@ mod tests {
     }
 
     #[test]
-    fn a3_and_duo_cards_reset_as_one_card() {
+    fn an_a3_chip_takes_the_whole_node_a_duo_card_resets_as_one_card() {
+        // The brother card is not known here: the node, never a die of a card whose pair may be in use.
         let node = chips(16, 2);
-        assert_eq!(reset_group(ChipType::Ascend910A3, Some(0xb0), node[5], &node), logic(&[4, 5]));
+        assert_eq!(reset_group(ChipType::Ascend910A3, Some(0xb0), node[5], &node), (0..16).map(LogicId).collect());
         let duo = chips(4, 2);
         assert_eq!(reset_group(ChipType::Ascend310P, None, duo[0], &duo), logic(&[0, 1]));
     }
