@@ -14,10 +14,11 @@ use dcmi_sim::{write_overlay, ChipOverlay, Overlay};
 
 /// A critical fault code (HBM multi-bit ECC: `HbmDoubleBitFaultCode` in Huawei's `Ascend/mind-cluster`,
 /// `component/ascend-device-plugin/pkg/common/constants.go`, one of `RestartBusinessCodes` in `build/faultCode.json`
-/// there), raised with severity 2.
-const FAULT_CODE: u32 = 0x80E0_1801;
-const FAULT_HEALTH: u32 = 2;
-const WAIT: Duration = Duration::from_secs(30);
+/// there: its policy asks for a restart, so recovery resets the chip), raised with severity 2.
+pub const FAULT_CODE: u32 = 0x80E0_1801;
+pub const FAULT_HEALTH: u32 = 2;
+/// How long the kubelet may take to see a fault or its clearing.
+pub const WAIT: Duration = Duration::from_secs(30);
 
 /// One chip of the node: its logic id (what the overlay names) and its advertised device id.
 #[derive(Debug, Clone)]
@@ -50,10 +51,10 @@ impl FaultBench<'_> {
             }
             let started = Instant::now();
             self.set_fault(chip, true)?;
-            self.wait_health(chip, "Unhealthy").await?;
+            self.wait_health(chip, "Unhealthy", WAIT).await?;
             latencies.push(started.elapsed());
             self.set_fault(chip, false)?;
-            self.wait_health(chip, "Healthy").await?;
+            self.wait_health(chip, "Healthy", WAIT).await?;
         }
         Ok(latencies)
     }
@@ -72,10 +73,11 @@ impl FaultBench<'_> {
         write_overlay(self.overlay, &overlay).with_context(|| format!("overlay for logic id {}", chip.logic_id))
     }
 
-    async fn wait_health(&self, chip: &ChipTarget, health: &str) -> Result<()> {
+    /// Waits up to `within` until the kubelet lists `chip` with `health`.
+    pub async fn wait_health(&self, chip: &ChipTarget, health: &str, within: Duration) -> Result<()> {
         let what = format!("{} {health}", chip.device_id);
         self.kubelet
-            .wait_until(&what, WAIT, |kubelet| {
+            .wait_until(&what, within, |kubelet| {
                 kubelet
                     .devices(self.resource)
                     .unwrap_or_default()

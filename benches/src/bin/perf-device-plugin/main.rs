@@ -198,13 +198,9 @@ async fn recover(node: &Node, args: &Args) -> Result<serde_json::Value> {
     ];
     let refs: Vec<&str> = flags.iter().map(String::as_str).collect();
     let (mut kubelet, daemon) = node.start(&args.daemon, "plugins-recovery", &refs).await?;
-    let bench = recovery_time::RecoveryBench {
-        kubelet: &kubelet,
-        resource: RESOURCE,
-        overlay: &node.overlay,
-        chips: &node.chips,
-    };
-    let measured = bench.measure(args.recovery_repeats).await.map_err(|e| anyhow!("{e}; log:\n{}", daemon.log()));
+    let bench = FaultBench { kubelet: &kubelet, resource: RESOURCE, overlay: &node.overlay, chips: &node.chips };
+    let measured =
+        bench.measure_recoveries(args.recovery_repeats).await.map_err(|e| anyhow!("{e}; log:\n{}", daemon.log()));
     daemon.stop()?;
     kubelet.shutdown().await;
     pod_resources.shutdown().await;

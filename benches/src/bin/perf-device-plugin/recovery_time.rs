@@ -7,19 +7,15 @@
 //! chip takes far longer, up to Huawei's 180 s boot wait) and the plugin's own reaction between them. The monitor
 //! polls at its default 5 s, as a deployed plugin does.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context, Result};
-use ascend_deviceplugin::fake_kubelet::FakeKubelet;
+use anyhow::{Context, Result};
 use dcmi_sim::topology::FaultSpec;
 use dcmi_sim::{write_overlay, ChipOverlay, Overlay};
 
-use crate::fault_latency::ChipTarget;
+use crate::fault_latency::{ChipTarget, FaultBench, FAULT_CODE, FAULT_HEALTH};
 
-/// A fault whose policy asks for a restart (HBM multi-bit ECC, one of Huawei's `RestartBusinessCodes`), severity 2.
-const RESTART_FAULT: u32 = 0x80E0_1801;
-const FAULT_HEALTH: u32 = 2;
+/// How long a recovery may take: the idle time, the withdrawal and the boot come on top of the fault's pick-up.
 const WAIT: Duration = Duration::from_secs(60);
 
 /// One recovery: from the fault to the chip listed Unhealthy, and to the chip listed Healthy again.
@@ -29,37 +25,30 @@ pub struct Recovery {
     pub back: Duration,
 }
 
-/// Where the measurement runs.
-pub struct RecoveryBench<'a> {
-    pub kubelet: &'a FakeKubelet,
-    pub resource: &'a str,
-    pub overlay: &'a Path,
-    pub chips: &'a [ChipTarget],
-}
-
-impl RecoveryBench<'_> {
-    /// Raises a restart fault `repeats` times, each on the next chip (a chip that faults again soon after its reset
-    /// is held out, by design), and times each recovery; every chip runs no process, so only the fault keeps one out.
+impl FaultBench<'_> {
+    /// Raises the restart fault `repeats` times, each on the next chip (a chip that faults again soon after its
+    /// reset is held out, by design), and times each recovery; every chip runs no process, so only the fault keeps
+    /// one out. The plugin must run recovery: nothing here clears the fault but its reset.
     ///
     /// # Errors
     /// The overlay cannot be written, or the kubelet does not see a change within 60 s.
-    pub async fn measure(&self, repeats: usize) -> Result<Vec<Recovery>> {
+    pub async fn measure_recoveries(&self, repeats: usize) -> Result<Vec<Recovery>> {
         let mut recoveries = Vec::with_capacity(repeats);
         for repeat in 0..repeats {
             let chip = &self.chips[repeat % self.chips.len()];
             let started = Instant::now();
-            self.write(Some(chip))?;
-            self.wait_health(chip, "Unhealthy").await?;
+            self.write_idle_node(Some(chip))?;
+            self.wait_health(chip, "Unhealthy", WAIT).await?;
             let unhealthy = started.elapsed();
-            self.wait_health(chip, "Healthy").await?;
+            self.wait_health(chip, "Healthy", WAIT).await?;
             recoveries.push(Recovery { unhealthy, back: started.elapsed() });
-            self.write(None)?;
+            self.write_idle_node(None)?;
         }
         Ok(recoveries)
     }
 
     /// The overlay: no process on any chip, and the restart fault on `faulty`.
-    fn write(&self, faulty: Option<&ChipTarget>) -> Result<()> {
+    fn write_idle_node(&self, faulty: Option<&ChipTarget>) -> Result<()> {
         let chips = self
             .chips
             .iter()
@@ -69,25 +58,11 @@ impl RecoveryBench<'_> {
                     logic_id: chip.logic_id,
                     processes: Some(Vec::new()),
                     health: raised.then_some(FAULT_HEALTH),
-                    faults: raised.then(|| vec![FaultSpec::Code(RESTART_FAULT)]),
+                    faults: raised.then(|| vec![FaultSpec::Code(FAULT_CODE)]),
                     ..ChipOverlay::default()
                 }
             })
             .collect();
         write_overlay(self.overlay, &Overlay { chips, injections: Vec::new() }).context("writing the overlay")
-    }
-
-    async fn wait_health(&self, chip: &ChipTarget, health: &str) -> Result<()> {
-        let what = format!("{} {health}", chip.device_id);
-        self.kubelet
-            .wait_until(&what, WAIT, |kubelet| {
-                kubelet
-                    .devices(self.resource)
-                    .unwrap_or_default()
-                    .iter()
-                    .any(|device| device.id == chip.device_id && device.health == health)
-            })
-            .await
-            .map_err(|error| anyhow!("{error}"))
     }
 }
