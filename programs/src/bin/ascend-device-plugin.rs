@@ -1,5 +1,5 @@
 //! `ascend-device-plugin`: the Kubernetes device plugin daemon for Huawei Ascend NPUs. See
-//! `ascend_deviceplugin::daemon`.
+//! `ascend_deviceplugin::program`.
 #![forbid(unsafe_code)]
 
 use ascend_deviceplugin::program::{self, Args};

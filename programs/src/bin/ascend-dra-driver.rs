@@ -1,4 +1,4 @@
-//! `ascend-dra-driver`: the Kubernetes DRA driver for Huawei Ascend NPUs. See `ascend_dra::daemon`.
+//! `ascend-dra-driver`: the Kubernetes DRA driver for Huawei Ascend NPUs. See `ascend_dra::program`.
 #![forbid(unsafe_code)]
 
 use ascend_dra::program::{self, Args};
