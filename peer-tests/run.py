@@ -3,7 +3,8 @@
 
     peer-tests/run.py --huawei-bin DIR --our-bin DIR [--hosts a,b] [--programs npu-exporter]
 
-Prints every difference, explained or not, then one line per (program, host) test and the closing line
+Prints every difference, explained or not, then one line per (program, host) test (a failed one with its error or
+first unexplained difference) and the closing line
 "N passed, N failed". Exits 1 when a difference is not in known-differences.toml or a known one no longer shows.
 """
 
@@ -96,7 +97,11 @@ def main() -> int:
     unexplained, explained = judge(collector.all(), known)
     for difference, entry in explained:
         print(f"known ({entry.verdict}): {difference.line()}"[:300])
-    failed_tests = {(d.key.program, _test_of(d.key.host)) for d in unexplained}
+    # Each failed test's first unexplained difference, for its summary line: a CI log's tail shows the summary only.
+    failed_tests: dict[tuple[str, str], str] = {}
+    for difference in unexplained:
+        test = (difference.key.program, _test_of(difference.key.host))
+        failed_tests.setdefault(test, f"unexplained: {difference.line()}"[:300])
     for host_name, differences in group_by_host(unexplained).items():
         print(f"\n{len(differences)} unexplained difference(s) on {host_name}:")
         for difference in differences:
@@ -108,10 +113,10 @@ def main() -> int:
     print()
     passed = failed = 0
     for program, name, error, seconds in results:
-        ok = not error and (program, name) not in failed_tests
-        passed += ok
-        failed += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} {program} on {name} ({seconds:.0f} s){': ' + error if error else ''}")
+        why = error or failed_tests.get((program, name), "")
+        passed += not why
+        failed += bool(why)
+        print(f"{'FAIL' if why else 'ok  '} {program} on {name} ({seconds:.0f} s){': ' + why if why else ''}")
     failed += bool(leftovers)
     print(f"\n{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
