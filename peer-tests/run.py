@@ -11,6 +11,8 @@ first unexplained difference) and the closing line
 from __future__ import annotations
 
 import argparse
+import fcntl
+import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -66,6 +68,18 @@ def main() -> int:
         if name not in PROGRAMS:
             parser.error(f"no comparison of {name!r}; there are {', '.join(PROGRAMS)}")
     known = load_known(KNOWN)
+    args.work.mkdir(parents=True, exist_ok=True)
+    # One run per work directory: two runs would share its fake hosts, and one's recovery would clear the other's
+    # fault mid-record (seen as a chip Huawei's plugin lists healthy in the faulted state). Held until exit.
+    lock = (args.work / "run.lock").open("a+")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        parser.error(f"another comparison run (pid {lock.read().strip() or '?'}) is using {args.work}; wait for it")
+    lock.truncate(0)
+    lock.write(str(os.getpid()))
+    lock.flush()
     logs = args.work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     collector = Collector()
