@@ -38,9 +38,9 @@ use crate::objects::{ClusterObjects, DRA_DRIVER_NAME};
 /// present.
 pub const CANN_VERSION_LABEL: &str = "ascend.huawei.com/cann-version";
 
-/// Chips per HCCS group on Ascend 910B and 910 A3 servers (chips 0-3 and 4-7), as the device plugin's topology-aware
-/// allocation and the DRA driver's `hccsGroup` attribute count them.
-pub const HCCS_GROUP_SIZE: u32 = 4;
+/// Chips per HCCS group on Ascend 910B and 910 A3 servers (chips 0-3 and 4-7): the node daemons' constant, which the
+/// device plugin's topology-aware allocation and the DRA driver's `hccsGroup` attribute count by.
+pub use ascend_node::HCCS_GROUP_SIZE;
 
 /// How a node's NPUs are published.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
