@@ -22,7 +22,7 @@ use crate::sample::{LabelText, Sample, SampleSink};
 use crate::selection::Selection;
 use crate::series_labels::{
     container_labels, huawei_chip_labels, huawei_npu_name_labels, huawei_vnpu_labels, native_chip_labels,
-    native_vnpu_labels, LabelsWith, SeriesLabels, HUAWEI_NPU_NAME,
+    native_vnpu_labels, LabelsWith, SeriesLabels, SeriesText, HUAWEI_NPU_NAME,
 };
 use crate::snapshot::{ChipSnapshot, Snapshot, SnapshotSource};
 
@@ -83,12 +83,15 @@ impl std::fmt::Debug for SnapshotCollector {
     }
 }
 
-/// Per-render data: the chips' series labels in both schemes and the attribution.
+/// Per-render data: the chips' series labels in both schemes (as text, written by every sample of the chip) and the
+/// attribution.
 struct RenderContext<'a> {
     snapshot: Option<&'a Snapshot>,
     attribution: &'a PodAttribution,
-    native_labels: Vec<SeriesLabels>,
+    native_labels: Vec<SeriesText>,
+    /// Huawei's labels, from which `npu_chip_info_name`'s are made.
     huawei_labels: Vec<SeriesLabels>,
+    huawei_text: Vec<SeriesText>,
     now: Instant,
     unix_now: f64,
 }
@@ -112,22 +115,26 @@ impl SnapshotCollector {
         sink: &mut SampleSink,
     ) -> Result<(), std::fmt::Error> {
         // Samples are gathered first so that a metric without any value gets no HELP/TYPE lines either.
-        let mut rows: Vec<(&SeriesLabels, Sample)> = Vec::new();
-        let mut info_rows: Vec<(&SeriesLabels, Vec<(&'static str, LabelText)>)> = Vec::new();
-        let renamed: Vec<SeriesLabels>;
+        let mut rows: Vec<(&SeriesText, Sample)> = Vec::new();
+        let mut info_rows: Vec<(&SeriesText, Vec<(&'static str, LabelText)>)> = Vec::new();
+        let renamed: Vec<SeriesText>;
         let chip_labels = match metric.naming {
             Naming::Native => &context.native_labels,
             Naming::Huawei if metric.name == HUAWEI_NPU_NAME => {
-                renamed = context.huawei_labels.iter().map(huawei_npu_name_labels).collect();
+                renamed = context
+                    .huawei_labels
+                    .iter()
+                    .map(|labels| SeriesText::new(&huawei_npu_name_labels(labels)))
+                    .collect();
                 &renamed
             }
-            Naming::Huawei => &context.huawei_labels,
+            Naming::Huawei => &context.huawei_text,
         };
         let chips = context.snapshot.map_or(&[][..], |s| s.chips.as_slice());
         let driver_version = context.snapshot.and_then(|s| s.driver_version.as_deref());
-        let no_labels = SeriesLabels::new();
-        let container_series: Vec<SeriesLabels>;
-        let vnpu_series: Vec<SeriesLabels>;
+        let no_labels = SeriesText::default();
+        let container_series: Vec<SeriesText>;
+        let vnpu_series: Vec<SeriesText>;
         match metric.extract {
             Extract::Chip(extract) => {
                 for (chip, labels) in chips.iter().zip(chip_labels) {
@@ -156,10 +163,10 @@ impl SnapshotCollector {
                             (Naming::Huawei, [holder]) => huawei_vnpu_labels(chip, vnpu, holder),
                             (Naming::Huawei, _) => continue,
                         };
-                        views.push((VnpuView { chip, vnpu }, labels));
+                        views.push((VnpuView { chip, vnpu }, SeriesText::new(&labels)));
                     }
                 }
-                let (views, labels): (Vec<VnpuView<'_>>, Vec<SeriesLabels>) = views.into_iter().unzip();
+                let (views, labels): (Vec<VnpuView<'_>>, Vec<SeriesText>) = views.into_iter().unzip();
                 vnpu_series = labels;
                 for (view, labels) in views.iter().zip(&vnpu_series) {
                     extract(view, sink);
@@ -168,7 +175,7 @@ impl SnapshotCollector {
             }
             Extract::Container(extract) => {
                 let containers = context.attribution.containers();
-                container_series = containers.keys().map(|c| container_labels(c)).collect();
+                container_series = containers.keys().map(|c| SeriesText::new(&container_labels(c))).collect();
                 for ((container, phys), labels) in containers.iter().zip(&container_series) {
                     let held = chips.iter().filter(|chip| phys.contains(&chip.ids.phy)).collect();
                     extract(&ContainerView { container, chips: held }, sink);
@@ -243,18 +250,22 @@ impl Collector for SnapshotCollector {
         let snapshot = self.source.latest();
         let attribution = self.attribution.latest();
         let chips = snapshot.as_deref().map_or(&[][..], |s| s.chips.as_slice());
-        let native_labels =
-            chips.iter().map(|chip| native_chip_labels(chip.ids.phy, attribution.holders_of(chip.ids.phy))).collect();
-        let huawei_labels = if self.plan.uses_huawei_labels {
+        let native_labels = chips
+            .iter()
+            .map(|chip| SeriesText::new(&native_chip_labels(chip.ids.phy, attribution.holders_of(chip.ids.phy))))
+            .collect();
+        let huawei_labels: Vec<SeriesLabels> = if self.plan.uses_huawei_labels {
             chips.iter().map(|chip| huawei_chip_labels(chip, attribution.holders_of(chip.ids.phy))).collect()
         } else {
             Vec::new()
         };
+        let huawei_text = huawei_labels.iter().map(|labels| SeriesText::new(labels)).collect();
         let context = RenderContext {
             snapshot: snapshot.as_deref(),
             attribution: &attribution,
             native_labels,
             huawei_labels,
+            huawei_text,
             now: Instant::now(),
             unix_now: SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64(),
         };

@@ -216,7 +216,7 @@ def cadence_window(exporters, cadence, seconds, order, idle_rate):
     """A window of one scrape every `cadence` seconds per side, the sides half an interval apart: per side the whole
     CPU per minute, the scrapes' wall and fresh-render CPU milliseconds, and the resident memory at the end."""
     scrapes = {side: [] for side in SIDES}
-    before = {side: whole_cpu_ms(exporters.pid(side)) for side in SIDES}
+    before = {side: cpu_split_ms(exporters.pid(side)) for side in SIDES}
     simulator_before = {side: simulator_ms(exporters.pid(side)) for side in SIDES}
     started = time.monotonic()
     for index in range(int(seconds // cadence)):
@@ -239,7 +239,10 @@ def cadence_window(exporters, cadence, seconds, order, idle_rate):
     out = {}
     for side in SIDES:
         rss, _ = common.resident_kib(exporters.pid(side))
-        out[side] = {"cpu_ms_per_min": (whole_cpu_ms(exporters.pid(side)) - before[side]) * 60.0 / elapsed,
+        after = cpu_split_ms(exporters.pid(side))
+        out[side] = {"cpu_ms_per_min": (sum(after) - sum(before[side])) * 60.0 / elapsed,
+                     # Of that, the waited-for children's: hccn_tool, run by both sides for the same readings.
+                     "children_ms_per_min": (after[1] - before[side][1]) * 60.0 / elapsed,
                      "simulator_ms_per_min": (simulator_ms(exporters.pid(side)) - simulator_before[side]) * 60.0
                      / elapsed,
                      "scrape_ms": [round(wall, 3) for wall, _ in scrapes[side]],
@@ -325,6 +328,13 @@ def summarise_exporter(figures):
             "scrape_cpu_ms": compared([{s: common.median(w[s]["scrape_cpu_ms"]) for s in SIDES} for w in windows]),
             "rss_kib": compared([{s: w[s]["rss_kib"] for s in SIDES} for w in windows]),
         }
+        if all("children_ms_per_min" in w[s] for w in windows for s in SIDES):  # not in results of before 2026-12-05
+            # hccn_tool's part, and what is left: the exporter's own sampling and scrapes.
+            summary[key]["children_ms_per_min"] = {s: spread([w[s]["children_ms_per_min"] for w in windows])
+                                                   for s in SIDES}
+            summary[key]["cpu_less_children_and_simulator_ms_per_min"] = compared(
+                [{s: w[s]["cpu_ms_per_min"] - w[s]["children_ms_per_min"] - w[s]["simulator_ms_per_min"]
+                  for s in SIDES} for w in windows])
         latencies = {s: [ms for w in windows for ms in w[s]["scrape_ms"]] for s in SIDES}
         summary[key]["latency"] = {s: common.latency_summary(latencies[s]) for s in SIDES}
     return summary
@@ -498,10 +508,15 @@ def summarise_plugin(rounds):
 
 def main():
     args = parse_arguments()
-    for program in ("npu-exporter", "ascend-device-plugin"):
+    huawei_programs = {"exporter": ("npu-exporter",), "device-plugin": ("ascend-device-plugin",),
+                       "both": ("npu-exporter", "ascend-device-plugin")}[args.part]
+    our_programs = {"exporter": ("npu-exporter", "dcmi-sim", "hccn_tool"),
+                    "device-plugin": ("ascend-device-plugin", "dcmi-sim", "peer-node"),
+                    "both": ("npu-exporter", "ascend-device-plugin", "dcmi-sim", "hccn_tool", "peer-node")}[args.part]
+    for program in huawei_programs:
         if not os.access(args.huawei_bin / program, os.X_OK):
             raise common.MeasurementError(f"Huawei's {program} is not in {args.huawei_bin} (scripts/peers/build.sh)")
-    for program in ("npu-exporter", "ascend-device-plugin", "dcmi-sim", "hccn_tool", "peer-node"):
+    for program in our_programs:
         if not os.access(args.our_bin / program, os.X_OK):
             raise common.MeasurementError(f"{args.our_bin / program} is not built")
     if args.host_lock:

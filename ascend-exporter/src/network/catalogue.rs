@@ -13,6 +13,7 @@ use ascend_hccn::{LinkState, StatCounters};
 
 use super::group::NetworkGroup;
 use super::readings::{GroupReadings, LinkReadings, OpticalReadings, PortName, PortReadings};
+use super::target::huawei_reads_optical;
 use crate::metric_def::{ChipView, Extract, MetricDef, MetricKind, Naming};
 use crate::metric_group::SampledGroup;
 use crate::sample::{LabelText, SampleSink};
@@ -334,15 +335,8 @@ fn training_optical(c: &ChipView<'_>, s: &mut SampleSink, value: fn(&ascend_hccn
     }
 }
 
-/// Ascend950 main boards whose optical modules Huawei's exporter does not read: the Atlas 350 cards (0x68, 0x6b,
-/// 0x6c) and the Atlas 950 1D boards (0x03, 0x07) (`notSupportedOpticalNpuDevices` in mind-cluster
-/// `component/npu-exporter/collector/metrics/collector_for_optical.go`, `IsSupported`; ids from
-/// `component/ascend-common/api/default_name.go`).
-const NO_OPTICAL_950_MAIN_BOARDS: [u32; 5] = [0x68, 0x6b, 0x6c, 0x03, 0x07];
-
 fn ub_optical(c: &ChipView<'_>, s: &mut SampleSink, value: fn(&ascend_hccn::UbOpticalInfo) -> Option<f64>) {
-    let board = c.chip.identity.as_ref().and_then(|id| id.mainboard_id);
-    if board.is_some_and(|board| NO_OPTICAL_950_MAIN_BOARDS.contains(&board)) {
+    if !huawei_reads_optical(c.chip) {
         return;
     }
     for (port, optical) in optical_ports(c) {

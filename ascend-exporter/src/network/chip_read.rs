@@ -8,7 +8,7 @@
 
 use std::future::Future;
 
-use ascend_hccn::{Error, HccnTool, UbPort};
+use ascend_hccn::{Error, HccnTool, LinkState, UbPort};
 
 use super::group::NetworkGroup;
 use super::readings::{LinkReadings, OpticalReadings, PortName, PortReadings};
@@ -67,8 +67,16 @@ impl Failures {
 }
 
 /// Reads `group` on `target` (the caller checks [`NetworkTarget::reads`]). `known_ports` are an Ascend950 chip's
-/// ports from earlier rounds: when its port list cannot be read, they are reported without readings (the link as
-/// unknown, as Huawei's exporter, which lists the ports once, shows a port whose calls fail) and not called.
+/// ports from earlier rounds (empty before its first listing, and on a training card).
+///
+/// An Ascend950 chip's `network` round lists its ports with `-g -dev_info`, whose table also gives each port's link
+/// state: that one call stands for the `-g -link` per port that Huawei's exporter makes (18 on an Atlas 950 chip),
+/// and its state is the same one `-g -link` prints (Huawei's exporter itself counts the ports down from this table,
+/// mind-cluster `component/ascend-common/devmanager/hccn/hccn_tool.go`, `GetUBPortsDownSnapshot`). The `optical`
+/// round takes the ports known from earlier rounds and lists them only while none is known, as Huawei's exporter
+/// lists the ports once at its start (`component/npu-exporter/collector/common/common.go`,
+/// `InitNpuDevNetPortInfos`). When the listing fails, the known ports are reported without readings (the link as
+/// unknown, as Huawei's exporter shows a port whose calls fail) and not called.
 pub async fn read_chip(
     tool: &HccnTool,
     group: NetworkGroup,
@@ -78,13 +86,19 @@ pub async fn read_chip(
     let mut failures = Failures::default();
     let read = match target {
         NetworkTarget::Training { phy } => read_training(tool, group, phy.0, &mut failures).await,
-        NetworkTarget::Ub { logic, .. } => match failures.keep(tool.ub_ports(logic.0).await) {
-            Some(ports) => {
-                let ports = ports.iter().map(|info| UbPort { logic_id: logic.0, udie: info.udie, port: info.port });
-                read_ub(tool, group, ports.collect(), &mut failures).await
+        NetworkTarget::Ub { logic, .. } => {
+            let listed = if group == NetworkGroup::Network || known_ports.is_empty() {
+                failures.keep(tool.ub_ports(logic.0).await).map(|ports| {
+                    ports.iter().map(|info| (PortName { udie: info.udie, port: info.port }, Some(info.link))).collect()
+                })
+            } else {
+                Some(known_ports.iter().map(|port| (*port, None)).collect())
+            };
+            match listed {
+                Some(ports) => read_ub(tool, group, logic.0, ports, &mut failures).await,
+                None => unread_ports(group, known_ports),
             }
-            None => unread_ports(group, known_ports),
-        },
+        }
     };
     ChipRound { read, failure: failures.first }
 }
@@ -128,22 +142,28 @@ fn single_port<T>(readings: T) -> Vec<PortReadings<T>> {
     vec![PortReadings { port: None, readings }]
 }
 
-async fn read_ub(tool: &HccnTool, group: NetworkGroup, ports: Vec<UbPort>, failures: &mut Failures) -> ChipRead {
-    let name = |port: UbPort| Some(PortName { udie: port.udie, port: port.port });
+/// Reads `group` on an Ascend950 chip's `ports`, each with its link state when the round listed it.
+async fn read_ub(
+    tool: &HccnTool,
+    group: NetworkGroup,
+    logic_id: u32,
+    ports: Vec<(PortName, Option<LinkState>)>,
+    failures: &mut Failures,
+) -> ChipRead {
+    let at = |name: PortName| UbPort { logic_id, udie: name.udie, port: name.port };
     match group {
         NetworkGroup::Network => {
             let mut read = Vec::with_capacity(ports.len());
-            for port in ports {
-                let link = failures.call(tool.ub_link_state(port)).await;
-                let speed = failures.call(tool.ub_speed(port)).await;
-                let bandwidth = failures.call(tool.ub_bandwidth(port)).await;
+            for (name, link) in ports {
+                let speed = failures.call(tool.ub_speed(at(name))).await;
+                let bandwidth = failures.call(tool.ub_bandwidth(at(name))).await;
                 let readings = LinkReadings {
                     link,
                     speed_bits_per_second: speed.flatten().map(|gbps| gbps as f64 * BITS_PER_GIGABIT),
                     link_ups: None,
                     bandwidth,
                 };
-                read.push(PortReadings { port: name(port), readings });
+                read.push(PortReadings { port: Some(name), readings });
             }
             ChipRead::Network(read)
         }
@@ -151,9 +171,9 @@ async fn read_ub(tool: &HccnTool, group: NetworkGroup, ports: Vec<UbPort>, failu
         NetworkGroup::Roce => ChipRead::Roce(Vec::new()),
         NetworkGroup::Optical => {
             let mut read = Vec::with_capacity(ports.len());
-            for port in ports {
-                let optical = failures.call(tool.ub_optical(port)).await.map(OpticalReadings::Ub);
-                read.push(PortReadings { port: name(port), readings: optical });
+            for (name, _) in ports {
+                let optical = failures.call(tool.ub_optical(at(name))).await.map(OpticalReadings::Ub);
+                read.push(PortReadings { port: Some(name), readings: optical });
             }
             ChipRead::Optical(read)
         }
@@ -162,10 +182,78 @@ async fn read_ub(tool: &HccnTool, group: NetworkGroup, ports: Vec<UbPort>, failu
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
     use std::time::Instant;
 
     use super::*;
     use crate::network::readings::{ChipNetwork, GroupReadings};
+
+    /// A stand-in `hccn_tool` in `dir` that appends each call's arguments to `dir/calls` and answers as an
+    /// Ascend950 chip with the ports (0, 4) up and (1, 8) down; optical readings fail to parse.
+    fn logging_tool(dir: &Path) -> HccnTool {
+        let script = dir.join("hccn_tool");
+        let bar = "+--------+--------+--------+----------+-------------+------------+";
+        let text = format!(
+            "#!/bin/sh\necho \"$*\" >> {calls}\ncase \"$2\" in\n\
+             -dev_info) printf '%s\\n' '{bar}' '| UdieID | PortID | Speed | PortType | Link Status | Media Type |' \
+             '{bar}' '| 0 | 4 | 200 | UB | UP | Optical |' '| 1 | 8 | 200 | UB | DOWN | Optical |' '{bar}' ;;\n\
+             -speed) printf '%s\\n' '{bar}' '| UdieID | PortID | PortType | Speed |' '{bar}' \
+             \"| $6 | $8 | UB | 200 G |\" '{bar}' ;;\n\
+             -bandwidth) printf 'Bandwidth TX: 1.50 MB/sec\\nBandwidth RX: 2.50 MB/sec\\n' ;;\n\
+             *) echo unexpected ;;\nesac\n",
+            calls = dir.join("calls").display(),
+        );
+        std::fs::write(&script, text).expect("write the stand-in tool");
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("make it executable");
+        HccnTool::builder().path(script).build()
+    }
+
+    fn calls(dir: &Path) -> Vec<String> {
+        std::fs::read_to_string(dir.join("calls")).unwrap_or_default().lines().map(str::to_owned).collect()
+    }
+
+    const UB_CHIP: NetworkTarget =
+        NetworkTarget::Ub { phy: ascend_dcmi::PhyId(4), logic: ascend_dcmi::LogicId(0), huawei_optical: true };
+
+    #[tokio::test]
+    async fn a_ub_chip_s_links_come_from_one_listing_not_one_call_per_port() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let round = read_chip(&logging_tool(dir.path()), NetworkGroup::Network, UB_CHIP, &[]).await;
+        assert!(round.failure.is_none(), "{:?}", round.failure);
+        assert_eq!(
+            calls(dir.path()),
+            [
+                "-g -dev_info -i 0",
+                "-g -speed -i 0 -u 0 -p 4",
+                "-g -bandwidth -i 0 -u 0 -p 4 -time 100",
+                "-g -speed -i 0 -u 1 -p 8",
+                "-g -bandwidth -i 0 -u 1 -p 8 -time 100",
+            ],
+            "no -g -link per port"
+        );
+        let ChipRead::Network(ports) = round.read else { panic!("the network group's readings") };
+        let links: Vec<_> = ports.iter().map(|p| (p.port, p.readings.link)).collect();
+        let port = |udie, port| Some(PortName { udie, port });
+        assert_eq!(links, [(port(0, 4), Some(LinkState::Up)), (port(1, 8), Some(LinkState::Down))]);
+        assert_eq!(ports[0].readings.speed_bits_per_second, Some(200e9));
+        assert_eq!(ports[1].readings.bandwidth.map(|b| b.rx_megabytes_per_second), Some(2.5));
+    }
+
+    #[tokio::test]
+    async fn a_ub_chip_s_optical_round_lists_its_ports_only_while_none_is_known() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let tool = logging_tool(dir.path());
+        let known = [PortName { udie: 0, port: 4 }, PortName { udie: 1, port: 8 }];
+        let round = read_chip(&tool, NetworkGroup::Optical, UB_CHIP, &known).await;
+        assert_eq!(calls(dir.path()), ["-g -optical -i 0 -u 0 -p 4", "-g -optical -i 0 -u 1 -p 8"]);
+        let ChipRead::Optical(ports) = round.read else { panic!("the optical group's readings") };
+        assert_eq!(ports.iter().map(|p| p.port).collect::<Vec<_>>(), known.map(Some));
+        std::fs::remove_file(dir.path().join("calls")).expect("clear the log");
+        read_chip(&tool, NetworkGroup::Optical, UB_CHIP, &[]).await;
+        assert_eq!(calls(dir.path())[0], "-g -dev_info -i 0", "no port known yet: listed first");
+        assert_eq!(calls(dir.path()).len(), 3);
+    }
 
     #[test]
     fn ports_known_from_earlier_rounds_are_reported_unread() {

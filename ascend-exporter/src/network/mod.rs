@@ -11,13 +11,13 @@
 //! use std::time::Duration;
 //!
 //! use ascend_exporter::network::{NetworkGroup, NetworkSampler, NetworkSource};
-//! use ascend_exporter::SnapshotSource;
+//! use ascend_exporter::{NamingMode, SnapshotSource};
 //!
 //! /// `chips` is the driver's source (a `SamplerSource`); call on a tokio runtime.
 //! fn with_network(chips: Arc<dyn SnapshotSource>) -> (NetworkSampler, NetworkSource) {
 //!     let tool = ascend_hccn::HccnTool::builder().deadline(Duration::from_secs(5)).build();
 //!     let groups = NetworkGroup::ALL.map(|group| (group, group.default_interval()));
-//!     let sampler = NetworkSampler::spawn(tool, Arc::clone(&chips), &groups);
+//!     let sampler = NetworkSampler::spawn(tool, Arc::clone(&chips), &groups, NamingMode::Native);
 //!     let source = NetworkSource::new(chips, sampler.store());
 //!     (sampler, source)
 //! }

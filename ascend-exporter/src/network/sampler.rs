@@ -22,6 +22,7 @@ use super::group::NetworkGroup;
 use super::readings::{ChipNetwork, GroupReadings, PortReadings};
 use super::store::NetworkStore;
 use super::target::{network_target, NetworkTarget};
+use crate::render::NamingMode;
 use crate::snapshot::SnapshotSource;
 
 /// How often a group task looks for the driver sampler's first snapshot before its first round.
@@ -40,14 +41,26 @@ pub struct NetworkSampler {
 
 impl NetworkSampler {
     /// Starts one task per `(group, interval)` on the current tokio runtime. `chips` says which chips exist and what
-    /// they are (the DCMI sampler's snapshot: a chip is read once its identity is known).
-    pub fn spawn(tool: HccnTool, chips: Arc<dyn SnapshotSource>, groups: &[(NetworkGroup, Duration)]) -> Self {
+    /// they are (the DCMI sampler's snapshot: a chip is read once its identity is known); `naming` is what the
+    /// exporter serves, so that readings no served name shows are not read (the optical modules of the Ascend950
+    /// boards Huawei's exporter leaves out, in Huawei naming alone).
+    pub fn spawn(
+        tool: HccnTool,
+        chips: Arc<dyn SnapshotSource>,
+        groups: &[(NetworkGroup, Duration)],
+        naming: NamingMode,
+    ) -> Self {
         let store = Arc::new(NetworkStore::new());
         let tasks = groups
             .iter()
             .map(|&(group, interval)| {
-                let task =
-                    GroupTask { group, tool: tool.clone(), chips: Arc::clone(&chips), store: Arc::clone(&store) };
+                let task = GroupTask {
+                    group,
+                    naming,
+                    tool: tool.clone(),
+                    chips: Arc::clone(&chips),
+                    store: Arc::clone(&store),
+                };
                 tokio::spawn(task.run(interval))
             })
             .collect();
@@ -71,6 +84,7 @@ impl Drop for NetworkSampler {
 /// One group's task.
 struct GroupTask {
     group: NetworkGroup,
+    naming: NamingMode,
     tool: HccnTool,
     chips: Arc<dyn SnapshotSource>,
     store: Arc<NetworkStore>,
@@ -106,7 +120,11 @@ impl GroupTask {
     /// 8.1 s; now it stays at 2.0 s (benches/scripts/exporter_every_group.py).
     fn start_round(&self, reads: &mut Reads, every_chip: bool) {
         let Some(snapshot) = self.chips.latest() else { return };
-        let targets = snapshot.chips.iter().filter_map(network_target).filter(|target| target.reads(self.group));
+        let targets = snapshot
+            .chips
+            .iter()
+            .filter_map(network_target)
+            .filter(|target| target.reads(self.group, self.naming == NamingMode::Huawei));
         for target in targets {
             let stored = self.store.chip(target.phy());
             let read_before = stored.as_ref().is_some_and(|chip| chip.was_read(self.group));

@@ -210,7 +210,7 @@ fn start_network_sampler(
     let tool = ascend_hccn::HccnTool::builder().path(path).deadline(args.hccn_tool_timeout).build();
     let names: Vec<&str> = groups.iter().map(|(group, _)| group.name()).collect();
     tracing::info!(path = %path.display(), groups = ?names, "network sampler started");
-    Some(NetworkSampler::spawn(tool, Arc::clone(chips), &groups))
+    Some(NetworkSampler::spawn(tool, Arc::clone(chips), &groups, args.naming))
 }
 
 fn start_sampler(args: &Args, config: SamplerConfig) -> Result<SamplerSource> {
