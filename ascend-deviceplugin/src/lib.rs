@@ -46,6 +46,7 @@
 mod allocate;
 pub mod api;
 mod assigner;
+mod directory_changes;
 mod error;
 #[cfg(feature = "fake-kubelet")]
 #[cfg_attr(docsrs, doc(cfg(feature = "fake-kubelet")))]

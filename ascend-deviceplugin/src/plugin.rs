@@ -1,9 +1,11 @@
 //! The supervisor: runs the health monitor, one server per advertised resource, registration with the kubelet,
 //! and recovery from kubelet restarts.
 //!
-//! Every `watch_interval` (1 s by default) it checks the plugin directory: a server whose socket was deleted is
-//! stopped and served again, then re-registered; a new `kubelet.sock` (a restarted kubelet) re-registers every
-//! resource. Health lives in the monitor, not in the servers, so nothing is lost across these restarts.
+//! It checks the plugin directory as soon as inotify reports an entry created, removed or renamed there
+//! (`directory_changes.rs`), and every `watch_interval` (1 s by default) as the backstop that also paces registration
+//! retries: a server whose socket was deleted is stopped and served again, then re-registered; a new `kubelet.sock`
+//! (a restarted kubelet) re-registers every resource. Health lives in the monitor, not in the servers, so nothing is
+//! lost across these restarts.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -15,6 +17,7 @@ use ascend_dcmi::DeviceManager;
 
 use crate::allocate::AllocateConfig;
 use crate::assigner::DeviceAssigner;
+use crate::directory_changes::DirectoryChanges;
 use crate::error::Result;
 use crate::held::HoldingsTracker;
 use crate::kubelet::{register, DEFAULT_PLUGIN_DIR, KUBELET_SOCKET};
@@ -32,9 +35,10 @@ pub struct PluginConfig {
     pub monitor: MonitorConfig,
     /// Allocation mode.
     pub allocate: AllocateConfig,
-    /// How often the plugin directory is checked for deleted sockets and a new kubelet (1 s: a restarted kubelet
-    /// has the plugin registered again within a second; the 100 ms it was cost an idle plugin 60 to 80 of its 160 ms of
-    /// CPU a minute on a simulated Atlas 800T A2).
+    /// How often the plugin directory is checked for deleted sockets and a new kubelet besides inotify's reports,
+    /// and so how often a failed registration is retried at most (1 s; the 100 ms it was cost an idle plugin 60 to 80
+    /// of its 160 ms of CPU a minute on a simulated Atlas 800T A2, and with inotify a restarted kubelet no longer
+    /// waits for it).
     pub watch_interval: Duration,
     /// How long to wait before retrying a failed registration.
     pub register_retry: Duration,
@@ -64,8 +68,13 @@ impl Default for PluginConfig {
 
 struct Served {
     server: ResourceServer,
-    registered: bool,
-    last_attempt: Option<Instant>,
+    /// The `kubelet.sock` this resource was registered with, read just before dialing it: a new one (a restarted
+    /// kubelet) means registering again. Read before, not after, so that a kubelet restarting during the call is
+    /// registered with again rather than missed (at worst a kubelet gets the same registration twice).
+    registered_with: Option<FileIdentity>,
+    /// The last failed attempt and the `kubelet.sock` it was made against: retried after `register_retry`, or at
+    /// once when that socket changes.
+    failed_attempt: Option<(Instant, Option<FileIdentity>)>,
 }
 
 /// Runs the device plugin until `shutdown` completes, then stops every server and removes its socket.
@@ -122,13 +131,17 @@ pub async fn serve(
         kubelet_socket: None,
     };
     let mut snapshot_changes = monitor.subscribe();
+    let mut directory_changes = DirectoryChanges::watch(&supervisor.config.plugin_dir);
     let mut tick = tokio::time::interval(supervisor.config.watch_interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(shutdown);
     loop {
+        let retry_due = supervisor.next_retry();
         tokio::select! {
             () = &mut shutdown => break,
-            _ = tick.tick() => {}
+            _ = tick.tick() => directory_changes.watch_again_if_lost(),
+            () = directory_changes.changed() => tokio::time::sleep(DIRECTORY_SETTLE).await,
+            () = sleep_until_some(retry_due) => {}
             changed = snapshot_changes.changed() => if changed.is_err() { break },
         }
         supervisor.reconcile().await;
@@ -137,6 +150,20 @@ pub async fn serve(
     supervisor.stop_all().await;
     let _ = stop_reading.send(());
     let _ = reader.await;
+}
+
+/// How long the supervisor lets the plugin directory settle after inotify reports a change, before it checks: a
+/// restarting kubelet removes every socket and makes a new `kubelet.sock` in one burst (one check for all of it),
+/// and its socket file exists from `bind(2)` on but refuses a dial until its `listen(2)` (every first registration
+/// failed when dialed at once, and waited for the 1 s retry).
+const DIRECTORY_SETTLE: Duration = Duration::from_millis(50);
+
+/// Completes at `due`; never without one.
+async fn sleep_until_some(due: Option<Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due.into()).await,
+        None => std::future::pending().await,
+    }
 }
 
 struct Supervisor {
@@ -152,7 +179,7 @@ struct Supervisor {
 
 impl Supervisor {
     async fn reconcile(&mut self) {
-        let kubelet_socket = identity(&self.config.plugin_dir.join(KUBELET_SOCKET));
+        let kubelet_socket = self.kubelet_socket_now();
         if kubelet_socket.is_some() && kubelet_socket != self.kubelet_socket {
             if self.kubelet_socket.is_some() {
                 tracing::info!("kubelet.sock was recreated (kubelet restart); registering again");
@@ -160,10 +187,6 @@ impl Supervisor {
             // What running pods hold is known before the kubelet can ask for a device: a node taken over from
             // another plugin, or a kubelet that restarted. A failure is logged; the last holdings stay.
             let _ = self.holdings.refresh().await;
-            for served in self.served.values_mut() {
-                served.registered = false;
-                served.last_attempt = None;
-            }
         }
         self.kubelet_socket = kubelet_socket;
 
@@ -194,9 +217,7 @@ impl Supervisor {
                 self.start_server(name, socket).await;
             }
         }
-        if kubelet_socket.is_some() {
-            self.register_pending().await;
-        }
+        self.register_pending().await;
     }
 
     async fn start_server(&mut self, resource: &str, socket: &str) {
@@ -207,7 +228,7 @@ impl Supervisor {
         match ResourceServer::start(dir, resource, socket, &self.context, self.config.call_timeout).await {
             Ok(server) => {
                 self.serve_failures.remove(resource);
-                self.served.insert(resource.to_owned(), Served { server, registered: false, last_attempt: None });
+                self.served.insert(resource.to_owned(), Served { server, registered_with: None, failed_attempt: None });
             }
             Err(error) => {
                 tracing::error!(resource, %error, retry_in = ?self.config.register_retry, "cannot serve; retrying");
@@ -216,27 +237,49 @@ impl Supervisor {
         }
     }
 
+    fn kubelet_socket_now(&self) -> Option<FileIdentity> {
+        identity(&self.config.plugin_dir.join(KUBELET_SOCKET))
+    }
+
     async fn register_pending(&mut self) {
         let retry = self.config.register_retry;
-        for served in self.served.values_mut() {
-            if served.registered || served.last_attempt.is_some_and(|at| at.elapsed() < retry) {
+        let names: Vec<String> = self.served.keys().cloned().collect();
+        for name in names {
+            let kubelet_socket = self.kubelet_socket_now();
+            let Some(served) = self.served.get_mut(&name) else { continue };
+            let waiting =
+                served.failed_attempt.is_some_and(|(at, against)| against == kubelet_socket && at.elapsed() < retry);
+            if kubelet_socket.is_none() || served.registered_with == kubelet_socket || waiting {
                 continue;
             }
-            served.last_attempt = Some(Instant::now());
             let resource = served.server.resource().to_owned();
             let socket = served.server.socket().to_owned();
             match register(&self.config.plugin_dir, &resource, &socket, self.config.call_timeout).await {
                 Ok(()) => {
                     tracing::info!(%resource, %socket, "registered with the kubelet");
-                    served.registered = true;
+                    served.registered_with = kubelet_socket;
+                    served.failed_attempt = None;
                     self.observer.registered(&resource);
                 }
                 Err(error) => {
-                    tracing::warn!(%resource, %error, "registration failed; retrying");
+                    tracing::warn!(%resource, %error, retry_in = ?retry, "registration failed; retrying");
+                    served.failed_attempt = Some((Instant::now(), kubelet_socket));
                     self.observer.registration_failed(&resource, &error);
                 }
             }
         }
+    }
+
+    /// When the earliest failed registration or serve is due again, if that is still ahead: the supervisor wakes
+    /// then, whatever its periodic check (a kubelet socket created a moment before it listens refuses the first
+    /// dial).
+    fn next_retry(&self) -> Option<Instant> {
+        let retry = self.config.register_retry;
+        let registrations = self.served.values().filter_map(|served| served.failed_attempt.map(|(at, _)| at));
+        let now = Instant::now();
+        // Only a time still ahead: one that passed was dealt with by the check it woke (an attempt, or none while
+        // there is no kubelet socket or the resource is no longer wanted), and waking for it again would spin.
+        registrations.chain(self.serve_failures.values().copied()).map(|at| at + retry).filter(|due| *due > now).min()
     }
 
     async fn stop_all(&mut self) {

@@ -149,7 +149,9 @@ async fn chips_absent_faulty_or_unreadable_at_start_are_advertised_when_they_rec
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kubelet_restart_leads_to_reregistration_within_a_second_keeping_health() {
-    let mut harness = Harness::start(FakeHost::eight_910b(), |_| {}).await;
+    // The periodic check far apart: the directory's inotify events alone must bring the plugin back within a second.
+    let mut harness =
+        Harness::start(FakeHost::eight_910b(), |config| config.watch_interval = Duration::from_secs(20)).await;
     harness.wait_devices(ASCEND910, "eight healthy chips", all_healthy(8)).await;
     harness.host.raise(0, FAULT, true);
     harness.wait_devices(ASCEND910, "chip 0 unhealthy", |d| health_of(d, "Ascend910-0") == Some("Unhealthy")).await;
