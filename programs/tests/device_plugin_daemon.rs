@@ -62,7 +62,7 @@ async fn daemon_on_the_simulated_duo_server() {
     assert_eq!(ids, (0..8).map(|p| format!("Ascend310P-{p}")).collect::<Vec<_>>());
     assert!(kubelet.devices(RESOURCE).unwrap_or_default().iter().all(|d| d.topology.is_some()));
 
-    // A fault on logic 0 (physical 4), then its recovery: each seen within one poll interval (+ overlay settle).
+    // A fault on logic 0 (physical 4), then its recovery: each seen within a poll interval or two (+ overlay settle).
     overlay_fault(&overlay, 0, vec![0x80E0_1801], 2);
     let to_unhealthy = wait_health(&kubelet, "chip 4 unhealthy", |d| {
         d.iter().any(|(id, h)| id == "Ascend310P-4" && h == "Unhealthy")
@@ -71,7 +71,9 @@ async fn daemon_on_the_simulated_duo_server() {
     .await;
     overlay_fault(&overlay, 0, Vec::new(), 0);
     let to_healthy = wait_health(&kubelet, "chip 4 healthy", |d| d.iter().all(|(_, h)| h == "Healthy")).await;
-    let bound = poll + OVERLAY_SETTLE + Duration::from_millis(150);
+    // One poll, or two when the change lands just after a poll that a loaded machine delayed (a CI run measured a
+    // recovery at 467 ms under load); a plugin that did not poll at this interval would still miss it.
+    let bound = poll * 2 + OVERLAY_SETTLE + Duration::from_millis(150);
     eprintln!("duo, polling every {poll:?}: fault seen after {to_unhealthy:?}, recovery after {to_healthy:?}");
     assert!(to_unhealthy <= bound, "fault took {to_unhealthy:?}");
     assert!(to_healthy <= bound, "recovery took {to_healthy:?}");
