@@ -1,5 +1,8 @@
 //! What the cluster tests and the test bed's benchmark share: deploying our stack from deploy/ as an operator would
-//! (the 910B pool's device plugin, the DRA driver), and starting pods that ask for chips.
+//! (the 910B pool's device plugin, the DRA driver), Huawei's device plugin in its place ([`huawei`]), and starting
+//! pods that ask for chips.
+
+pub mod huawei;
 
 use std::time::Duration;
 

@@ -17,25 +17,17 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use ascend_cluster_tests::stack::huawei::WORKER_LABEL;
 use ascend_cluster_tests::stack::{
-    davinci_nodes, delete_pod, deploy_910b_pool, remove_plain_stack, start_pod, test_namespace, wait_no_chips,
+    davinci_nodes, delete_pod, deploy_910b_pool, huawei, remove_plain_stack, start_pod, test_namespace, wait_no_chips,
     NAMESPACE, RESOURCE, SYSTEM,
 };
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use kube::api::{Api, Patch, PatchParams};
 
-/// Our manifest of Huawei's device plugin, under the repository root.
-const MANIFEST: &str = "cluster-tests/manifests/huawei-device-plugin.yaml";
 /// The archive scripts/cluster/up.sh imports, when scripts/peers/build.sh had Huawei's programs.
 const IMAGE_ARCHIVE: &str = "images/huawei-device-plugin.tar";
-/// The selector of its pod.
-const SELECTOR: &str = "name=ascend-device-plugin-ds";
-/// The node label Huawei's installation puts on every NPU worker, which its DaemonSet selects.
-const WORKER_LABEL: (&str, &str) = ("workerselector", "dls-worker-node");
-
-/// The DaemonSet of the manifest.
-const DAEMON_SET: &str = "ascend-device-plugin-daemonset";
 /// The name [`Difference::what`] gives the device-info ConfigMap.
 const DEVICE_INFO: &str = "configmap:mindx-dl-deviceinfo";
 
@@ -154,16 +146,7 @@ struct RemoveHuaweis<'a>(&'a Cluster);
 
 impl RemoveHuaweis<'_> {
     fn remove(&self) {
-        let path = self.0.repository().join(MANIFEST);
-        let _ = self.0.try_kubectl(&[
-            "delete",
-            "-f",
-            path.to_str().expect("path"),
-            "--ignore-not-found",
-            "--wait=true",
-            "--timeout=120s",
-        ]);
-        let _ = self.0.try_kubectl(&["label", "node", NODE_NAME, &format!("{}-", WORKER_LABEL.0)]);
+        huawei::remove(self.0);
     }
 }
 
@@ -280,20 +263,8 @@ async fn huaweis_run(
 
     // Huawei's plugin, as its installation deploys it.
     let guard = RemoveHuaweis(cluster);
-    cluster.label_node(WORKER_LABEL.0, Some(WORKER_LABEL.1));
-    cluster.apply(MANIFEST);
-    if volcano {
-        // ascendplugin-volcano.yaml's one change of the command: -volcanoType=true (its -presetVirtualDevice=true
-        // is the flag's default).
-        let patch =
-            r#"[{"op": "add", "path": "/spec/template/spec/containers/0/command/-", "value": "-volcanoType=true"}]"#;
-        cluster.kubectl(&["-n", "kube-system", "patch", "daemonset", DAEMON_SET, "--type=json", "-p", patch]);
-    }
-    cluster.kubectl(&["-n", "kube-system", "rollout", "status", &format!("daemonset/{DAEMON_SET}"), "--timeout=180s"]);
-    cluster.wait_pods_running("kube-system", SELECTOR, 1, Duration::from_secs(180)).await;
-    timer.mark("Huawei's device plugin pod running");
-    cluster.wait_allocatable(RESOURCE, "8", Duration::from_secs(120)).await;
-    timer.mark("node allocatable huawei.com/Ascend910 = 8 from Huawei's plugin");
+    huawei::deploy(cluster, volcano).await;
+    timer.mark("Huawei's device plugin running, node allocatable huawei.com/Ascend910 = 8 from it");
     let node =
         set_by_plugin(&settled_metadata(cluster, Duration::from_secs(10), Duration::from_secs(120)).await, &bare);
     println!("Huawei's plugin set on the Node:");

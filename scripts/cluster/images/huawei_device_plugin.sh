@@ -6,9 +6,11 @@
 # libraries ldd lists for it and for the driver library it loads (the simulated libdcmi.so, given as LIBRARY;
 # Huawei's image has them from its base image), from this machine's Debian 12; the environment sets LD_LIBRARY_PATH
 # to the driver's library directories as Huawei's image does (component/ascend-device-plugin/build/Dockerfile),
-# where the plugin loads libdcmi.so from. Nothing of Huawei's but the program is in it: the fault-code tables
-# Huawei's image also carries are absent, as in the comparison tier: the plugin logs that it cannot load them and
-# leaves its fault-event subscription off (no test here raises a fault under it).
+# where the plugin loads libdcmi.so from. Beside the program it holds the files Huawei's image has in /usr/local (its
+# build/Dockerfile), staged by scripts/peers/build.sh and laid there by the comparison tier too: the fault policy
+# (faultCode.json, faultCustomization.json ...), mode 0440 as Huawei's image gives them (its reader refuses files
+# others may read). Without them the plugin grades no fault code, and a chip fault never makes a chip unhealthy
+# (cluster-tests/tests/volcano_scheduler.rs raises one under it).
 #
 #   huawei_device_plugin.sh OUT_DIR LIBRARY     writes OUT_DIR/huawei-device-plugin.tar
 #
@@ -46,6 +48,9 @@ trap 'rm -rf "$work"' EXIT
 rootfs=$work/rootfs
 mkdir -p "$rootfs/usr/local/bin" "$rootfs/etc" "$rootfs/tmp" "$rootfs/proc" "$rootfs/sys" "$rootfs/dev"
 cp "$program" "$rootfs/usr/local/bin/device-plugin"
+for file in "$bin/device-plugin-files"/*; do
+    install -m 0440 "$file" "$rootfs/usr/local/$(basename "$file")"
+done
 # The libraries as ldd lists them (the dynamic loader included), at the paths it names.
 while read -r needed; do
     mkdir -p "$rootfs$(dirname "$needed")"
