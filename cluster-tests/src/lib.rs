@@ -12,6 +12,7 @@
 mod cluster;
 mod failure_report;
 mod port_forward;
+pub mod prometheus;
 pub mod stack;
 mod wait;
 

@@ -3,7 +3,7 @@
 //! talks to 127.0.0.1.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -50,19 +50,23 @@ impl PortForward {
 
     /// GETs `path` over HTTP/1.0 and returns the body; an error names the status or the failure.
     pub fn get(&self, path: &str) -> Result<String, String> {
-        let mut stream =
-            TcpStream::connect(("127.0.0.1", self.local_port)).map_err(|error| format!("connect: {error}"))?;
-        stream.set_read_timeout(Some(Duration::from_secs(10))).map_err(|error| error.to_string())?;
-        write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\nAccept: text/plain\r\n\r\n")
-            .map_err(|error| format!("send: {error}"))?;
-        let mut response = String::new();
-        stream.read_to_string(&mut response).map_err(|error| format!("read: {error}"))?;
-        let (head, body) = response.split_once("\r\n\r\n").ok_or_else(|| format!("no HTTP response: {response:?}"))?;
-        if head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200") {
-            Ok(body.to_owned())
-        } else {
-            Err(head.lines().next().unwrap_or_default().to_owned())
-        }
+        http_get(SocketAddr::from(([127, 0, 0, 1], self.local_port)), path)
+    }
+}
+
+/// GETs `path` from `address` over HTTP/1.0 and returns the body; an error names the status or the failure.
+pub(crate) fn http_get(address: SocketAddr, path: &str) -> Result<String, String> {
+    let mut stream = TcpStream::connect(address).map_err(|error| format!("connect: {error}"))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10))).map_err(|error| error.to_string())?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\nAccept: text/plain\r\n\r\n")
+        .map_err(|error| format!("send: {error}"))?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).map_err(|error| format!("read: {error}"))?;
+    let (head, body) = response.split_once("\r\n\r\n").ok_or_else(|| format!("no HTTP response: {response:?}"))?;
+    if head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200") {
+        Ok(body.to_owned())
+    } else {
+        Err(head.lines().next().unwrap_or_default().to_owned())
     }
 }
 

@@ -1,12 +1,12 @@
 //! The migration guide (docs/migration.md) on the real cluster, both directions, with its own commands: the test reads
 //! each fenced block the guide marks `sh step=NAME` and runs it as an operator would (bash, `kubectl` and `helm` of the
 //! cluster's version, `kubectl ascend` of the release build), with `<node>` the test node and `<registry>` the
-//! registry of the test bed's images. A block of the guide this test does not run must be listed in [`NOT_RUN`] with
+//! registry of the test bed's images, `<prometheus>` the test's Prometheus. A block of the guide this test does not run must be listed in [`NOT_RUN`] with
 //! its reason, so a step added to the guide fails the test until it is run or said to be not run.
 //!
-//! The node starts as an operator of Huawei's stack has it: Huawei's device plugin (the comparison tier's build,
-//! deployed from cluster-tests/manifests/huawei-device-plugin.yaml), and a stand-in of Huawei's npu-exporter
-//! DaemonSet (cluster-tests/manifests/huawei-npu-exporter-standin.yaml). Huawei's plugin hands chips to Huawei's
+//! The node starts as an operator of Huawei's stack has it: Huawei's device plugin and npu-exporter (the comparison
+//! tier's builds, deployed from cluster-tests/manifests/huawei-device-plugin.yaml and huawei-npu-exporter.yaml).
+//! Huawei's plugin hands chips to Huawei's
 //! runtime, as on a node where that runtime started it (`ASCEND_DOCKER_RUNTIME=True`): the test pods run under the
 //! RuntimeClass [`STANDIN_RUNTIME_CLASS`], whose handler is the test bed's `ascend` runtime, which acts on
 //! `ASCEND_VISIBLE_DEVICES` as Huawei's runtime does; the guide's step 1 keeps that (`runtime-env` mode).
@@ -17,10 +17,18 @@
 //! still sees the same `/dev/davinci*`, a new pod gets only the free chips, and the chips of a pod that ended are
 //! given again.
 //!
-//! In Volcano mode (Huawei's plugin with `-volcanoType=true`, the guide's `step1-install-volcano`), the watcher also
-//! reads the node as Volcano's Ascend plugin does, the device-info ConfigMap's device lists and the `baseDeviceInfos`
-//! annotation, which must stay what Huawei's plugin wrote at every read through step 1 and the way back; a chip fault
-//! must then reach those lists from our plugin. No pod runs there (Volcano's scheduler is not started).
+//! A Prometheus beside the cluster scrapes the node's exporter pods every [`SCRAPE_INTERVAL`] through the guide, as a
+//! job of Kubernetes pod discovery would: Huawei's exporter, ours with Huawei's names from step 3, Huawei's again on
+//! the way back. Every series of [`HUAWEI_DASHBOARD_SERIES`] keeps its name and labels and has no gap longer than one
+//! scrape interval ([`check_series`]).
+//!
+//! In Volcano mode (Huawei's plugin with `-volcanoType=true`, the guide's `step1-install-volcano`) the real Volcano
+//! scheduler with Huawei's Ascend plugin (scripts/cluster/volcano.sh, docs/volcano.md) places the pods: one under
+//! Huawei's plugin before the move, one under ours after it, one under Huawei's after the way back, each on chips no
+//! running pod holds, and each pod's chips are the same three ways (what Volcano wrote on it, what its container sees,
+//! what the device plugin recorded). The watcher also reads the node as Volcano's Ascend plugin does, the device-info
+//! ConfigMap's device lists and the `baseDeviceInfos` annotation, which must stay what Huawei's plugin wrote at every
+//! read through step 1 and the way back; a chip fault must then reach those lists from our plugin.
 //!
 //! Another test runs the case the kubelet's own bookkeeping does not cover: our plugin serving the chips under
 //! another resource name (a chart `devicePlugin.renames`) while a pod of Huawei's still holds two. There only our
@@ -32,6 +40,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use ascend_cluster_tests::prometheus::{PodTargets, Prometheus, Series};
 use ascend_cluster_tests::stack::{
     chip_fault, davinci_nodes, delete_pod, deploy_910b_pool, edit_device_plugin_args, release_dir, remove_plain_stack,
     sleeping_container, test_namespace, wait_no_chips, NAMESPACE, RESOURCE, SYSTEM,
@@ -42,15 +51,23 @@ use kube::api::{Api, PostParams};
 
 /// The guide.
 const GUIDE: &str = "docs/migration.md";
-/// Our manifest of Huawei's device plugin and the stand-in of its exporter, under the repository root.
+/// Our manifests of Huawei's device plugin and exporter, under the repository root; the exporter's names its program
+/// by the placeholder [`HUAWEI_BIN`].
 const HUAWEI_PLUGIN: &str = "cluster-tests/manifests/huawei-device-plugin.yaml";
-const HUAWEI_EXPORTER: &str = "cluster-tests/manifests/huawei-npu-exporter-standin.yaml";
+const HUAWEI_EXPORTER: &str = "cluster-tests/manifests/huawei-npu-exporter.yaml";
+const HUAWEI_BIN: &str = "@HUAWEI_BIN@";
 /// Huawei's plugin's DaemonSet and pod selector, and the node label Huawei's installation selects its nodes by.
 const HUAWEI_DAEMON_SET: &str = "ascend-device-plugin-daemonset";
 const HUAWEI_SELECTOR: &str = "name=ascend-device-plugin-ds";
 const WORKER_LABEL: &str = "workerselector";
-/// The stand-in exporter's pod selector.
+/// Huawei's exporter's namespace and pod selector, and our chart's exporter pods' selector.
+const HUAWEI_EXPORTER_NAMESPACE: &str = "npu-exporter";
 const EXPORTER_SELECTOR: &str = "app=npu-exporter";
+const OUR_EXPORTER_SELECTOR: &str = "app.kubernetes.io/name=npu-exporter";
+/// Our chart's device plugin pods' selector.
+const OUR_PLUGIN_SELECTOR: &str = "app.kubernetes.io/name=ascend-device-plugin";
+/// The port both exporters serve on (Huawei's default, our chart's `exporter.port`).
+const EXPORTER_PORT: u16 = 8082;
 /// The chart's release, as the guide names it.
 const RELEASE: &str = "ascend-npu";
 /// The chart's image registry placeholder, which the test bed's images carry (scripts/cluster/images).
@@ -62,10 +79,34 @@ const VOLCANO_ANNOTATIONS: &[&str] = &["baseDeviceInfos", "superPodID", "serverI
 /// The host's chips.
 const CHIPS: usize = 8;
 
+/// The series of Huawei's exporter a dashboard or alert rule of Huawei's users reads. No dashboard or rule of
+/// Huawei's is published with mind-cluster; these are the names of Huawei's own reference of the exporter's
+/// Prometheus API, its first table (MindX DL user guide, "NPU-Exporter Prometheus Metrics API": chip count, error
+/// code, name, health, power, temperature, AI-core utilisation, HBM size), which the chip panels and health alerts
+/// built on Huawei's exporter read. Less the error code, which both exporters serve only for a chip with a fault, as
+/// the test node has none.
+const HUAWEI_DASHBOARD_SERIES: &[&str] = &[
+    "machine_npu_nums",
+    "npu_chip_info_name",
+    "npu_chip_info_health_status",
+    "npu_chip_info_power",
+    "npu_chip_info_temperature",
+    "npu_chip_info_utilization",
+    "npu_chip_info_hbm_total_memory",
+];
+/// How often the test's Prometheus scrapes the exporters.
+const SCRAPE_INTERVAL: Duration = Duration::from_secs(2);
+/// The labels Prometheus gives a target's series (`instance` is the pod's address, so it changes with the exporter).
+const TARGET_LABELS: &[&str] = &["instance", "job", "node"];
+/// The labels naming the pod that holds a chip: each exporter fills them from its own source (Huawei's from the
+/// container runtime, which its `-containerMode=docker` finds no Docker for on the test node; ours from the kubelet's
+/// PodResources), and Prometheus drops a label that is empty. The other labels must be the same from both.
+const ATTRIBUTION_LABELS: &[&str] = &["namespace", "pod_name", "container_name"];
+
 /// The guide's blocks this test does not run, and why.
 const NOT_RUN: &[(&str, &str)] = &[
     ("step1-switch-info", "SwitchInfoCfg is written on Atlas A3 and Ascend950 nodes only; the test node is a 910B"),
-    ("step1-undo", "the failure path of step 1; its two label removals are the way back's, which the test runs"),
+    ("step1-undo", "the failure path of step 1; its commands are the way back's, which the test runs"),
     (
         "step2-runtime",
         "restarts the node's engine over ssh; the test bed's runtime step is not verified (the guide says so)",
@@ -115,6 +156,7 @@ struct Shell {
     dir: PathBuf,
     steps: BTreeMap<String, String>,
     run: Mutex<BTreeSet<String>>,
+    prometheus: Mutex<Option<String>>,
 }
 
 impl Shell {
@@ -142,7 +184,12 @@ impl Shell {
             let repository = cluster.repository().canonicalize().expect("repository");
             std::os::unix::fs::symlink(repository.join("deploy"), &deploy).expect("link deploy/");
         }
-        Shell { dir, steps: guide_steps(cluster), run: Mutex::new(BTreeSet::new()) }
+        Shell { dir, steps: guide_steps(cluster), run: Mutex::new(BTreeSet::new()), prometheus: Mutex::new(None) }
+    }
+
+    /// From now on `<prometheus>` in a step is `prometheus`'s address.
+    fn use_prometheus(&self, prometheus: &Prometheus) {
+        *self.prometheus.lock().expect("prometheus") = Some(prometheus.url());
     }
 
     /// Runs the guide's block `step` and returns what it printed; panics with its output when it fails.
@@ -154,7 +201,13 @@ impl Shell {
     fn try_step(&self, step: &str) -> Result<String, String> {
         let body = self.steps.get(step).unwrap_or_else(|| panic!("{GUIDE} has no block step={step}"));
         self.run.lock().expect("steps run").insert(step.to_owned());
-        let script = body.replace("<node>", NODE_NAME).replace("<registry>", REGISTRY);
+        let mut script = body.replace("<node>", NODE_NAME).replace("<registry>", REGISTRY);
+        if script.contains("<prometheus>") {
+            let prometheus = self.prometheus.lock().expect("prometheus").clone();
+            let url =
+                prometheus.unwrap_or_else(|| panic!("{GUIDE} step={step} needs a Prometheus, the test started none"));
+            script = script.replace("<prometheus>", &url);
+        }
         println!("--- {GUIDE} step={step}:\n{script}");
         let path = format!("{}:{}", self.dir.join("bin").display(), std::env::var("PATH").unwrap_or_default());
         let output = Command::new("bash")
@@ -422,13 +475,14 @@ async fn sample(cluster: &Cluster, resources: &[String], expected: &Mutex<Expect
 }
 
 /// Puts the node back as the other tests expect it whatever happened: the test pods, the release, Huawei's plugin and
-/// the stand-in removed, the labels of both stacks and of the guide removed.
+/// exporter removed, Volcano stopped, the labels of both stacks and of the guide removed.
 struct Cleanup(Cluster);
 
 impl Cleanup {
     fn run(&self) {
         let cluster = &self.0;
         let _ = cluster.try_kubectl(&["delete", "pods", "--all", "-n", NAMESPACE, "--grace-period=0", "--wait=true"]);
+        let _ = cluster.script_output("volcano.sh", &["stop"]);
         let _ = cluster.try_helm(&["uninstall", RELEASE, "-n", SYSTEM, "--wait", "--timeout", "120s"]);
         let _ = cluster.try_kubectl(&["delete", "namespace", SYSTEM, "--ignore-not-found", "--wait=true"]);
         for manifest in [HUAWEI_PLUGIN, HUAWEI_EXPORTER] {
@@ -478,7 +532,7 @@ fn huaweis_image(test: &str) -> bool {
 }
 
 /// The node as Huawei's installation leaves it, from whatever an earlier run left: our stack removed, Huawei's plugin
-/// handing chips to Huawei's runtime, the stand-in of its exporter, and the test pods' RuntimeClass. Returns the
+/// handing chips to Huawei's runtime, its exporter, and the test pods' RuntimeClass. Returns the
 /// test's timer and the guard that puts the node back; `None`, said loudly, without Huawei's image.
 async fn huaweis_node(cluster: &Cluster, test: &'static str, volcano: bool) -> Option<(Timer, Cleanup)> {
     if !huaweis_image(test) {
@@ -515,7 +569,7 @@ async fn huaweis_node(cluster: &Cluster, test: &'static str, volcano: bool) -> O
             r#"[{"op": "add", "path": "/spec/template/spec/containers/0/command/-", "value": "-volcanoType=true"}]"#;
         cluster.kubectl(&["-n", "kube-system", "patch", "daemonset", HUAWEI_DAEMON_SET, "--type=json", "-p", patch]);
     }
-    cluster.apply(HUAWEI_EXPORTER);
+    apply_huaweis_exporter(cluster);
     cluster.kubectl(&[
         "-n",
         "kube-system",
@@ -525,10 +579,32 @@ async fn huaweis_node(cluster: &Cluster, test: &'static str, volcano: bool) -> O
         "--timeout=180s",
     ]);
     cluster.wait_pods_running("kube-system", HUAWEI_SELECTOR, 1, Duration::from_secs(180)).await;
-    cluster.wait_pods_running("npu-exporter", EXPORTER_SELECTOR, 1, Duration::from_secs(60)).await;
+    cluster.wait_pods_running(HUAWEI_EXPORTER_NAMESPACE, EXPORTER_SELECTOR, 1, Duration::from_secs(60)).await;
     cluster.wait_allocatable(RESOURCE, &CHIPS.to_string(), Duration::from_secs(120)).await;
-    timer.mark("Huawei's device plugin and the exporter stand-in running, 8 chips offered");
+    timer.mark("Huawei's device plugin and exporter running, 8 chips offered");
     Some((timer, cleanup))
+}
+
+/// Applies [`HUAWEI_EXPORTER`] with the directory of Huawei's programs that scripts/peers/build.sh names (cached
+/// there by scripts/cluster/up.sh, which packs Huawei's device plugin from the same build).
+fn apply_huaweis_exporter(cluster: &Cluster) {
+    let built = Command::new("bash")
+        .arg(cluster.repository().join("scripts/peers/build.sh"))
+        .output()
+        .expect("run scripts/peers/build.sh");
+    let stdout = String::from_utf8_lossy(&built.stdout);
+    let bin = stdout.lines().last().unwrap_or_default().trim();
+    assert!(
+        built.status.success() && Path::new(bin).join("npu-exporter").exists(),
+        "scripts/peers/build.sh names no npu-exporter of Huawei's ({}): {stdout}{}",
+        built.status,
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let text = std::fs::read_to_string(cluster.repository().join(HUAWEI_EXPORTER)).expect("read the manifest");
+    let file = std::env::temp_dir().join(format!("huawei-npu-exporter-{}.yaml", std::process::id()));
+    std::fs::write(&file, text.replace(HUAWEI_BIN, bin)).expect("write the manifest");
+    cluster.kubectl(&["apply", "--server-side", "--force-conflicts", "-f", file.to_str().expect("path")]);
+    let _ = std::fs::remove_file(&file);
 }
 
 /// Waits until no pod of `selector` in `namespace` is left (a DaemonSet's pod that left the node).
@@ -546,6 +622,16 @@ async fn wait_pods_gone(cluster: &Cluster, namespace: &str, selector: &str) {
     .await;
 }
 
+/// After the way back: our chart's pods have left the node and the node is not labelled for its pool (the release's
+/// node labeller puts `ascend.huawei.com/chip-type` back when it runs, and our plugin then returns beside Huawei's).
+async fn assert_ours_left(cluster: &Cluster, when: &str) {
+    wait_pods_gone(cluster, SYSTEM, OUR_PLUGIN_SELECTOR).await;
+    wait_pods_gone(cluster, SYSTEM, OUR_EXPORTER_SELECTOR).await;
+    let labels = cluster.node().await.metadata.labels.unwrap_or_default();
+    let pool = labels.get("ascend.huawei.com/chip-type");
+    assert!(pool.is_none(), "{when}: the node is labelled for our pool again ({pool:?})");
+}
+
 /// Creates a probe pod asking for `chips`, which the watcher requires to stay unscheduled, and waits until the
 /// scheduler has said why.
 async fn start_probe(cluster: &Cluster, watch: &Watch, name: &str, resource: &str, chips: usize) {
@@ -560,11 +646,126 @@ async fn stop_probe(cluster: &Cluster, watch: &Watch, name: &str) {
     delete_pod(cluster, name).await;
 }
 
+/// A Prometheus scraping Huawei's exporter pods and our chart's on the node every [`SCRAPE_INTERVAL`], once it holds
+/// every series of [`HUAWEI_DASHBOARD_SERIES`] from Huawei's.
+async fn prometheus_on_huaweis_exporter(cluster: &Cluster) -> Prometheus {
+    let targets = [
+        PodTargets { namespace: HUAWEI_EXPORTER_NAMESPACE, selector: EXPORTER_SELECTOR, port: EXPORTER_PORT },
+        PodTargets { namespace: SYSTEM, selector: OUR_EXPORTER_SELECTOR, port: EXPORTER_PORT },
+    ];
+    let prometheus = Prometheus::start(cluster, "npu-exporter", SCRAPE_INTERVAL, &targets).await;
+    fresh_series(&prometheus, 0.0).await;
+    prometheus
+}
+
+/// Waits until every series Prometheus serves of [`HUAWEI_DASHBOARD_SERIES`] has a sample scraped after `since`
+/// (seconds since the epoch), every name has one, and returns the time then: a target that went away stops counting
+/// once Prometheus has marked its series stale.
+async fn fresh_series(prometheus: &Prometheus, since: f64) -> f64 {
+    let names = HUAWEI_DASHBOARD_SERIES.join("|");
+    // timestamp() drops the name, so it is kept as the label `name` first.
+    let query = format!(
+        "min by (name) (timestamp(label_replace({{__name__=~\"{names}\"}}, \"name\", \"$1\", \"__name__\", \"(.+)\")))"
+    );
+    wait_until("every dashboard series freshly scraped", Duration::from_secs(90), || async {
+        let oldest: BTreeMap<String, f64> = prometheus
+            .query(&query, None)?
+            .iter()
+            .filter_map(|series| {
+                let name = series["metric"]["name"].as_str()?.to_owned();
+                Some((name, series["value"][1].as_str()?.parse().ok()?))
+            })
+            .collect();
+        let stale: Vec<_> = HUAWEI_DASHBOARD_SERIES
+            .iter()
+            .filter(|name| oldest.get(**name).is_none_or(|time| *time <= since))
+            .collect();
+        if stale.is_empty() {
+            Ok(epoch_seconds())
+        } else {
+            Err(format!("not scraped since {since:.1}: {stale:?} ({oldest:?})"))
+        }
+    })
+    .await
+}
+
+fn epoch_seconds() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock after 1970").as_secs_f64()
+}
+
+/// The exporters that served a series, and its samples' times.
+type Sources = (BTreeSet<&'static str>, Vec<f64>);
+
+/// What is wrong with the dashboard series between `from` and `to` (seconds since the epoch): each series of
+/// [`HUAWEI_DASHBOARD_SERIES`], told by its name and labels less [`TARGET_LABELS`] and [`ATTRIBUTION_LABELS`], must
+/// be served by Huawei's exporter and by ours (neither serves one the other does not), be there from `from` to `to`,
+/// and have no gap between two samples, whichever exporter served them, longer than one scrape interval (a missed
+/// scrape). Prints each name's series count, samples and longest gap.
+fn check_series(prometheus: &Prometheus, from: f64, to: f64) -> Vec<String> {
+    let sources = prometheus.targets_seen();
+    let source = |series: &Series| match series.labels.get("instance").and_then(|instance| sources.get(instance)) {
+        Some(&HUAWEI_EXPORTER_NAMESPACE) => "Huawei's",
+        Some(_) => "ours",
+        None => "unknown",
+    };
+    // A sample at one interval from its neighbour is on time; one scrape missed puts two intervals between them.
+    let longest_allowed = SCRAPE_INTERVAL.as_secs_f64() * 1.5;
+    let range = Duration::from_secs((to - from).ceil() as u64 + 1);
+    let mut wrong = Vec::new();
+    for name in HUAWEI_DASHBOARD_SERIES {
+        let all = match prometheus.samples(name, range, to) {
+            Ok(all) => all,
+            Err(error) => {
+                wrong.push(format!("{name}: {error}"));
+                continue;
+            }
+        };
+        let mut keyed: BTreeMap<BTreeMap<String, String>, Sources> = BTreeMap::new();
+        for series in &all {
+            let mut key = series.labels.clone();
+            key.retain(|label, _| {
+                !TARGET_LABELS.contains(&label.as_str()) && !ATTRIBUTION_LABELS.contains(&label.as_str())
+            });
+            let entry = keyed.entry(key).or_default();
+            entry.0.insert(source(series));
+            entry.1.extend(series.times.iter().filter(|time| **time >= from));
+        }
+        let mut longest = 0.0_f64;
+        let mut samples = 0;
+        for (key, (sources, times)) in &mut keyed {
+            if *sources != BTreeSet::from(["Huawei's", "ours"]) {
+                wrong.push(format!("{key:?} served by {sources:?} only"));
+            }
+            times.sort_by(f64::total_cmp);
+            samples += times.len();
+            let (Some(first), Some(last)) = (times.first(), times.last()) else {
+                wrong.push(format!("{key:?}: no sample after {from:.1}"));
+                continue;
+            };
+            let edges = [first - from, to - last];
+            let gaps = times.windows(2).map(|pair| pair[1] - pair[0]).chain(edges);
+            let widest = gaps.fold(0.0_f64, f64::max);
+            longest = longest.max(widest);
+            if widest > longest_allowed {
+                wrong.push(format!("{key:?}: a gap of {widest:.1} s in {times:?}"));
+            }
+        }
+        println!("{name}: {} series, {samples} samples, longest gap {longest:.2} s", keyed.len());
+        if keyed.is_empty() {
+            wrong.push(format!("{name}: no series"));
+        }
+    }
+    wrong
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_guide_moves_a_running_pod_from_huaweis_plugin_to_ours_and_back() {
     let cluster = Cluster::connect().await;
     let shell = Shell::new(&cluster);
     let Some((mut timer, cleanup)) = huaweis_node(&cluster, "migration", false).await else { return };
+    let prometheus = prometheus_on_huaweis_exporter(&cluster).await;
+    shell.use_prometheus(&prometheus);
+    timer.mark("Prometheus scrapes Huawei's exporter");
 
     // A job holding two chips from Huawei's plugin, and a probe asking for one chip more than is free.
     let watch = Watch::start(&cluster, &[RESOURCE]);
@@ -575,8 +776,16 @@ async fn the_guide_moves_a_running_pod_from_huaweis_plugin_to_ours_and_back() {
     timer.mark("job-a holds 2 chips from Huawei's plugin; the probe of 7 waits");
 
     shell.step("before");
+    let step0 = epoch_seconds();
     shell.step("step0");
-    timer.mark("guide: before you start, step 0");
+    // Step 0 replaces Huawei's exporter pod, whose series miss the scrapes until the new one serves (the guide says
+    // so); they are checked from then on.
+    let from = fresh_series(&prometheus, step0).await;
+    println!(
+        "step 0 replaced Huawei's exporter: every series scraped from the new pod {:.1} s after it began",
+        from - step0
+    );
+    timer.mark("guide: before you start, step 0; Huawei's exporter serves again");
     watch.check("after step 0");
     shell.step("step1-install");
     timer.mark("guide: step 1, the chart installed");
@@ -593,7 +802,7 @@ async fn the_guide_moves_a_running_pod_from_huaweis_plugin_to_ours_and_back() {
     watch.check("after step 1");
 
     shell.step("step3");
-    wait_pods_gone(&cluster, "npu-exporter", EXPORTER_SELECTOR).await;
+    wait_pods_gone(&cluster, HUAWEI_EXPORTER_NAMESPACE, EXPORTER_SELECTOR).await;
     timer.mark("guide: step 3, our exporter with Huawei's names; Huawei's left the node");
     watch.check("after step 3");
 
@@ -614,9 +823,10 @@ async fn the_guide_moves_a_running_pod_from_huaweis_plugin_to_ours_and_back() {
     start_probe(&cluster, &watch, "probe", RESOURCE, 1).await;
     shell.step("back");
     cluster.wait_pods_running("kube-system", HUAWEI_SELECTOR, 1, Duration::from_secs(120)).await;
-    cluster.wait_pods_running("npu-exporter", EXPORTER_SELECTOR, 1, Duration::from_secs(60)).await;
+    cluster.wait_pods_running(HUAWEI_EXPORTER_NAMESPACE, EXPORTER_SELECTOR, 1, Duration::from_secs(60)).await;
     cluster.wait_allocatable(RESOURCE, &CHIPS.to_string(), Duration::from_secs(120)).await;
-    timer.mark("guide: the way back; Huawei's plugin and exporter back on the node");
+    assert_ours_left(&cluster, "after the way back").await;
+    timer.mark("guide: the way back; Huawei's plugin and exporter back on the node, ours gone");
     assert_eq!(chips_seen(&cluster, "job-b").await, second, "job-b keeps its chips on the way back");
     assert_eq!(chips_seen(&cluster, "job-c").await, third, "job-c keeps its chips on the way back");
     watch.check("after the way back");
@@ -626,6 +836,18 @@ async fn the_guide_moves_a_running_pod_from_huaweis_plugin_to_ours_and_back() {
     let fourth = start_pod_seeing(&cluster, "job-d", RESOURCE, 2).await;
     assert_eq!(fourth, third, "Huawei's plugin gives job-d the chips job-c had, the only free ones");
     timer.mark("Huawei's plugin offers the chips job-c left, and only those");
+
+    // What Prometheus saw of the dashboard series, through step 3 and the way back.
+    assert_ours_left(&cluster, "before the release is removed").await;
+    tokio::time::sleep(SCRAPE_INTERVAL * 2).await;
+    let wrong = check_series(&prometheus, from, epoch_seconds() - 1.0);
+    assert!(
+        wrong.is_empty(),
+        "the dashboard series through the migration: {:#?}",
+        wrong.iter().take(20).collect::<Vec<_>>()
+    );
+    drop(prometheus);
+    timer.mark("every dashboard series of Huawei's kept its name and labels, with no gap longer than a scrape");
 
     shell.step("back-cleanup");
     timer.mark("guide: the release removed");
@@ -687,26 +909,82 @@ async fn a_renamed_resource_does_not_offer_the_chips_a_running_pod_holds_under_h
     deploy_910b_pool(&cluster, &mut timer).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn in_volcano_mode_the_guide_keeps_what_volcano_reads_of_the_node() {
-    let cluster = Cluster::connect().await;
-    let shell = Shell::new(&cluster);
-    let Some((mut timer, cleanup)) = huaweis_node(&cluster, "migration, Volcano mode", true).await else { return };
-    let huaweis =
-        wait_until("Huawei's plugin wrote the device-info and baseDeviceInfos", Duration::from_secs(60), || async {
-            let view = volcano_view(&cluster).await?;
-            let free = view.device_list.get(RESOURCE).map_or(0, |list| list.split(',').count());
-            if view.base_device_infos.is_some() && free == CHIPS {
+/// The name Volcano answers to in `schedulerName`.
+const VOLCANO: &str = "volcano";
+/// The pod annotation both device plugins write in Volcano mode with the chips they handed out; Volcano's Ascend
+/// plugin writes its choice under the resource's name ([`RESOURCE`]).
+const REAL_CHIPS: &str = "huawei.com/AscendReal";
+
+/// Starts a pod of `chips` chips for Volcano under the stand-in runtime and returns its chips (`davinci<N>`) once
+/// Volcano's choice written on it, the device plugin's record of what it handed out, and what its container sees
+/// agree.
+async fn start_volcano_pod(cluster: &Cluster, name: &str, chips: usize) -> BTreeSet<String> {
+    delete_pod(cluster, name).await;
+    let mut pod = runtime_pod(name, RESOURCE, chips);
+    pod.spec.as_mut().expect("spec").scheduler_name = Some(VOLCANO.to_owned());
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
+    pods.create(&PostParams::default(), &pod).await.expect("create a pod for Volcano");
+    cluster.wait_running(NAMESPACE, name, Duration::from_secs(120)).await;
+    let seen = chips_seen(cluster, name).await;
+    let chips_named = |pod: &Pod, key: &str| -> BTreeSet<String> {
+        let list = pod.metadata.annotations.as_ref().and_then(|all| all.get(key)).cloned().unwrap_or_default();
+        list.split(',').filter(|id| !id.is_empty()).map(|id| format!("davinci{}", chip_of(id))).collect()
+    };
+    let (chosen, recorded) = wait_until(&format!("{name}: {REAL_CHIPS} written"), Duration::from_secs(30), || async {
+        let now = pods.get(name).await.map_err(|error| error.to_string())?;
+        match chips_named(&now, REAL_CHIPS) {
+            recorded if recorded.is_empty() => Err(format!("{:?}", now.metadata.annotations)),
+            recorded => Ok((chips_named(&now, RESOURCE), recorded)),
+        }
+    })
+    .await;
+    println!("{name}: Volcano chose {chosen:?}, the device plugin recorded {recorded:?}, the container sees {seen:?}");
+    assert_eq!(chosen.len(), chips, "{name}: Volcano's choice of {chips} chips");
+    assert_eq!(seen, chosen, "{name}: the container's chips are the ones Volcano chose");
+    assert_eq!(recorded, chosen, "{name}: {REAL_CHIPS} names the chips Volcano chose");
+    seen
+}
+
+/// Waits until what Volcano reads of the node has `baseDeviceInfos` and `free` chips in its free list, and returns it.
+async fn volcano_view_with(cluster: &Cluster, free: usize) -> VolcanoView {
+    wait_until(
+        &format!("the device-info lists {free} free chips and baseDeviceInfos"),
+        Duration::from_secs(60),
+        || async {
+            let view = volcano_view(cluster).await?;
+            let listed =
+                view.device_list.get(RESOURCE).map_or(0, |list| list.split(',').filter(|c| !c.is_empty()).count());
+            if view.base_device_infos.is_some() && listed == free {
                 Ok(view)
             } else {
                 Err(format!("{view:?}"))
             }
-        })
-        .await;
-    println!("what Volcano reads from Huawei's plugin: {huaweis:?}");
+        },
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_volcano_mode_the_real_scheduler_places_pods_through_the_guide() {
+    let cluster = Cluster::connect().await;
+    let shell = Shell::new(&cluster);
+    let Some((mut timer, cleanup)) = huaweis_node(&cluster, "migration, Volcano mode", true).await else { return };
+    volcano_view_with(&cluster, CHIPS).await;
+    // The way back waits for Prometheus to scrape Huawei's exporter.
+    let prometheus = prometheus_on_huaweis_exporter(&cluster).await;
+    shell.use_prometheus(&prometheus);
+    // Built (cached) by up.sh from the mind-cluster tree Huawei's image above comes from.
+    cluster.script("volcano.sh", &["build"]);
+    cluster.script("volcano.sh", &["start"]);
     let watch = Watch::start(&cluster, &[RESOURCE]);
+    timer.mark("Volcano with Huawei's Ascend plugin started on Huawei's device plugin in Volcano mode");
+
+    let first = start_volcano_pod(&cluster, "job-a", 2).await;
+    watch.hold("job-a").await;
+    let huaweis = volcano_view_with(&cluster, CHIPS - 2).await;
+    println!("what Volcano reads from Huawei's plugin, job-a running: {huaweis:?}");
     watch.volcano(Some(huaweis.clone()));
-    timer.mark("Huawei's plugin in Volcano mode wrote the device-info ConfigMap and baseDeviceInfos");
+    timer.mark("Volcano placed job-a on 2 chips under Huawei's plugin");
 
     shell.step("before");
     shell.step("step0");
@@ -720,40 +998,59 @@ async fn in_volcano_mode_the_guide_keeps_what_volcano_reads_of_the_node() {
     // Our plugin rewrites the ConfigMap and the annotation: a few rounds of it, all read as Huawei's were.
     tokio::time::sleep(Duration::from_secs(12)).await;
     watch.check("after step 1 in Volcano mode");
+    assert_eq!(chips_seen(&cluster, "job-a").await, first, "job-a sees its chips after step 1");
 
-    // Our plugin, not a ConfigMap Huawei's left, is what Volcano reads: a chip fault reaches its lists, and its
-    // recovery takes them back to what Huawei's plugin wrote.
+    // Volcano's next pod, on our plugin: only chips job-a does not hold.
     watch.volcano(None);
-    cluster.set_overlay(vec![chip_fault(3, true)]);
-    let unhealthy = wait_until("Volcano reads the faulty chip from our plugin", Duration::from_secs(15), || async {
+    let second = start_volcano_pod(&cluster, "job-b", 2).await;
+    assert!(second.is_disjoint(&first), "job-b got only free chips: {second:?}, job-a holds {first:?}");
+    watch.hold("job-b").await;
+    let ours = volcano_view_with(&cluster, CHIPS - 4).await;
+    watch.volcano(Some(ours.clone()));
+    timer.mark("Volcano placed job-b on 2 other chips under our plugin");
+
+    // Our plugin, not a ConfigMap Huawei's left, is what Volcano reads: a fault of a free chip reaches its lists, and
+    // its recovery takes them back. Chip N is logic id N+4 mod 8 of the topology (dcmi-sim/topologies/atlas-800t-a2.toml).
+    watch.volcano(None);
+    let free_chip = (0..CHIPS as u32).find(|chip| {
+        let node = format!("davinci{chip}");
+        !first.contains(&node) && !second.contains(&node)
+    });
+    let free_chip = free_chip.expect("a free chip");
+    let logic_id = (free_chip + 4) % 8;
+    cluster.set_overlay(vec![chip_fault(logic_id, true)]);
+    wait_until("Volcano reads the faulty chip from our plugin", Duration::from_secs(15), || async {
         let view = volcano_view(&cluster).await?;
         let list = |key: &str| view.device_list.get(key).cloned().unwrap_or_default();
-        let unhealthy = list(&format!("{RESOURCE}-Unhealthy"));
         let free = list(RESOURCE).split(',').filter(|chip| !chip.is_empty()).count();
-        if !unhealthy.is_empty() && !list(RESOURCE).contains(&unhealthy) && free == CHIPS - 1 {
-            Ok(unhealthy)
-        } else {
-            Err(format!("{view:?}"))
-        }
-    })
-    .await;
-    cluster.set_overlay(vec![chip_fault(3, false)]);
-    wait_until("Volcano reads every chip healthy again", Duration::from_secs(15), || async {
-        let view = volcano_view(&cluster).await?;
-        if view == huaweis {
+        if list(&format!("{RESOURCE}-Unhealthy")) == format!("Ascend910-{free_chip}") && free == CHIPS - 5 {
             Ok(())
         } else {
             Err(format!("{view:?}"))
         }
     })
     .await;
-    watch.volcano(Some(huaweis));
-    timer.mark(&format!("a fault of {unhealthy} written for Volcano by our plugin, and its recovery"));
+    cluster.set_overlay(vec![chip_fault(logic_id, false)]);
+    volcano_view_with(&cluster, CHIPS - 4).await;
+    watch.volcano(Some(ours));
+    timer.mark(&format!("a fault of chip {free_chip} written for Volcano by our plugin, and its recovery"));
 
     shell.step("back");
     cluster.wait_pods_running("kube-system", HUAWEI_SELECTOR, 1, Duration::from_secs(120)).await;
     tokio::time::sleep(Duration::from_secs(12)).await;
-    timer.mark("guide: the way back; Huawei's plugin writes again");
+    assert_ours_left(&cluster, "after the way back").await;
+    watch.check("after the way back in Volcano mode");
+    assert_eq!(chips_seen(&cluster, "job-a").await, first, "job-a keeps its chips on the way back");
+    assert_eq!(chips_seen(&cluster, "job-b").await, second, "job-b keeps its chips on the way back");
+    timer.mark("guide: the way back; Huawei's plugin writes again, the pods keep their chips");
+
+    // Volcano's next pod, on Huawei's plugin again: only chips neither running pod holds.
+    watch.volcano(None);
+    let third = start_volcano_pod(&cluster, "job-c", 2).await;
+    let held: BTreeSet<String> = first.union(&second).cloned().collect();
+    assert!(third.is_disjoint(&held), "job-c got only free chips: {third:?}, job-a and job-b hold {held:?}");
+    watch.hold("job-c").await;
+    timer.mark("Volcano placed job-c on 2 other chips under Huawei's plugin");
     shell.step("back-cleanup");
     watch.finish("the whole migration in Volcano mode");
 
