@@ -147,18 +147,23 @@ async fn discover(
     seen: Arc<Mutex<BTreeMap<String, &'static str>>>,
 ) {
     let mut written = String::new();
+    // Each group's last listing, kept while the API does not answer: a failed list is no reason to drop a target.
+    let mut listed: Vec<Vec<(String, &'static str)>> = vec![Vec::new(); targets.len()];
     loop {
-        let mut addresses = Vec::new();
-        for target in &targets {
+        for (target, last) in targets.iter().zip(&mut listed) {
             let pods: Api<Pod> = Api::namespaced(cluster.client(), target.namespace);
             let Ok(list) = pods.list(&ListParams::default().labels(target.selector)).await else { continue };
-            for pod in list.items {
-                let status = pod.status.unwrap_or_default();
-                if let (Some("Running"), Some(ip)) = (status.phase.as_deref(), status.pod_ip) {
-                    addresses.push((format!("{ip}:{}", target.port), target.namespace));
-                }
-            }
+            *last = list
+                .items
+                .into_iter()
+                .filter_map(|pod| {
+                    let status = pod.status.unwrap_or_default();
+                    let ip = status.pod_ip.filter(|_| status.phase.as_deref() == Some("Running"))?;
+                    Some((format!("{ip}:{}", target.port), target.namespace))
+                })
+                .collect();
         }
+        let addresses: Vec<(String, &'static str)> = listed.concat();
         let entries: Vec<serde_json::Value> = addresses
             .iter()
             .map(|(address, _)| serde_json::json!({"targets": [address], "labels": {"node": NODE_NAME}}))

@@ -779,8 +779,8 @@ async fn the_guide_moves_a_running_pod_from_huaweis_plugin_to_ours_and_back() {
     let step0 = epoch_seconds();
     shell.step("step0");
     // Step 0 replaces Huawei's exporter pod, whose series miss the scrapes until the new one serves (the guide says
-    // so); they are checked from then on.
-    let from = fresh_series(&prometheus, step0).await;
+    // so); they are checked from then on. The old pod is gone a second (its grace period) after the rollout.
+    let from = fresh_series(&prometheus, epoch_seconds() + 1.0).await;
     println!(
         "step 0 replaced Huawei's exporter: every series scraped from the new pod {:.1} s after it began",
         from - step0
