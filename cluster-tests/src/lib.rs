@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 mod cluster;
+pub mod exposition;
 mod failure_report;
 mod port_forward;
 pub mod prometheus;

@@ -3,6 +3,7 @@
 //! pods that ask for chips.
 
 pub mod huawei;
+pub mod huawei_exporter;
 
 use std::time::Duration;
 
