@@ -45,29 +45,27 @@ use ascend_cluster_tests::stack::{
     chip_fault, davinci_nodes, delete_pod, deploy_910b_pool, edit_device_plugin_args, release_dir, remove_plain_stack,
     sleeping_container, test_namespace, wait_no_chips, NAMESPACE, RESOURCE, SYSTEM,
 };
+use ascend_cluster_tests::stack::{huawei, huawei_exporter};
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
 
 /// The guide.
 const GUIDE: &str = "docs/migration.md";
-/// Our manifests of Huawei's device plugin and exporter, under the repository root; the exporter's names its program
-/// by the placeholder [`HUAWEI_BIN`].
+/// Our manifest of Huawei's device plugin, under the repository root (its exporter's: [`huawei_exporter::MANIFEST`]).
 const HUAWEI_PLUGIN: &str = "cluster-tests/manifests/huawei-device-plugin.yaml";
-const HUAWEI_EXPORTER: &str = "cluster-tests/manifests/huawei-npu-exporter.yaml";
-const HUAWEI_BIN: &str = "@HUAWEI_BIN@";
 /// Huawei's plugin's DaemonSet and pod selector, and the node label Huawei's installation selects its nodes by.
 const HUAWEI_DAEMON_SET: &str = "ascend-device-plugin-daemonset";
 const HUAWEI_SELECTOR: &str = "name=ascend-device-plugin-ds";
 const WORKER_LABEL: &str = "workerselector";
 /// Huawei's exporter's namespace and pod selector, and our chart's exporter pods' selector.
-const HUAWEI_EXPORTER_NAMESPACE: &str = "npu-exporter";
-const EXPORTER_SELECTOR: &str = "app=npu-exporter";
+const HUAWEI_EXPORTER_NAMESPACE: &str = huawei_exporter::NAMESPACE;
+const EXPORTER_SELECTOR: &str = huawei_exporter::SELECTOR;
 const OUR_EXPORTER_SELECTOR: &str = "app.kubernetes.io/name=npu-exporter";
 /// Our chart's device plugin pods' selector.
 const OUR_PLUGIN_SELECTOR: &str = "app.kubernetes.io/name=ascend-device-plugin";
 /// The port both exporters serve on (Huawei's default, our chart's `exporter.port`).
-const EXPORTER_PORT: u16 = 8082;
+const EXPORTER_PORT: u16 = huawei_exporter::PORT;
 /// The chart's release, as the guide names it.
 const RELEASE: &str = "ascend-npu";
 /// The chart's image registry placeholder, which the test bed's images carry (scripts/cluster/images).
@@ -485,7 +483,7 @@ impl Cleanup {
         let _ = cluster.script_output("volcano.sh", &["stop"]);
         let _ = cluster.try_helm(&["uninstall", RELEASE, "-n", SYSTEM, "--wait", "--timeout", "120s"]);
         let _ = cluster.try_kubectl(&["delete", "namespace", SYSTEM, "--ignore-not-found", "--wait=true"]);
-        for manifest in [HUAWEI_PLUGIN, HUAWEI_EXPORTER] {
+        for manifest in [HUAWEI_PLUGIN, huawei_exporter::MANIFEST] {
             let path = cluster.repository().join(manifest);
             let path = path.to_str().expect("path").to_owned();
             let _ =
@@ -517,25 +515,11 @@ impl Drop for Cleanup {
     }
 }
 
-/// Whether the image of Huawei's device plugin is there: scripts/cluster/up.sh packs it where scripts/peers/build.sh
-/// finds a mind-cluster tree. Without it the test says loudly that it is skipped (an error under CI, which lays the
-/// tree beside the checkout), as huawei_device_plugin.rs does.
-fn huaweis_image(test: &str) -> bool {
-    if Cluster::state_dir().join("images/huawei-device-plugin.tar").exists() {
-        return true;
-    }
-    let why = "no image of Huawei's device plugin: scripts/cluster/up.sh packs it where scripts/peers/build.sh finds \
-               a mind-cluster tree (give one with MIND_CLUSTER_TREE)";
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-    println!("SKIPPED {test}: {why}");
-    false
-}
-
 /// The node as Huawei's installation leaves it, from whatever an earlier run left: our stack removed, Huawei's plugin
 /// handing chips to Huawei's runtime, its exporter, and the test pods' RuntimeClass. Returns the
 /// test's timer and the guard that puts the node back; `None`, said loudly, without Huawei's image.
 async fn huaweis_node(cluster: &Cluster, test: &'static str, volcano: bool) -> Option<(Timer, Cleanup)> {
-    if !huaweis_image(test) {
+    if !huawei::image_present(test) {
         return None;
     }
     let mut timer = Timer::start(test);
@@ -569,7 +553,7 @@ async fn huaweis_node(cluster: &Cluster, test: &'static str, volcano: bool) -> O
             r#"[{"op": "add", "path": "/spec/template/spec/containers/0/command/-", "value": "-volcanoType=true"}]"#;
         cluster.kubectl(&["-n", "kube-system", "patch", "daemonset", HUAWEI_DAEMON_SET, "--type=json", "-p", patch]);
     }
-    apply_huaweis_exporter(cluster);
+    huawei_exporter::apply(cluster);
     cluster.kubectl(&[
         "-n",
         "kube-system",
@@ -583,28 +567,6 @@ async fn huaweis_node(cluster: &Cluster, test: &'static str, volcano: bool) -> O
     cluster.wait_allocatable(RESOURCE, &CHIPS.to_string(), Duration::from_secs(120)).await;
     timer.mark("Huawei's device plugin and exporter running, 8 chips offered");
     Some((timer, cleanup))
-}
-
-/// Applies [`HUAWEI_EXPORTER`] with the directory of Huawei's programs that scripts/peers/build.sh names (cached
-/// there by scripts/cluster/up.sh, which packs Huawei's device plugin from the same build).
-fn apply_huaweis_exporter(cluster: &Cluster) {
-    let built = Command::new("bash")
-        .arg(cluster.repository().join("scripts/peers/build.sh"))
-        .output()
-        .expect("run scripts/peers/build.sh");
-    let stdout = String::from_utf8_lossy(&built.stdout);
-    let bin = stdout.lines().last().unwrap_or_default().trim();
-    assert!(
-        built.status.success() && Path::new(bin).join("npu-exporter").exists(),
-        "scripts/peers/build.sh names no npu-exporter of Huawei's ({}): {stdout}{}",
-        built.status,
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let text = std::fs::read_to_string(cluster.repository().join(HUAWEI_EXPORTER)).expect("read the manifest");
-    let file = std::env::temp_dir().join(format!("huawei-npu-exporter-{}.yaml", std::process::id()));
-    std::fs::write(&file, text.replace(HUAWEI_BIN, bin)).expect("write the manifest");
-    cluster.kubectl(&["apply", "--server-side", "--force-conflicts", "-f", file.to_str().expect("path")]);
-    let _ = std::fs::remove_file(&file);
 }
 
 /// Waits until no pod of `selector` in `namespace` is left (a DaemonSet's pod that left the node).
@@ -838,9 +800,11 @@ async fn the_guide_moves_a_running_pod_from_huaweis_plugin_to_ours_and_back() {
     timer.mark("Huawei's plugin offers the chips job-c left, and only those");
 
     // What Prometheus saw of the dashboard series, through step 3 and the way back.
+    // Through the moment our exporter has left the node, as Prometheus holds it once it has scraped twice more.
     assert_ours_left(&cluster, "before the release is removed").await;
+    let left = epoch_seconds();
     tokio::time::sleep(SCRAPE_INTERVAL * 2).await;
-    let wrong = check_series(&prometheus, from, epoch_seconds() - 1.0);
+    let wrong = check_series(&prometheus, from, left);
     assert!(
         wrong.is_empty(),
         "the dashboard series through the migration: {:#?}",
