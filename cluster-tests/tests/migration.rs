@@ -624,28 +624,20 @@ async fn prometheus_on_huaweis_exporter(cluster: &Cluster) -> Prometheus {
 /// (seconds since the epoch), every name has one, and returns the time then: a target that went away stops counting
 /// once Prometheus has marked its series stale.
 async fn fresh_series(prometheus: &Prometheus, since: f64) -> f64 {
-    let names = HUAWEI_DASHBOARD_SERIES.join("|");
-    // timestamp() drops the name, so it is kept as the label `name` first.
-    let query = format!(
-        "min by (name) (timestamp(label_replace({{__name__=~\"{names}\"}}, \"name\", \"$1\", \"__name__\", \"(.+)\")))"
-    );
     wait_until("every dashboard series freshly scraped", Duration::from_secs(90), || async {
-        let oldest: BTreeMap<String, f64> = prometheus
-            .query(&query, None)?
-            .iter()
-            .filter_map(|series| {
-                let name = series["metric"]["name"].as_str()?.to_owned();
-                Some((name, series["value"][1].as_str()?.parse().ok()?))
-            })
-            .collect();
-        let stale: Vec<_> = HUAWEI_DASHBOARD_SERIES
-            .iter()
-            .filter(|name| oldest.get(**name).is_none_or(|time| *time <= since))
-            .collect();
+        let mut stale = Vec::new();
+        for name in HUAWEI_DASHBOARD_SERIES {
+            // timestamp() of a plain selector is the sample's time (of anything else, the query's).
+            let oldest = prometheus.query(&format!("min(timestamp({name}))"), None)?;
+            let time = oldest.first().and_then(|series| series["value"][1].as_str()?.parse::<f64>().ok());
+            if time.is_none_or(|time| time <= since) {
+                stale.push(format!("{name} {time:?}"));
+            }
+        }
         if stale.is_empty() {
             Ok(epoch_seconds())
         } else {
-            Err(format!("not scraped since {since:.1}: {stale:?} ({oldest:?})"))
+            Err(format!("not scraped since {since:.1}: {stale:?}; up: {:?}", prometheus.query("up", None)))
         }
     })
     .await
@@ -800,10 +792,11 @@ async fn the_guide_moves_a_running_pod_from_huaweis_plugin_to_ours_and_back() {
     timer.mark("Huawei's plugin offers the chips job-c left, and only those");
 
     // What Prometheus saw of the dashboard series, through step 3 and the way back.
-    // Through the moment our exporter has left the node, as Prometheus holds it once it has scraped twice more.
+    // Through the moment our exporter has left the node, once Prometheus holds a scrape of every series after it.
     assert_ours_left(&cluster, "before the release is removed").await;
     let left = epoch_seconds();
-    tokio::time::sleep(SCRAPE_INTERVAL * 2).await;
+    let settled = fresh_series(&prometheus, left).await;
+    println!("Prometheus holds every series scraped after the switch {:.1} s after it", settled - left);
     let wrong = check_series(&prometheus, from, left);
     assert!(
         wrong.is_empty(),
