@@ -136,7 +136,7 @@ pub fn device_plugin(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
     check.evidence_lines(lines.collect::<Vec<_>>())
 }
 
-/// The node this host is: `--node`, else the host's hostname.
+/// The node this host is: `--node` (or `NODE_NAME`), else the host's hostname.
 pub fn node_name(options: &DoctorOptions) -> Option<String> {
     if let Some(name) = &options.node_name {
         return Some(name.clone());

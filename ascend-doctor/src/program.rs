@@ -47,9 +47,10 @@ pub struct Args {
     /// RuntimeClass manifests (YAML or `kubectl get runtimeclass -o json`) to check instead of asking the API server.
     #[arg(long, value_name = "FILE")]
     pub runtime_class_manifest: Option<PathBuf>,
-    /// The Kubernetes node name (default: the host's hostname); its Node object gives the kubelet's version and
-    /// the advertised NPUs when an API server is configured (in a pod, or KUBECONFIG / ~/.kube/config).
-    #[arg(long, value_name = "NAME")]
+    /// The Kubernetes node name (default: `NODE_NAME`, which our DaemonSets set from the downward API, else the host's
+    /// hostname, which in a pod is the pod's name); its Node object gives the kubelet's version and the advertised
+    /// NPUs when an API server is configured (in a pod, or KUBECONFIG / ~/.kube/config).
+    #[arg(long, value_name = "NAME", env = "NODE_NAME")]
     pub node: Option<String>,
     /// How long the chips, and each API server request, may take (`10`, `10s`, `1m`; plain numbers are seconds).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = ascend_cli::duration::parse_positive_duration)]

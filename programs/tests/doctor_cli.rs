@@ -24,7 +24,19 @@ fn doctor_with_kubeconfig(
     kubeconfig: &Path,
     args: &[&str],
 ) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ascend-doctor"))
+    doctor_command(host, topology, path_variable, kubeconfig, args).output().expect("ascend-doctor runs")
+}
+
+/// The command of [`doctor_with_kubeconfig`], to add to.
+fn doctor_command(
+    host: &DoctorHost,
+    topology: &Path,
+    path_variable: &Path,
+    kubeconfig: &Path,
+    args: &[&str],
+) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ascend-doctor"));
+    command
         .arg("--root")
         .arg(&host.root)
         .args(args)
@@ -33,12 +45,12 @@ fn doctor_with_kubeconfig(
         .env("KUBECONFIG", kubeconfig)
         .env_remove("KUBERNETES_SERVICE_HOST")
         .env_remove("KUBERNETES_SERVICE_PORT")
+        .env_remove("NODE_NAME")
         // English whatever the machine's locale: the snapshots are the English report.
         .env_remove("LC_ALL")
         .env_remove("LC_MESSAGES")
-        .env("LANG", "C")
-        .output()
-        .expect("ascend-doctor runs")
+        .env("LANG", "C");
+    command
 }
 
 fn kernel_release() -> String {
@@ -119,6 +131,15 @@ fn the_kubeconfigs_cluster_is_asked_and_without_one_the_cluster_checks_skip() {
     for wanted in ["/api/v1/nodes/node-1", "/api/v1/pods", "/apis/node.k8s.io/v1/runtimeclasses"] {
         assert!(paths.iter().any(|path| path == wanted), "{wanted} not asked: {paths:?}");
     }
+
+    // In a pod the hostname is the pod's name: NODE_NAME (our DaemonSets set it from the downward API) names the node.
+    let requests_before = host.cluster().requests().len();
+    let mut in_a_pod = doctor_command(&host, &host.fake.topology, &empty_path, &kubeconfig, &["--json"]);
+    let output = in_a_pod.env("NODE_NAME", "node-1").output().expect("ascend-doctor runs");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON report");
+    assert_eq!(check_of(&report, "kubernetes.node_resources")["status"], "ok", "the Node NODE_NAME names was read");
+    let asked = host.cluster().requests().into_iter().skip(requests_before).any(|r| r.path == "/api/v1/nodes/node-1");
+    assert!(asked, "NODE_NAME was not used as the node's name");
 
     host.cluster_answers("ascend-runtime", 8, 8, &[]);
     let kubeconfig = kubeconfig_for(&host.cluster(), host.dir.path());
