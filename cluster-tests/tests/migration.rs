@@ -52,12 +52,9 @@ use kube::api::{Api, PostParams};
 
 /// The guide.
 const GUIDE: &str = "docs/migration.md";
-/// Our manifest of Huawei's device plugin, under the repository root (its exporter's: [`huawei_exporter::MANIFEST`]).
-const HUAWEI_PLUGIN: &str = "cluster-tests/manifests/huawei-device-plugin.yaml";
-/// Huawei's plugin's DaemonSet and pod selector, and the node label Huawei's installation selects its nodes by.
-const HUAWEI_DAEMON_SET: &str = "ascend-device-plugin-daemonset";
-const HUAWEI_SELECTOR: &str = "name=ascend-device-plugin-ds";
-const WORKER_LABEL: &str = "workerselector";
+/// Huawei's plugin's DaemonSet and pod selector (stack::huawei's).
+const HUAWEI_DAEMON_SET: &str = huawei::DAEMON_SET;
+const HUAWEI_SELECTOR: &str = huawei::SELECTOR;
 /// Huawei's exporter's namespace and pod selector, and our chart's exporter pods' selector.
 const HUAWEI_EXPORTER_NAMESPACE: &str = huawei_exporter::NAMESPACE;
 const EXPORTER_SELECTOR: &str = huawei_exporter::SELECTOR;
@@ -72,8 +69,6 @@ const RELEASE: &str = "ascend-npu";
 const REGISTRY: &str = "registry.example.com";
 /// The RuntimeClass of the test pods, standing for Huawei's runtime (see the module docs).
 const STANDIN_RUNTIME_CLASS: &str = "huawei-runtime-standin";
-/// The Node annotations the device plugins write for Volcano, which the other tests expect gone.
-const VOLCANO_ANNOTATIONS: &[&str] = &["baseDeviceInfos", "superPodID", "serverIndex", "serverType", "rackID"];
 /// The host's chips.
 const CHIPS: usize = 8;
 
@@ -483,23 +478,13 @@ impl Cleanup {
         let _ = cluster.script_output("volcano.sh", &["stop"]);
         let _ = cluster.try_helm(&["uninstall", RELEASE, "-n", SYSTEM, "--wait", "--timeout", "120s"]);
         let _ = cluster.try_kubectl(&["delete", "namespace", SYSTEM, "--ignore-not-found", "--wait=true"]);
-        for manifest in [HUAWEI_PLUGIN, huawei_exporter::MANIFEST] {
-            let path = cluster.repository().join(manifest);
-            let path = path.to_str().expect("path").to_owned();
-            let _ =
-                cluster.try_kubectl(&["delete", "-f", &path, "--ignore-not-found", "--wait=true", "--timeout=120s"]);
-        }
+        huawei::remove(cluster);
+        huawei_exporter::remove(cluster);
         let _ = cluster.try_kubectl(&["delete", "runtimeclass", STANDIN_RUNTIME_CLASS, "--ignore-not-found"]);
         // A fault an overlay raised stays until one clears it: every chip healthy.
         cluster.set_overlay((0..8).map(|logic_id| chip_fault(logic_id, false)).collect());
-        let device_info = format!("mindx-dl-deviceinfo-{NODE_NAME}");
-        let _ = cluster.try_kubectl(&["-n", "kube-system", "delete", "configmap", &device_info, "--ignore-not-found"]);
-        let annotations: serde_json::Map<String, serde_json::Value> =
-            VOLCANO_ANNOTATIONS.iter().map(|key| ((*key).to_owned(), serde_json::Value::Null)).collect();
-        let patch = serde_json::json!({"metadata": {"annotations": annotations}}).to_string();
-        let _ = cluster.try_kubectl(&["patch", "node", NODE_NAME, "--type=merge", "-p", &patch]);
+        huawei::remove_volcano_writes(cluster);
         for label in [
-            WORKER_LABEL,
             "ascend.huawei.com/migrated-device-plugin",
             "ascend.huawei.com/migrated-exporter",
             "ascend.huawei.com/chip-type",
@@ -537,8 +522,8 @@ async fn huaweis_node(cluster: &Cluster, test: &'static str, volcano: bool) -> O
     std::fs::write(&file, class.to_string()).expect("write the RuntimeClass");
     cluster.kubectl(&["apply", "-f", file.to_str().expect("path")]);
     let _ = std::fs::remove_file(&file);
-    cluster.label_node(WORKER_LABEL, Some("dls-worker-node"));
-    cluster.apply(HUAWEI_PLUGIN);
+    cluster.label_node(huawei::WORKER_LABEL.0, Some(huawei::WORKER_LABEL.1));
+    cluster.apply(huawei::MANIFEST);
     cluster.kubectl(&[
         "-n",
         "kube-system",
