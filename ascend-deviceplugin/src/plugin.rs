@@ -179,7 +179,7 @@ struct Supervisor {
 
 impl Supervisor {
     async fn reconcile(&mut self) {
-        let kubelet_socket = self.kubelet_socket_now();
+        let kubelet_socket = identity(&self.config.plugin_dir.join(KUBELET_SOCKET));
         if kubelet_socket.is_some() && kubelet_socket != self.kubelet_socket {
             if self.kubelet_socket.is_some() {
                 tracing::info!("kubelet.sock was recreated (kubelet restart); registering again");
@@ -237,16 +237,11 @@ impl Supervisor {
         }
     }
 
-    fn kubelet_socket_now(&self) -> Option<FileIdentity> {
-        identity(&self.config.plugin_dir.join(KUBELET_SOCKET))
-    }
-
     async fn register_pending(&mut self) {
         let retry = self.config.register_retry;
-        let names: Vec<String> = self.served.keys().cloned().collect();
-        for name in names {
-            let kubelet_socket = self.kubelet_socket_now();
-            let Some(served) = self.served.get_mut(&name) else { continue };
+        let kubelet_path = self.config.plugin_dir.join(KUBELET_SOCKET);
+        for served in self.served.values_mut() {
+            let kubelet_socket = identity(&kubelet_path);
             let waiting =
                 served.failed_attempt.is_some_and(|(at, against)| against == kubelet_socket && at.elapsed() < retry);
             if kubelet_socket.is_none() || served.registered_with == kubelet_socket || waiting {
