@@ -136,10 +136,11 @@ pub fn device_plugin(options: &DoctorOptions, facts: &mut Facts) -> CheckResult 
     check.evidence_lines(lines.collect::<Vec<_>>())
 }
 
-/// The node this host is: `--node` (or `NODE_NAME`), else the host's hostname.
+/// The node this host is: `--node` (or `NODE_NAME`), else the host's hostname. An empty name (`NODE_NAME=` in an
+/// environment) names no node.
 pub fn node_name(options: &DoctorOptions) -> Option<String> {
-    if let Some(name) = &options.node_name {
-        return Some(name.clone());
+    if let Some(name) = options.node_name.as_deref().map(str::trim).filter(|name| !name.is_empty()) {
+        return Some(name.to_owned());
     }
     ["/etc/hostname", "/proc/sys/kernel/hostname"]
         .iter()

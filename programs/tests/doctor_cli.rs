@@ -140,6 +140,13 @@ fn the_kubeconfigs_cluster_is_asked_and_without_one_the_cluster_checks_skip() {
     assert_eq!(check_of(&report, "kubernetes.node_resources")["status"], "ok", "the Node NODE_NAME names was read");
     let asked = host.cluster().requests().into_iter().skip(requests_before).any(|r| r.path == "/api/v1/nodes/node-1");
     assert!(asked, "NODE_NAME was not used as the node's name");
+    // An empty NODE_NAME names no node: the hostname is looked for (this host has none), no Node "" is asked for.
+    let mut empty = doctor_command(&host, &host.fake.topology, &empty_path, &kubeconfig, &["--json"]);
+    let output = empty.env("NODE_NAME", "").output().expect("ascend-doctor runs");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON report");
+    let check = check_of(&report, "kubernetes.node_resources");
+    assert_eq!(check["status"], "skip", "{check:#}");
+    assert!(check["evidence"].to_string().contains("the node name is unknown"), "{check:#}");
 
     host.cluster_answers("ascend-runtime", 8, 8, &[]);
     let kubeconfig = kubeconfig_for(&host.cluster(), host.dir.path());
