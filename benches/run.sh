@@ -14,6 +14,9 @@
 #                                          # targets) in an existing report, keeping every other section's figures
 #   MIND_CLUSTER_TREE=DIR benches/run.sh   # section 11's Huawei programs built from this mind-cluster checkout
 #                                          # (scripts/peers/build.sh; default ../shared/peers/mind-cluster)
+#   LIBBOUNDSCHECK_TREE=DIR benches/run.sh # and Huawei's ascend-docker-cli with this libboundscheck checkout
+#                                          # (default ../shared/peers/libboundscheck; without it section 11 says
+#                                          # why container start through Huawei's hook is not measured)
 #   PERF_HOST_LOCK=FILE benches/run.sh     # section 11 holds this lock shared while its fake hosts exist (default
 #                                          # /tmp/ascend-host.lock, which the real test bed's owner takes
 #                                          # exclusively around up.sh and down.sh; empty: none)
@@ -179,6 +182,8 @@ BUILD_PACKAGES=(-p ascend-programs -p dcmi-sim -p ascend-benches -p ascend-dcmi)
 selected 11 && BUILD_PACKAGES+=(-p ascend-peer-harness)
 selected 11 && BUILD_TARGETS+=(--bin npu-exporter --bin ascend-device-plugin --bin dcmi-sim --bin hccn_tool)
 selected 11 && BUILD_TARGETS+=(--bin peer-node)
+# Section 11's container start: our runtime and hook beside Huawei's (section 6's binaries).
+selected 11 && BUILD_TARGETS+=(--bin ascend-ctk --bin ascend-ctk-hook)
 BUILD_OK=1
 # One retry: rustc has been seen to crash (SIGSEGV in LLVM) on these loaded machines; a real error fails twice.
 run_section build 1800 bash -c "cd '$ROOT' && build() {
@@ -188,7 +193,7 @@ run_section build 1800 bash -c "cd '$ROOT' && build() {
 # ascend-ctk-hook relinked statically (glibc), as the images ship it (deploy/docker): it loads no library, and a
 # static start skips the dynamic loader on every container start in hook mode. Only the final link is redone.
 STATIC_HOOK_OK=0
-if selected 6 && [ "$BUILD_OK" -eq 1 ] && run_section build_static_hook 600 bash -c "cd '$ROOT' &&
+if selected 6 11 && [ "$BUILD_OK" -eq 1 ] && run_section build_static_hook 600 bash -c "cd '$ROOT' &&
         cargo rustc --release -p ascend-programs --bin ascend-ctk-hook -- -C target-feature=+crt-static \
             -C relocation-model=static"; then
     STATIC_HOOK_OK=1
@@ -360,11 +365,14 @@ if selected 8 && built kubectl_ascend; then
 fi
 
 # ---- section 11: beside Huawei's programs ---------------------------------------------------------------------
-# About 40 minutes: per host (three exporter hosts, three device plugin hosts) three rounds of both sides at once.
+# About 40 minutes: per host (three exporter hosts, three device plugin hosts) three rounds of both sides at once;
+# container start, 10 rounds of 20 starts per side (about 2 minutes).
 # The fake hosts run in mount namespaces under the shared lock the real test bed's owner takes exclusively.
 if selected 11 && [ -n "$HUAWEI_BIN" ] && built beside_huawei; then
     if [ "$(id -u)" -ne 0 ]; then
         not_measured beside_huawei "needs root (the fake hosts are mounted in private mount namespaces)"
+    elif [ "$STATIC_HOOK_OK" -ne 1 ]; then
+        not_measured beside_huawei "the static link of ascend-ctk-hook failed (see build_static_hook.log)"
     else
         # PERF_HOST_LOCK: the lock held shared meanwhile (empty: none).
         host_lock=${PERF_HOST_LOCK-/tmp/ascend-host.lock}
@@ -372,7 +380,8 @@ if selected 11 && [ -n "$HUAWEI_BIN" ] && built beside_huawei; then
             --huawei-bin "$HUAWEI_BIN" --our-bin "$BIN" --profile-seconds 30 \
             --hosts "${PERF_HUAWEI_HOSTS:-atlas-800t-a2,atlas-800i-a3,atlas-950-8}" \
             --plugin-hosts "${PERF_HUAWEI_PLUGIN_HOSTS:-atlas-800t-a2,atlas-800i-a3,atlas-950-8}" \
-            --rounds 3 --plugin-rounds 3 --work-dir "$RESULTS/beside_huawei-work" \
+            --rounds 3 --plugin-rounds 3 --start-rounds 10 --start-runs 20 \
+            --work-dir "$RESULTS/beside_huawei-work" \
             --out "$RESULTS/beside_huawei.json" || true
     fi
 fi

@@ -22,6 +22,10 @@ one after the other: start to registration and to the first device list; an idle
 Allocate rounds, one side after the other; faults raised on one chip after the other through the simulator's overlay,
 at phases spread over 5 s, each timed to the device listed Unhealthy at each node's fake kubelet.
 
+Container start (start_beside_huawei.py): a container created and started through Huawei's docker runtime and hook,
+through ours in runtime mode and in hook mode, and by plain runc, in the same host, the sides alternating in every
+round.
+
     python3 benches/scripts/beside_huawei.py --host-lock /tmp/ascend-host.lock --huawei-bin <cache>/bin \\
         --our-bin target/release --work-dir /tmp/beside-huawei --out target/perf/beside_huawei.json
 """
@@ -48,6 +52,7 @@ sys.path.insert(0, str(REPO / "peer-tests"))
 from peers.device_plugin import NODE_DIRS, SETTLE_SECONDS, lay_image_files, start_node, start_plugin  # noqa: E402
 from peers.exporter import settled_scrape, start_both  # noqa: E402
 from peers.host import Host  # noqa: E402
+import start_beside_huawei  # noqa: E402  (it imports the comparison tier too)
 
 PROMETHEUS_ACCEPT = (
     "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
@@ -72,7 +77,7 @@ def parse_arguments():
                              "peer-node")
     parser.add_argument("--hosts", default="atlas-800t-a2,atlas-800i-a3,atlas-950-8")
     parser.add_argument("--plugin-hosts", default="atlas-800t-a2")
-    parser.add_argument("--part", choices=("exporter", "device-plugin", "both"), default="both")
+    parser.add_argument("--part", choices=("exporter", "device-plugin", "container-start", "all"), default="all")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--window-seconds", type=float, default=60.0)
     parser.add_argument("--idle-seconds", type=float, default=30.0)
@@ -81,6 +86,9 @@ def parse_arguments():
     parser.add_argument("--plugin-rounds", type=int, default=3)
     parser.add_argument("--allocations", type=int, default=300)
     parser.add_argument("--faults", type=int, default=5)
+    parser.add_argument("--start-rounds", type=int, default=10,
+                        help="container start: rounds of every side (start_beside_huawei.py)")
+    parser.add_argument("--start-runs", type=int, default=20, help="container start: timed starts per side and round")
     parser.add_argument("--work-dir", type=Path, required=True, help="fake hosts (removed after use) and the programs' logs")
     parser.add_argument("--host-lock", type=Path,
                         help="held shared while fake hosts exist (the real test bed's owner takes it exclusively "
@@ -159,18 +167,12 @@ def scrape(port, with_gzip=True):
         connection.close()
 
 
-def spread(values):
-    """Median, lowest and highest of per-round figures."""
-    return {"median": round(common.median(values), 4), "min": round(min(values), 4), "max": round(max(values), 4),
-            "rounds": [round(value, 4) for value in values]}
-
-
 def compared(per_round, sides=SIDES):
     """{side: spread} and the per-round ratio of the second side to the first."""
-    out = {side: spread([figures[side] for figures in per_round]) for side in sides}
+    out = {side: common.spread([figures[side] for figures in per_round]) for side in sides}
     ratios = [figures[sides[1]] / figures[sides[0]] for figures in per_round if figures[sides[0]] > 0]
     if ratios:
-        out["ratio"] = spread(ratios)
+        out["ratio"] = common.spread(ratios)
     return out
 
 
@@ -316,7 +318,7 @@ def summarise_exporter(figures):
                "idle_cpu_less_simulator_ms_per_min": compared(
                    [{s: r["idle_cpu_ms_per_min"][s] - r["idle_simulator_ms_per_min"][s] for s in SIDES}
                     for r in rounds]),
-               "idle_children_cpu_ms_per_min": {side: spread([r["idle_children_cpu_ms_per_min"][side]
+               "idle_children_cpu_ms_per_min": {side: common.spread([r["idle_children_cpu_ms_per_min"][side]
                                                               for r in rounds]) for side in SIDES}}
     for cadence in CADENCES_S:
         windows = [r[f"every_{cadence}s"] for r in rounds]
@@ -330,7 +332,7 @@ def summarise_exporter(figures):
         }
         if all("children_ms_per_min" in w[s] for w in windows for s in SIDES):  # not in results of before 2026-12-05
             # hccn_tool's part, and what is left: the exporter's own sampling and scrapes.
-            summary[key]["children_ms_per_min"] = {s: spread([w[s]["children_ms_per_min"] for w in windows])
+            summary[key]["children_ms_per_min"] = {s: common.spread([w[s]["children_ms_per_min"] for w in windows])
                                                    for s in SIDES}
             summary[key]["cpu_less_children_and_simulator_ms_per_min"] = compared(
                 [{s: w[s]["cpu_ms_per_min"] - w[s]["children_ms_per_min"] - w[s]["simulator_ms_per_min"]
@@ -508,11 +510,15 @@ def summarise_plugin(rounds):
 
 def main():
     args = parse_arguments()
+    parts = ("exporter", "device-plugin", "container-start") if args.part == "all" else (args.part,)
+    # Huawei's docker runtime, hook and cli are looked for by start_beside_huawei.measure, which says which is missing.
     huawei_programs = {"exporter": ("npu-exporter",), "device-plugin": ("ascend-device-plugin",),
-                       "both": ("npu-exporter", "ascend-device-plugin")}[args.part]
+                       "container-start": ()}
     our_programs = {"exporter": ("npu-exporter", "dcmi-sim", "hccn_tool"),
                     "device-plugin": ("ascend-device-plugin", "dcmi-sim", "peer-node"),
-                    "both": ("npu-exporter", "ascend-device-plugin", "dcmi-sim", "hccn_tool", "peer-node")}[args.part]
+                    "container-start": ("ascend-ctk", "ascend-ctk-hook", "dcmi-sim")}
+    huawei_programs = sorted({program for part in parts for program in huawei_programs[part]})
+    our_programs = sorted({program for part in parts for program in our_programs[part]})
     for program in huawei_programs:
         if not os.access(args.huawei_bin / program, os.X_OK):
             raise common.MeasurementError(f"Huawei's {program} is not in {args.huawei_bin} (scripts/peers/build.sh)")
@@ -531,11 +537,16 @@ def main():
                             "allocations": args.allocations, "faults": args.faults},
                "exporter": {}, "device_plugin": {}}
     try:
-        if args.part in ("exporter", "both"):
+        if "container-start" in parts:
+            figures["container_start"] = start_beside_huawei.measure(args.huawei_bin, args.our_bin,
+                                                                     work / "container-start", args.start_rounds,
+                                                                     args.start_runs)
+            common.write_json(args.out, figures)
+        if "exporter" in parts:
             for name in args.hosts.split(","):
                 figures["exporter"][name] = exporter_host(name, args, work, logs)
                 common.write_json(args.out, figures)
-        if args.part in ("device-plugin", "both"):
+        if "device-plugin" in parts:
             for name in args.plugin_hosts.split(","):
                 figures["device_plugin"][name] = plugin_host(name, args, work, logs)
                 common.write_json(args.out, figures)

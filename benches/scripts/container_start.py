@@ -183,6 +183,39 @@ def statically_linked(path):
                for i in range(entries))
 
 
+def mount_run_dir(directory):
+    """A tmpfs at `directory`/run (made here), as engines keep bundles and runc's state on the /run tmpfs
+    (containerd: /run/containerd/..., runc: /run/runc): mode 0755, root's, like /run. The caller unmounts it."""
+    run_dir = os.path.join(directory, "run")
+    os.makedirs(run_dir)
+    run_checked(["mount", "-t", "tmpfs", "-o", "mode=0755,size=256m", "ascend-perf-run", run_dir])
+    return run_dir
+
+
+def hyperfine_groups(timed, runs, export, prefix=()):
+    """Times `timed`, a list of (name, argv, prepare command, environment), `runs` times each after 2 warm-up runs;
+    consecutive commands with the same environment share one hyperfine invocation, started through `prefix` (a
+    command that runs hyperfine, e.g. in a mount namespace). Returns {name: (seconds of each run, CPU seconds)}."""
+    found = {}
+    index = 0
+    while index < len(timed):
+        environment = timed[index][3]
+        group = []
+        while index < len(timed) and timed[index][3] is environment:
+            group.append(timed[index])
+            index += 1
+        argv = [*prefix, "hyperfine", "-N", "--warmup", "2", "--runs", str(runs), "--export-json", export]
+        for _, _, prepare, _ in group:
+            argv += ["--prepare", prepare]
+        for name, command, _, _ in group:
+            argv += ["-n", name, " ".join(command)]
+        run_checked(argv, env=environment)
+        with open(export, encoding="utf-8") as exported:
+            results = json.load(exported)["results"]
+        found.update({result["command"]: (result["times"], result["user"] + result["system"]) for result in results})
+    return found
+
+
 def hyperfine_round(argvs, environments, pristine, copies, bundle, runs, export, ctk):
     """One timed run of every command; each command's --prepare restores its spec. Consecutive commands with the
     same environment share one hyperfine invocation."""
@@ -207,25 +240,8 @@ def hyperfine_round(argvs, environments, pristine, copies, bundle, runs, export,
     # The floor of that phase: env exec'ing /bin/true. Both phases vary by a tenth of a millisecond where a whole
     # start varies by several, so their difference is the precise figure of what the runtime adds over an exec.
     commands_in_order.append((ENV_PHASE, ["/usr/bin/env", "/bin/true"], pristine))
-    found = {}
-    index = 0
-    while index < len(commands_in_order):
-        environment = environment_of(commands_in_order[index][0], environments)
-        group = []
-        while index < len(commands_in_order) and environment_of(commands_in_order[index][0],
-                                                                environments) is environment:
-            group.append(commands_in_order[index])
-            index += 1
-        argv = ["hyperfine", "-N", "--warmup", "2", "--runs", str(runs), "--export-json", export]
-        for _, _, spec in group:
-            argv += ["--prepare", f"cp {spec} {config}"]
-        for name, command, _ in group:
-            argv += ["-n", name, " ".join(command)]
-        run_checked(argv, env=environment)
-        with open(export, encoding="utf-8") as exported:
-            results = json.load(exported)["results"]
-        found.update({result["command"]: (result["times"], result["user"] + result["system"]) for result in results})
-    return found
+    return hyperfine_groups([(name, command, f"cp {spec} {config}", environment_of(name, environments))
+                             for name, command, spec in commands_in_order], runs, export)
 
 
 SYSCALL_LINE = re.compile(r"^\d+\s+(\w+)\(.*<([\d.]+)>$")
@@ -319,11 +335,7 @@ def main():
         host_root = os.path.join(directory, "host")
         run_checked([args.dcmi_sim, "fake-host", "--topology", "atlas-800t-a2", "--root", host_root,
                      "--library", args.library])
-        # Engines keep bundles and runc's state on the /run tmpfs (containerd: /run/containerd/..., runc:
-        # /run/runc); so does this bench, on a tmpfs of its own (mode 0755, root's, like /run).
-        run_dir = os.path.join(directory, "run")
-        os.makedirs(run_dir)
-        run_checked(["mount", "-t", "tmpfs", "-o", "mode=0755,size=256m", "ascend-perf-run", run_dir])
+        run_dir = mount_run_dir(directory)
         mounted = run_dir
         bundle = os.path.join(run_dir, "bundle")
         os.makedirs(bundle)

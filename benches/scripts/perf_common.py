@@ -46,6 +46,12 @@ def median(values):
     return (ordered[middle - 1] + ordered[middle]) / 2
 
 
+def spread(values):
+    """Median, lowest and highest of per-round figures, and the rounds' own."""
+    return {"median": round(median(values), 4), "min": round(min(values), 4), "max": round(max(values), 4),
+            "rounds": [round(value, 4) for value in values]}
+
+
 def latency_summary(milliseconds):
     """p50/p90/p99/max of a list of latencies in milliseconds, rounded to microseconds."""
     return {

@@ -15,6 +15,7 @@ import container_start
 import podman_cdi
 import perf_common
 import report_sections
+import start_beside_huawei
 import write_report
 import wrk_run
 
@@ -622,6 +623,79 @@ class ReportTests(unittest.TestCase):
             section, rows, _ = self.section(report_sections.BesideHuawei, results)
         self.assertIn("| ≤ 0.2x | met |", rows[0])
         self.assertIn("(0.073x; rounds 0.073 to 0.073) | ≤ 0.05x (1/20) | **missed** |", rows[-3])
+
+    @staticmethod
+    def start_figures(hook_ms):
+        """beside_huawei.json of container start alone, two rounds: Huawei's 50 and 60 ms, ours 40 and 48 in runtime
+        mode, `hook_ms` in hook mode, plain runc 30."""
+        rounds = [{"plain": 30.0, "runtime": 40.0 * scale, "hook": hook_ms * scale, "huawei": 50.0 * scale}
+                  for scale in (1.0, 1.2)]
+        start = {"host": "atlas-800t-a2", "settings": {"rounds": 2, "runs": 5}, "driver_files": ["/usr/local/a"],
+                 "rounds": rounds, "summary": start_beside_huawei.summarise(rounds),
+                 "median_ms": {side: 1.0 for side in start_beside_huawei.SIDES},
+                 "p90_ms": {side: 2.0 for side in start_beside_huawei.SIDES},
+                 "cpu_ms": {side: 3.0 for side in start_beside_huawei.SIDES}}
+        return {"settings": {"rounds": 2, "window_s": 60, "idle_s": 30, "cadences_s": [15, 1], "plugin_rounds": 2,
+                             "allocations": 10, "faults": 2},
+                "exporter": {}, "device_plugin": {}, "container_start": start}
+
+    def test_beside_huawei_container_start_ratios_and_target_from_the_run(self):
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "beside_huawei.json", self.start_figures(45.0))
+            section, rows, body = self.section(report_sections.BesideHuawei, results)
+        self.assertIn("| 11 | `atlas-800t-a2` container start (create + start), ours in runtime mode / Huawei's "
+                      "runtime and hook | 44.0 / 55.0 ms (0.800x; rounds 0.800 to 0.800) | ≤ 1.0x (no slower than "
+                      "Huawei's) | met |", rows)
+        self.assertIn("| 11 | `atlas-800t-a2` container start (create + start), plain runc / Huawei's runtime and "
+                      "hook | 30.0 / 55.0 ms (0.550x; rounds 0.500 to 0.600) | (no target) | info |", rows)
+        self.assertEqual(section.missed(), [])
+        self.assertIn("| ours, hook mode | 49.50 ms (45.00 to 54.00) | 1.00 ms | 2.00 ms | 3.00 ms | 0.900x "
+                      "(0.900 to 0.900) |", body)
+        # Measured, it is no longer among the figures not measured here.
+        self.assertFalse(any("container start through Huawei's" in row and "not measured" in row for row in rows))
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "beside_huawei.json", self.start_figures(55.0))
+            section, rows, _ = self.section(report_sections.BesideHuawei, results)
+        self.assertEqual(len(section.missed()), 1)
+        self.assertIn("ours in hook mode / Huawei's runtime and hook: 60.5 / 55.0 ms (1.100x", section.missed()[0])
+        figures = self.start_figures(45.0)
+        figures["container_start"] = {"not_measured": "ascend-docker-cli not in /cache/bin"}
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "beside_huawei.json", figures)
+            section, rows, _ = self.section(report_sections.BesideHuawei, results)
+        self.assertIn("| 11 | container start through Huawei's docker runtime and hook / ours / plain runc | not "
+                      "measured in this run: ascend-docker-cli not in /cache/bin | ≤ 1.0x (no slower than Huawei's) "
+                      "| not measured |", rows)
+
+    def test_container_start_checks_judge_what_the_container_printed(self):
+        # The check container's process, run here: no /dev/davinci0 on this machine, one path missing.
+        printed = subprocess.run(start_beside_huawei.check_command(["/", "/no/such/driver/file"]), text=True,
+                                 capture_output=True, check=True).stdout
+        self.assertEqual(printed.split(), ["missing:/no/such/driver/file"])
+        start_beside_huawei.judge_check("plain", printed, ["/"])
+        with self.assertRaisesRegex(perf_common.MeasurementError, "huawei: no character device /dev/davinci0"):
+            start_beside_huawei.judge_check("huawei", printed, ["/"])
+        with self.assertRaisesRegex(perf_common.MeasurementError, "hook: driver files missing in the container: "
+                                    "/no/such/driver/file"):
+            start_beside_huawei.judge_check("hook", "chip:/dev/davinci0\n" + printed, ["/"])
+        start_beside_huawei.judge_check("runtime", "chip:/dev/davinci0\n", ["/"])
+        with self.assertRaisesRegex(perf_common.MeasurementError, "plain runc: /dev/davinci0 is in a container"):
+            start_beside_huawei.judge_check("plain", "chip:/dev/davinci0\n", [])
+
+    def test_container_start_mount_list_is_what_our_runtime_added(self):
+        proc = {"destination": "/proc", "type": "proc", "source": "proc"}
+        dev = {"destination": "/dev", "type": "tmpfs", "source": "tmpfs"}
+        # A bind mount the bundle had before is not the runtime's.
+        hosts = {"destination": "/etc/hosts", "type": "bind", "source": "/etc/hosts"}
+        added = [{"destination": "/usr/local/Ascend/driver/lib64", "source": "/usr/local/Ascend/driver/lib64",
+                  "type": "bind"},
+                 {"destination": "/usr/local/bin/npu-smi", "source": "/usr/local/bin/npu-smi", "type": "bind"}]
+        paths = start_beside_huawei.driver_mounts({"mounts": [proc, dev, hosts]},
+                                                  {"mounts": [proc, *added[::-1], dev, hosts]})
+        self.assertEqual(paths, ["/usr/local/Ascend/driver/lib64", "/usr/local/bin/npu-smi"])
+        self.assertEqual(start_beside_huawei.driver_mounts({"mounts": [proc]}, {"mounts": [proc]}), [])
+        self.assertEqual(start_beside_huawei.round_order(0), start_beside_huawei.SIDES)
+        self.assertEqual(start_beside_huawei.round_order(1), start_beside_huawei.SIDES[::-1])
 
     def test_beside_huawei_without_a_mind_cluster_tree_is_not_measured_with_the_reason(self):
         with tempfile.TemporaryDirectory() as results:

@@ -1277,6 +1277,8 @@ HUAWEI_RENDER_CPU_RATIO = 0.1
 HUAWEI_MEMORY_RATIO = 0.5
 HUAWEI_PLUGIN_RATIO = 0.5
 HUAWEI_FAULT_RATIO = 1 / 20
+# Container start through our runtime (either mode) no slower than through Huawei's runtime and hook.
+HUAWEI_START_RATIO = 1.0
 
 
 def ratio_cell(figure, unit, scale=1.0, digits=1):
@@ -1292,9 +1294,6 @@ class BesideHuawei(Section):
     result_names = ("beside_huawei",)
     # What this section does not measure yet, and why: shown as rows, never left out.
     NOT_HERE = (
-        ("container start through Huawei's docker runtime and hook / ours / plain runc",
-         "not measured in this section yet: section 6 times ours against runc; Huawei's runtime and hook are built "
-         "(scripts/peers/build.sh) but no script starts containers through them yet", "no slower than Huawei's"),
         ("DRA: prepare p50/p99 (1 and 8 chips), resident memory, pod creation to Running, fault to taint, ours / "
          "Huawei's DRA driver",
          "not measured this run: Huawei's DRA driver needs the real test cluster (a kubelet with DRA, its "
@@ -1349,8 +1348,85 @@ class BesideHuawei(Section):
                 rows.append((f"`{host}` device plugin fault → Unhealthy, ours with events / Huawei's default",
                              f"no round where both saw a fault (missed: Huawei's {faults['huawei']['missed']}, ours "
                              f"{faults['ours']['missed']})", "≤ 0.05x (1/20)", verdict(False)))
-        rows += [(figure, reason, target, "not measured") for figure, reason, target in self.NOT_HERE]
+        rows += self.start_rows(figures)
+        rows += [(figure, reason, target, "not measured") for figure, reason, target in self.not_here(figures)]
         return rows
+
+    START_FIGURE = "container start through Huawei's docker runtime and hook / ours / plain runc"
+    START_TARGET = f"≤ {HUAWEI_START_RATIO}x (no slower than Huawei's)"
+    START_MODES = (("runtime", "runtime mode"), ("hook", "hook mode"), ("plain", "plain runc"))
+
+    @classmethod
+    def not_here(cls, figures):
+        """NOT_HERE, and container start when this run did not measure it (with the reason it gave)."""
+        start = figures.get("container_start")
+        if start is None:
+            return [(cls.START_FIGURE, "not measured in this run: beside_huawei.py ran without its container-start "
+                     "part", cls.START_TARGET), *cls.NOT_HERE]
+        if "not_measured" in start:
+            return [(cls.START_FIGURE, f"not measured in this run: {start['not_measured']}", cls.START_TARGET),
+                    *cls.NOT_HERE]
+        return list(cls.NOT_HERE)
+
+    @classmethod
+    def start_rows(cls, figures):
+        """Container start (create + start) through ours in each mode and plain runc, against Huawei's."""
+        start = figures.get("container_start")
+        if start is None or "not_measured" in start:
+            return []
+        summary, rows = start["summary"], []
+        for side, label in cls.START_MODES:
+            ratio = summary[f"{side}_to_huawei"]
+            rows.append((f"`{start['host']}` container start (create + start), {'ours in ' * (side != 'plain')}"
+                         f"{label} / Huawei's runtime and hook",
+                         f"{summary[side]['median']:.1f} / {summary['huawei']['median']:.1f} ms "
+                         f"({ratio['median']:.3f}x; rounds {ratio['min']:.3f} to {ratio['max']:.3f})",
+                         "(no target)" if side == "plain" else cls.START_TARGET,
+                         "info" if side == "plain" else verdict(ratio["median"] <= HUAWEI_START_RATIO)))
+        return rows
+
+    @classmethod
+    def start_details(cls, figures):
+        """The container start paragraph and table of the details."""
+        start = figures.get("container_start")
+        if start is None or "not_measured" in start:
+            return []
+        settings, summary = start["settings"], start["summary"]
+        lines = [
+            "",
+            "Container start (`benches/scripts/start_beside_huawei.py`): on the comparison tier's "
+            f"`{start['host']}` host, each side in the host's mount namespace, a container of section 6's busybox "
+            "bundle (`/bin/true`, `ASCEND_VISIBLE_DEVICES=0`, on a tmpfs) created and started as Docker and "
+            "containerd ask of a runc replacement (`create --bundle`, then `start`, through one shell script for "
+            "every side): through Huawei's `ascend-docker-runtime` (it edits the spec on `create` and execs runc; "
+            "its prestart hook `ascend-docker-hook` execs `ascend-docker-cli`, which mounts the listed driver files "
+            "in the container's mount namespace), through ours in runtime mode and in hook mode (chip cache warm, "
+            "as section 6), and by plain runc. Both sides read the mount list "
+            "`/etc/ascend-docker-runtime.d/base.list` (ours reads Huawei's lists too), written from the driver files "
+            f"our runtime mode mounts on this host without one ({len(start['driver_files'])} paths: "
+            f"{', '.join(f'`{path}`' for path in start['driver_files'])}), so both mount the same files; Huawei's "
+            "runtime finds libdcmi.so through `LD_LIBRARY_PATH`, as the comparison tier gives it (without it, it would "
+            "run `ldconfig -p`). Before timing, each side started one container whose process found "
+            "`/dev/davinci0` a character device and every listed driver file present (plain runc: no chip). "
+            f"{settings['rounds']} rounds of {settings['runs']} starts per side after 2 warm-up starts, the sides' "
+            "order reversed every other round; the previous container deleted and the spec restored before each "
+            "start, untimed. A round's figure is the median of its starts; ratios are per round, given as the "
+            "median and the rounds' range.",
+            "",
+            "| Side | start, median of the round medians (rounds' range) | median over every start | p90 | CPU per "
+            "start (user + system of all its processes, median round) | / Huawei's (rounds) |",
+            "|---|---|---|---|---|---|",
+        ]
+        for side, label in (("huawei", "Huawei's runtime and hook"), ("runtime", "ours, runtime mode"),
+                            ("hook", "ours, hook mode"), ("plain", "plain runc")):
+            figure = summary[side]
+            ratio = summary.get(f"{side}_to_huawei")
+            lines.append(f"| {label} | {figure['median']:.2f} ms ({figure['min']:.2f} to {figure['max']:.2f}) | "
+                         f"{start['median_ms'][side]:.2f} ms | {start['p90_ms'][side]:.2f} ms | "
+                         f"{start['cpu_ms'][side]:.2f} ms | "
+                         + (f"{ratio['median']:.3f}x ({ratio['min']:.3f} to {ratio['max']:.3f}) |" if ratio else "|"))
+        return lines
+
 
     @staticmethod
     def hccn_tool_reading(figures):
@@ -1533,8 +1609,9 @@ class BesideHuawei(Section):
                 lines.append(f"| `{host}` | fault → Unhealthy, median | {' | '.join(cells)} | "
                              + (f"{ratio['median']:.4f}x ({ratio['min']:.4f} to {ratio['max']:.4f}) |"
                                 if ratio else "|"))
+        lines += self.start_details(figures)
         lines += ["", "Not measured here:", ""]
-        lines += [f"* {figure}: {reason}." for figure, reason, _ in self.NOT_HERE]
+        lines += [f"* {figure}: {reason}." for figure, reason, _ in self.not_here(figures)]
         return lines
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds Huawei's programs that the comparison tier runs beside ours, from a mind-cluster tree at the pinned commit
 # (scripts/peers/versions.env): npu-exporter, the device plugin (and the fault-policy files its image holds), and the
-# docker runtime with its hook. The set goes to
+# docker runtime with its hook and the C tool the hook runs (ascend-docker-cli). The set goes to
 # $PEERS_CACHE/mind-cluster-<commit>-<go version>/bin and is skipped when complete there, so only a machine's first run
 # pays for the build (about 6 minutes on 2 cores).
 #
@@ -47,6 +47,24 @@ stage_plugin_files() {
 }
 
 programs=(npu-exporter ascend-device-plugin ascend-docker-runtime ascend-docker-hook)
+# Huawei's hook execs ascend-docker-cli (C, component/ascend-docker-runtime/cli) from its own directory to mount the
+# driver's files into a starting container. It is built with the bounds-checking library of versions.env, which the
+# mind-cluster tree does not hold, when a tree of it is found ($LIBBOUNDSCHECK_TREE, else beside the checkout); without
+# one it is left out, saying so, and benches/run.sh section 11 says why container start through Huawei's hook is not
+# measured.
+boundscheck=${LIBBOUNDSCHECK_TREE:-$DEFAULT_LIBBOUNDSCHECK_TREE}
+if [[ -f $boundscheck/include/securec.h ]]; then
+    boundscheck=$(cd "$boundscheck" && pwd)
+    commit=$(peers_tree_commit "$boundscheck")
+    [[ $commit == "$LIBBOUNDSCHECK_COMMIT" ]] ||
+        peers_die "$boundscheck is libboundscheck commit '${commit:-unknown}', ascend-docker-cli needs" \
+            "$LIBBOUNDSCHECK_COMMIT (scripts/peers/versions.env)"
+    programs+=(ascend-docker-cli)
+else
+    echo "peers: no libboundscheck tree at $boundscheck (LIBBOUNDSCHECK_TREE; commit $LIBBOUNDSCHECK_COMMIT):" \
+        "ascend-docker-cli, which Huawei's hook runs, is not built" >&2
+    boundscheck=
+fi
 complete=true
 for program in "${programs[@]}"; do [[ -x $out/$program ]] || complete=false; done
 if $complete; then
@@ -82,6 +100,20 @@ build npu-exporter npu-exporter/cmd/npu-exporter -ldflags "-s -w"
 build ascend-device-plugin ascend-device-plugin -ldflags "-s -w -X main.BuildScene=center"
 build ascend-docker-runtime ascend-docker-runtime/runtime -ldflags "-s -w"
 build ascend-docker-hook ascend-docker-runtime/hook -ldflags "-s -w"
+
+# ascend-docker-cli with the compiler flags of its CMakeLists.txt (component/ascend-docker-runtime/cli/src, and
+# build/libboundscheck for the library, linked in statically as there).
+build_cli() {
+    local started=$SECONDS
+    [[ -n $boundscheck && ! -x $out.partial/ascend-docker-cli ]] || return 0
+    mkdir -p "$scratch/boundscheck"
+    (cd "$scratch/boundscheck" && gcc -c -fstack-protector-all -fpie -I "$boundscheck/include" "$boundscheck"/src/*.c)
+    gcc -std=gnu11 -fstack-protector-all -fpie -D_FORTIFY_SOURCE=2 -O2 -I "$boundscheck/include" \
+        "$tree"/component/ascend-docker-runtime/cli/src/*.c "$scratch"/boundscheck/*.o -pie -Wl,-s,-z,now \
+        -o "$out.partial/ascend-docker-cli"
+    echo "peers: ascend-docker-cli built in $((SECONDS - started)) s"
+}
+build_cli
 
 rm -rf "$out"
 mv "$out.partial" "$out"

@@ -12,6 +12,8 @@ source "$PEERS_SCRIPTS/versions.env"
 PEERS_CACHE=${PEERS_CACHE:-/var/cache/ascend-rs-peers}
 # Where CI lays the pinned tree: beside the checkout.
 DEFAULT_MIND_CLUSTER_TREE=$REPO_ROOT/../shared/peers/mind-cluster
+# And the bounds-checking library ascend-docker-cli is built with (versions.env).
+DEFAULT_LIBBOUNDSCHECK_TREE=$REPO_ROOT/../shared/peers/libboundscheck
 
 peers_die() {
     echo "peers: error: $*" >&2
