@@ -62,13 +62,17 @@ pub async fn daemon_pod(client: &kube::Client, node: &str) -> Result<DaemonPod> 
 }
 
 /// The preferred daemon pod of a node's pods: the device plugin's before the DRA driver's, and a container of
-/// [`DAEMON_CONTAINERS`] (else the pod's first).
+/// [`DAEMON_CONTAINERS`] (else the pod's first). A pod being deleted is never chosen: during a rollout the old pod
+/// still runs for its grace period, and an exec into it ends without an exit status when it stops.
 fn choose_daemon(pods: &[Pod]) -> Option<DaemonPod> {
     let daemon_rank = |pod: &Pod| {
         let name = pod.metadata.labels.as_ref()?.get("app.kubernetes.io/name")?;
         DAEMON_NAMES.iter().position(|known| known == name)
     };
-    let pod = pods.iter().filter(|pod| daemon_rank(pod).is_some()).min_by_key(|pod| daemon_rank(pod))?;
+    let pod = pods
+        .iter()
+        .filter(|pod| pod.metadata.deletion_timestamp.is_none() && daemon_rank(pod).is_some())
+        .min_by_key(|pod| daemon_rank(pod))?;
     let containers = &pod.spec.as_ref()?.containers;
     let container = containers
         .iter()
@@ -151,6 +155,28 @@ fn exit_code(status: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Status) ->
 mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Status, StatusCause, StatusDetails};
+
+    fn daemon(name: &str, app: &str, deleting: bool) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": name, "namespace": "ascend-system", "labels": {"app.kubernetes.io/name": app},
+                "deletionTimestamp": deleting.then_some("2026-12-05T11:53:34Z"),
+            },
+            "spec": {"containers": [{"name": "node-labeller"}, {"name": "device-plugin"}]},
+        }))
+        .expect("pod")
+    }
+
+    #[test]
+    fn the_daemon_is_the_device_plugins_pod_that_is_not_being_deleted() {
+        let old = daemon("plugin-old", "ascend-device-plugin", true);
+        let new = daemon("plugin-new", "ascend-device-plugin", false);
+        let dra = daemon("dra", "ascend-dra-driver", false);
+        let chosen = choose_daemon(&[old.clone(), dra.clone(), new]).expect("a daemon");
+        assert_eq!((chosen.pod.as_str(), chosen.container.as_str()), ("plugin-new", "device-plugin"));
+        assert_eq!(choose_daemon(&[old.clone(), dra]).expect("a daemon").pod, "dra");
+        assert_eq!(choose_daemon(&[old]), None, "only a pod being deleted: none");
+    }
 
     #[test]
     fn the_exit_code_comes_from_the_final_status() {

@@ -12,11 +12,13 @@
 mod cluster;
 pub mod exposition;
 mod failure_report;
+mod host_backup;
 mod port_forward;
 pub mod prometheus;
 pub mod stack;
 mod wait;
 
 pub use cluster::{Cluster, PodCommand, NODE_NAME};
+pub use host_backup::{HostBackup, CONTAINERD_CONFIG, HOST_CDI_SPEC};
 pub use port_forward::PortForward;
 pub use wait::{wait_until, wait_until_empty, Timer};

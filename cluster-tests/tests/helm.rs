@@ -16,7 +16,9 @@ use ascend_cluster_tests::stack::{
     davinci_nodes, delete_pod, remove_plain_stack, sleeping_container, start_pod, test_namespace, wait_no_chips,
     NAMESPACE, RESOURCE,
 };
-use ascend_cluster_tests::{wait_until, wait_until_empty, Cluster, Timer};
+use ascend_cluster_tests::{
+    wait_until, wait_until_empty, Cluster, HostBackup, Timer, CONTAINERD_CONFIG, HOST_CDI_SPEC,
+};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
 
@@ -31,40 +33,6 @@ const RELEASE_SELECTOR: &str = "app.kubernetes.io/instance=ascend-npu";
 /// from the test bed's own toolkit (scripts/cluster/host_toolkit.sh: /usr/local/bin, handler "ascend").
 const INSTALL_DIR: &str = "/opt/ascend-helm-test/bin";
 const HANDLER: &str = "ascend-helm";
-/// The test node's containerd configuration (scripts/cluster/node.sh) and the CDI spec of its chips.
-const CONTAINERD_CONFIG: &str = "/etc/containerd/config.toml";
-const HOST_CDI_SPEC: &str = "/var/run/cdi/huawei.com-npu.json";
-
-/// The host as the test bed set it up, put back on drop (also when the test fails): the containerd configuration and
-/// the CDI spec saved, the node setup's install directory removed, containerd restarted when its configuration had
-/// changed.
-struct HostBackup {
-    config: String,
-    spec: Vec<u8>,
-    cluster: Cluster,
-}
-
-impl HostBackup {
-    /// Saves the host's state and removes its CDI spec.
-    fn take(cluster: &Cluster) -> HostBackup {
-        let config = std::fs::read_to_string(CONTAINERD_CONFIG).expect("the test bed's containerd configuration");
-        let spec = std::fs::read(HOST_CDI_SPEC).expect("the test bed's CDI spec (scripts/cluster/host_toolkit.sh)");
-        std::fs::remove_file(HOST_CDI_SPEC).expect("remove the CDI spec");
-        HostBackup { config, spec, cluster: cluster.clone() }
-    }
-}
-
-impl Drop for HostBackup {
-    fn drop(&mut self) {
-        std::fs::write(HOST_CDI_SPEC, &self.spec).expect("restore the CDI spec");
-        let _ = std::fs::remove_dir_all(Path::new(INSTALL_DIR).parent().expect("install directory's parent"));
-        if std::fs::read_to_string(CONTAINERD_CONFIG).ok().as_deref() != Some(self.config.as_str()) {
-            std::fs::write(CONTAINERD_CONFIG, &self.config).expect("restore the containerd configuration");
-            self.cluster.script("node.sh", &["restart-containerd"]);
-        }
-    }
-}
-
 /// Every kind the chart can create with any values (every part on, once with the device plugin and once with the
 /// DRA driver), from its own renders, so that a template added later is covered too. The Prometheus operator's kinds
 /// are left out: the test bed serves no such API, so the chart's `auto` does not create them here.
@@ -134,7 +102,8 @@ async fn helm_installs_upgrades_and_uninstalls_the_stack() {
 
     // Install: the README's commands, on a node of the 910B pool, with the node setup registering the runtime.
     cluster.label_node("ascend.huawei.com/chip-type", Some("910B"));
-    let host = HostBackup::take(&cluster);
+    let host =
+        HostBackup::take(&cluster).remove_on_drop(Path::new(INSTALL_DIR).parent().expect("install directory's parent"));
     helm(
         &cluster,
         &format!(

@@ -30,6 +30,11 @@
 //! ConfigMap's device lists and the `baseDeviceInfos` annotation, which must stay what Huawei's plugin wrote at every
 //! read through step 1 and the way back; a chip fault must then reach those lists from our plugin.
 //!
+//! The guide's runtime step (step 2) has a test of its own, on a node whose jobs have ended, as the step asks: the
+//! chart's node setup registers the runtime and turns CDI on, containerd restarts (the guide's `ssh <node> sudo
+//! systemctl restart containerd`, which a stand-in `ssh` runs as scripts/cluster/node.sh's restart), a pod of the
+//! default runtime gets its chips by CDI, and the step's undo hands chips to Huawei's runtime again.
+//!
 //! Another test runs the case the kubelet's own bookkeeping does not cover: our plugin serving the chips under
 //! another resource name (a chart `devicePlugin.renames`) while a pod of Huawei's still holds two. There only our
 //! plugin's reading of PodResources keeps the held chips out (ascend-deviceplugin's `HoldingsTracker`).
@@ -43,10 +48,10 @@ use std::time::Duration;
 use ascend_cluster_tests::prometheus::{PodTargets, Prometheus, Series};
 use ascend_cluster_tests::stack::{
     chip_fault, davinci_nodes, delete_pod, deploy_910b_pool, edit_device_plugin_args, release_dir, remove_plain_stack,
-    sleeping_container, test_namespace, wait_no_chips, NAMESPACE, RESOURCE, SYSTEM,
+    sleeping_container, start_pod, test_namespace, wait_no_chips, NAMESPACE, RESOURCE, SYSTEM,
 };
 use ascend_cluster_tests::stack::{huawei, huawei_exporter};
-use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
+use ascend_cluster_tests::{wait_until, Cluster, HostBackup, Timer, CONTAINERD_CONFIG, HOST_CDI_SPEC, NODE_NAME};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
 
@@ -97,17 +102,13 @@ const TARGET_LABELS: &[&str] = &["instance", "job", "node"];
 const ATTRIBUTION_LABELS: &[&str] = &["namespace", "pod_name", "container_name"];
 
 /// The guide's blocks this test does not run, and why.
-const NOT_RUN: &[(&str, &str)] = &[
-    ("step1-switch-info", "SwitchInfoCfg is written on Atlas A3 and Ascend950 nodes only; the test node is a 910B"),
-    ("step1-undo", "the failure path of step 1; its commands are the way back's, which the test runs"),
-    (
-        "step2-runtime",
-        "restarts the node's engine over ssh; the test bed's runtime step is not verified (the guide says so)",
-    ),
-];
+const NOT_RUN: &[(&str, &str)] =
+    &[("step1-undo", "the failure path of step 1; its commands are the way back's, which the test runs")];
 
 /// The guide's blocks only the Volcano-mode test runs.
 const VOLCANO_STEPS: &[&str] = &["step1-install-volcano", "step1-check-volcano"];
+/// The guide's blocks only the runtime step's test runs.
+const RUNTIME_STEPS: &[&str] = &["step1-switch-info", "step2-runtime", "step2-undo"];
 
 /// The guide's `sh step=NAME` blocks, by name; panics on an `sh` block without a name or a name used twice.
 fn guide_steps(cluster: &Cluster) -> BTreeMap<String, String> {
@@ -172,6 +173,15 @@ impl Shell {
             plugin.display()
         );
         write_executable(&bin.join("kubectl-ascend"), &format!("#!/bin/sh\nexec {} \"$@\"\n", plugin.display()));
+        // The guide restarts a node's engine over ssh; the test node is this machine, whose containerd runs under
+        // scripts/cluster/node.sh rather than systemd. The stand-in takes that one command and no other.
+        let restart = format!("{NODE_NAME} sudo systemctl restart containerd");
+        let ssh = format!(
+            "#!/bin/sh\n[ \"$*\" = \"{restart}\" ] || {{ echo \"ssh stand-in: only '{restart}', not '$*'\" >&2; exit 2; }}\n\
+             exec bash {} restart-containerd\n",
+            scripts.join("node.sh").display()
+        );
+        write_executable(&bin.join("ssh"), &ssh);
         let deploy = dir.join("deploy");
         if !deploy.exists() {
             let repository = cluster.repository().canonicalize().expect("repository");
@@ -475,6 +485,8 @@ impl Cleanup {
     fn run(&self) {
         let cluster = &self.0;
         let _ = cluster.try_kubectl(&["delete", "pods", "--all", "-n", NAMESPACE, "--grace-period=0", "--wait=true"]);
+        // The runtime step drains the node; a failure before its uncordon leaves it cordoned.
+        let _ = cluster.try_kubectl(&["uncordon", NODE_NAME]);
         let _ = cluster.script_output("volcano.sh", &["stop"]);
         let _ = cluster.try_helm(&["uninstall", RELEASE, "-n", SYSTEM, "--wait", "--timeout", "120s"]);
         let _ = cluster.try_kubectl(&["delete", "namespace", SYSTEM, "--ignore-not-found", "--wait=true"]);
@@ -794,7 +806,7 @@ async fn the_guide_moves_a_running_pod_from_huaweis_plugin_to_ours_and_back() {
     shell.step("back-cleanup");
     timer.mark("guide: the release removed");
     watch.finish("the whole migration");
-    shell.assert_all_run(VOLCANO_STEPS);
+    shell.assert_all_run(&[VOLCANO_STEPS, RUNTIME_STEPS].concat());
 
     drop(cleanup);
     wait_no_chips(&cluster).await;
@@ -848,6 +860,89 @@ async fn a_renamed_resource_does_not_offer_the_chips_a_running_pod_holds_under_h
 
     drop(cleanup);
     let _ = cluster.try_kubectl(&["label", "node", NODE_NAME, "ascend.huawei.com/migrated-device-plugin-"]);
+    deploy_910b_pool(&cluster, &mut timer).await;
+}
+
+/// The device-info ConfigMap's key for the L1 switch faults, which Huawei's plugin writes on Atlas A3 and Ascend950
+/// nodes only (mind-cluster `component/ascend-device-plugin/pkg/common/proto.go`, `SwitchFaultInfo`).
+const SWITCH_INFO: &str = "SwitchInfoCfg";
+
+/// The device-info ConfigMap of the node, as the guide's commands name it.
+fn device_info_config_map() -> String {
+    format!("mindx-dl-deviceinfo-{NODE_NAME}")
+}
+
+/// The guide's runtime step, on a node whose jobs have ended as the step asks: after step 1 our plugin hands chips to
+/// CDI once the chart's node setup registered the runtime and containerd restarted (the CDI spec is removed first,
+/// so a pod's chip proves the spec the node setup wrote), and its undo hands them to Huawei's runtime again. Before
+/// it, step 1's removal of a stale `SwitchInfoCfg` (the test node is a 910B, where Huawei's plugin writes none: the
+/// record is written here as that plugin writes it on an Atlas A3 node).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_guides_runtime_step_moves_an_idle_node_to_cdi_and_back() {
+    let cluster = Cluster::connect().await;
+    let shell = Shell::new(&cluster);
+    let Some((mut timer, cleanup)) = huaweis_node(&cluster, "migration, the runtime step", false).await else { return };
+    shell.step("step0");
+    shell.step("step1-install");
+    shell.step("step1-node");
+    cluster.wait_allocatable(RESOURCE, &CHIPS.to_string(), Duration::from_secs(60)).await;
+    timer.mark("guide: step 1, the node moved to our plugin");
+
+    let config_map = device_info_config_map();
+    let stale = serde_json::json!({
+        "FaultCode": [], "FaultLevel": "", "UpdateTime": epoch_seconds() as i64 - 3600,
+        "NodeStatus": "Healthy", "FaultTimeAndLevelMap": {},
+    });
+    let patch = serde_json::json!({"data": {SWITCH_INFO: stale.to_string()}}).to_string();
+    cluster.kubectl(&["-n", "kube-system", "patch", "configmap", &config_map, "--type=merge", "-p", &patch]);
+    let printed = shell.step("step1-switch-info");
+    assert!(printed.contains("NodeStatus"), "the block prints the stale record before removing it: {printed}");
+    let data = cluster.kubectl(&["-n", "kube-system", "get", "configmap", &config_map, "-o", "jsonpath={.data}"]);
+    assert!(!data.contains(SWITCH_INFO), "{SWITCH_INFO} removed: {data}");
+    assert!(data.contains("DeviceInfoCfg"), "the rest of the ConfigMap kept: {data}");
+    timer.mark("guide: step 1, the stale SwitchInfoCfg removed");
+
+    // Under Huawei's runtime (`runtime-env`), a pod of the default runtime gets no device node.
+    start_pod(&cluster, "default-runtime", 1).await;
+    let seen = chips_seen(&cluster, "default-runtime").await;
+    assert!(seen.is_empty(), "runtime-env mode: a pod of the default runtime gets no device node: {seen:?}");
+    delete_pod(&cluster, "default-runtime").await;
+    let host = HostBackup::take(&cluster);
+    let checks = shell.step("step2-runtime");
+    assert!(
+        checks.contains(&format!("{CONTAINERD_CONFIG} already registers \"ascend\""))
+            || checks.contains("restart containerd to load it"),
+        "the node setup's log says containerd's configuration registers the runtime: {checks}"
+    );
+    assert!(
+        checks.lines().any(|line| line.contains("container_runtime.cdi") && line.contains("OK")),
+        "the doctor's container_runtime.cdi is OK after step 2: {checks}"
+    );
+    assert!(Path::new(HOST_CDI_SPEC).is_file(), "the chart's node setup wrote {HOST_CDI_SPEC}");
+    let node = cluster.node().await;
+    assert_ne!(node.spec.and_then(|spec| spec.unschedulable), Some(true), "the node is uncordoned");
+    timer.mark("guide: step 2, CDI through the node setup, containerd restarted");
+    start_pod(&cluster, "cdi", 2).await;
+    let seen = chips_seen(&cluster, "cdi").await;
+    assert_eq!(seen.len(), 2, "a pod of the default runtime sees its 2 chips by CDI: {seen:?}");
+    delete_pod(&cluster, "cdi").await;
+    timer.mark("a pod of the default runtime got its 2 chips by CDI");
+
+    shell.step("step2-undo");
+    let seen = start_pod_seeing(&cluster, "runtime", RESOURCE, 2).await;
+    delete_pod(&cluster, "runtime").await;
+    start_pod(&cluster, "default-runtime", 1).await;
+    assert!(chips_seen(&cluster, "default-runtime").await.is_empty(), "runtime-env mode again after the undo");
+    delete_pod(&cluster, "default-runtime").await;
+    timer.mark(&format!("guide: step 2 undone, Huawei's runtime gives a pod its chips again ({seen:?})"));
+
+    for step in RUNTIME_STEPS {
+        assert!(shell.run.lock().expect("steps run").contains(*step), "{step} was run");
+    }
+
+    drop(host);
+    drop(cleanup);
+    wait_no_chips(&cluster).await;
     deploy_910b_pool(&cluster, &mut timer).await;
 }
 

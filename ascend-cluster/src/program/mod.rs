@@ -78,14 +78,46 @@ pub async fn run(client: &kube::Client, args: &Args, default_namespace: &str, st
         }
         Command::Doctor { node, args: doctor_args } => {
             let doctor_args = with_lang(doctor_args, args.lang);
-            let run = doctor_report(client, node, &doctor_args).await?;
+            let mut run = doctor_report(client, node, &doctor_args).await?;
+            for _ in 1..DOCTOR_ATTEMPTS {
+                if !exec_interrupted(&run) {
+                    break;
+                }
+                tokio::time::sleep(DOCTOR_RETRY_AFTER).await;
+                run = doctor_report(client, node, &doctor_args).await?;
+            }
             let code = run.exit_code.and_then(|code| u8::try_from(code).ok()).unwrap_or(exit::DOCTOR_UNAVAILABLE);
-            let stderr = run.stderr.clone();
+            let stderr = doctor_stderr(&run);
             let stdout = render::doctor(&run, output)?;
             return Ok(Outcome { stdout, stderr, exit_code: code });
         }
     };
     Ok(Outcome { stdout, stderr: String::new(), exit_code })
+}
+
+/// How often `doctor` runs the doctor when its exec is interrupted, and how long it waits in between.
+const DOCTOR_ATTEMPTS: usize = 3;
+const DOCTOR_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// An exec that ended with neither an exit status nor a line of output: the doctor (whose report always begins with a
+/// header) did not run to its end. Seen right after the node's container engine restarted (the migration guide's
+/// runtime step): the kubelet's connection to the engine was not back yet. The doctor only reads, so it runs again.
+fn exec_interrupted(run: &crate::DoctorRun) -> bool {
+    run.exit_code.is_none() && run.stdout.is_empty()
+}
+
+/// The doctor's standard error, and a line of ours when its exec ended without an exit status (the command then
+/// exits [`exit::DOCTOR_UNAVAILABLE`], which would otherwise come with no word of why).
+fn doctor_stderr(run: &crate::DoctorRun) -> String {
+    let mut stderr = run.stderr.clone();
+    if run.exit_code.is_none() {
+        stderr.push_str(&format!(
+            "kubectl-ascend: the doctor's exec in pod {}/{} ended without an exit status (the pod may have stopped \
+             meanwhile): run it again\n",
+            run.daemon.namespace, run.daemon.pod
+        ));
+    }
+    stderr
 }
 
 /// The exit code for an error of [`run`].
@@ -187,6 +219,26 @@ mod tests {
     use ascend_cli::Lang;
 
     use super::*;
+
+    #[test]
+    fn a_doctor_exec_without_an_exit_status_says_so() {
+        let daemon = crate::DaemonPod { namespace: "ns".into(), pod: "plugin-x".into(), container: "c".into() };
+        let mut run = crate::DoctorRun {
+            node: "n".into(),
+            daemon,
+            stdout: String::new(),
+            stderr: "its own\n".into(),
+            exit_code: Some(1),
+        };
+        assert_eq!(doctor_stderr(&run), "its own\n");
+        assert!(!exec_interrupted(&run), "the doctor ended with a status");
+        run.exit_code = None;
+        assert!(exec_interrupted(&run), "no status and no report: interrupted");
+        let stderr = doctor_stderr(&run);
+        assert!(stderr.starts_with("its own\n") && stderr.contains("ns/plugin-x ended without an exit status"));
+        run.stdout = "# ascend-doctor on node n\n".into();
+        assert!(!exec_interrupted(&run), "a report came: not run again");
+    }
 
     fn errors() -> Vec<Error> {
         vec![
