@@ -2,10 +2,12 @@
 //! and recovery from kubelet restarts.
 //!
 //! It checks the plugin directory as soon as inotify reports an entry created, removed or renamed there
-//! (`directory_changes.rs`), and every `watch_interval` (1 s by default) as the backstop that also paces registration
-//! retries: a server whose socket was deleted is stopped and served again, then re-registered; a new `kubelet.sock`
-//! (a restarted kubelet) re-registers every resource. Health lives in the monitor, not in the servers, so nothing is
-//! lost across these restarts.
+//! (`directory_changes.rs`), as soon as a server stops serving, when a failed registration or serve is due again, and
+//! periodically as the backstop: every `watch_interval` (1 s by default) while the directory cannot be watched,
+//! every `WATCHED_CHECK_INTERVAL` (10 s) while it is (nothing is known to need that check then; an idle plugin no
+//! longer wakes every second for it). A server whose socket was deleted is stopped and served again, then
+//! re-registered; a new `kubelet.sock` (a restarted kubelet) re-registers every resource. Health lives in the
+//! monitor, not in the servers, so nothing is lost across these restarts.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -25,6 +27,7 @@ use crate::observer::PluginObserver;
 use crate::server::{ResourceServer, ServerContext};
 use ascend_node::{HealthMonitor, MonitorConfig};
 use kubelet_socket::{identity, FileIdentity};
+use tokio::sync::Notify;
 
 /// Everything the plugin is configured with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,10 +38,9 @@ pub struct PluginConfig {
     pub monitor: MonitorConfig,
     /// Allocation mode.
     pub allocate: AllocateConfig,
-    /// How often the plugin directory is checked for deleted sockets and a new kubelet besides inotify's reports,
-    /// and so how often a failed registration is retried at most (1 s; the 100 ms it was cost an idle plugin 60 to 80
-    /// of its 160 ms of CPU a minute on a simulated Atlas 800T A2, and with inotify a restarted kubelet no longer
-    /// waits for it).
+    /// How often the plugin directory is checked for deleted sockets and a new kubelet while inotify cannot watch it
+    /// (1 s; the 100 ms it was cost an idle plugin 60 to 80 of its 160 ms of CPU a minute on a simulated Atlas 800T
+    /// A2). While the directory is watched the periodic check is 10 s apart, or this if longer.
     pub watch_interval: Duration,
     /// How long to wait before retrying a failed registration.
     pub register_retry: Duration,
@@ -121,6 +123,7 @@ pub async fn serve(
     let reader = tokio::spawn(Arc::clone(&holdings).run(config.pod_resources_interval, async {
         let _ = reading_stopped.await;
     }));
+    let server_ended = Arc::new(Notify::new());
     let mut supervisor = Supervisor {
         config,
         context,
@@ -129,22 +132,29 @@ pub async fn serve(
         served: BTreeMap::new(),
         serve_failures: BTreeMap::new(),
         kubelet_socket: None,
+        server_ended: Arc::clone(&server_ended),
     };
     let mut snapshot_changes = monitor.subscribe();
     let mut directory_changes = DirectoryChanges::watch(&supervisor.config.plugin_dir);
-    let mut tick = tokio::time::interval(supervisor.config.watch_interval);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(shutdown);
+    let mut next_check = Instant::now();
     loop {
         let retry_due = supervisor.next_retry();
         tokio::select! {
             () = &mut shutdown => break,
-            _ = tick.tick() => directory_changes.watch_again_if_lost(),
+            () = tokio::time::sleep_until(next_check.into()) => directory_changes.watch_again_if_lost(),
             () = directory_changes.changed() => tokio::time::sleep(DIRECTORY_SETTLE).await,
+            () = server_ended.notified() => {}
             () = sleep_until_some(retry_due) => {}
             changed = snapshot_changes.changed() => if changed.is_err() { break },
         }
         supervisor.reconcile().await;
+        let period = match directory_changes.is_watching() {
+            true => supervisor.config.watch_interval.max(WATCHED_CHECK_INTERVAL),
+            false => supervisor.config.watch_interval,
+        };
+        // From this check on: whatever woke it, the directory was just checked.
+        next_check = Instant::now() + period;
     }
     tracing::info!("shutting down");
     supervisor.stop_all().await;
@@ -157,6 +167,12 @@ pub async fn serve(
 /// and its socket file exists from `bind(2)` on but refuses a dial until its `listen(2)` (every first registration
 /// failed when dialed at once, and waited for the 1 s retry).
 const DIRECTORY_SETTLE: Duration = Duration::from_millis(50);
+
+/// How far apart the periodic checks of the plugin directory are while inotify watches it: inotify reports every
+/// change the checks look for (a queue overflow and a lost watch wake the supervisor too), a stopped server wakes it,
+/// and registration retries have their own deadlines, so this check only guards against what nobody foresaw. It
+/// was every second: about 60 of an idle plugin's wake-ups a minute.
+const WATCHED_CHECK_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Completes at `due`; never without one.
 async fn sleep_until_some(due: Option<Instant>) {
@@ -175,6 +191,8 @@ struct Supervisor {
     /// When serving a resource last failed, to retry at the registration pace rather than every tick.
     serve_failures: BTreeMap<String, Instant>,
     kubelet_socket: Option<FileIdentity>,
+    /// Notified when a server stops serving.
+    server_ended: Arc<Notify>,
 }
 
 impl Supervisor {
@@ -225,7 +243,10 @@ impl Supervisor {
             return;
         }
         let dir = &self.config.plugin_dir;
-        match ResourceServer::start(dir, resource, socket, &self.context, self.config.call_timeout).await {
+        let ended = Some(Arc::clone(&self.server_ended));
+        match ResourceServer::start_telling_end(dir, resource, socket, &self.context, self.config.call_timeout, ended)
+            .await
+        {
             Ok(server) => {
                 self.serve_failures.remove(resource);
                 self.served.insert(resource.to_owned(), Served { server, registered_with: None, failed_attempt: None });

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::UnixListener;
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::UnixListenerStream;
 use tonic::transport::Server;
@@ -64,6 +64,19 @@ impl ResourceServer {
         context: &ServerContext,
         timeout: Duration,
     ) -> Result<Self> {
+        Self::start_telling_end(plugin_dir, resource, socket, context, timeout, None).await
+    }
+
+    /// [`start`](Self::start), and `ended` is notified when the server stops serving, whether stopped or failed:
+    /// the supervisor serves it again at once rather than at its next periodic check.
+    pub(crate) async fn start_telling_end(
+        plugin_dir: &Path,
+        resource: &str,
+        socket: &str,
+        context: &ServerContext,
+        timeout: Duration,
+        ended: Option<Arc<Notify>>,
+    ) -> Result<Self> {
         let path = plugin_dir.join(socket);
         let (listener, identity) = bind_fresh(&path)?;
         let (stopping, stop_signal) = watch::channel(false);
@@ -76,7 +89,13 @@ impl ResourceServer {
         )
         .with_assigner(context.assigner.clone())
         .with_holdings(context.holdings.clone());
-        let task = tokio::spawn(serve(service, listener, stop_signal, resource.to_owned()));
+        let serving = serve(service, listener, stop_signal, resource.to_owned());
+        let task = tokio::spawn(async move {
+            serving.await;
+            if let Some(ended) = ended {
+                ended.notify_one();
+            }
+        });
         let server =
             ResourceServer { resource: resource.to_owned(), socket: socket.to_owned(), path, identity, stopping, task };
         if let Err(error) = server.check_serving(timeout).await {
@@ -143,5 +162,38 @@ async fn serve(
         .await;
     if let Err(error) = result {
         tracing::error!(%resource, %error, "gRPC server failed");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::held::Holdings;
+    use ascend_node::NoopObserver;
+
+    #[tokio::test]
+    async fn a_server_that_stops_serving_says_so() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (_snapshots, snapshot) = watch::channel(Arc::new(Snapshot::default()));
+        let (_holdings, holdings) = watch::channel(Arc::new(Holdings::default()));
+        let context = ServerContext {
+            snapshot,
+            allocate: Arc::new(AllocateConfig::default()),
+            observer: Arc::new(NoopObserver),
+            assigner: None,
+            holdings,
+        };
+        let ended = Arc::new(Notify::new());
+        let timeout = Duration::from_secs(5);
+        let told = Some(Arc::clone(&ended));
+        let server =
+            ResourceServer::start_telling_end(dir.path(), "huawei.com/Ascend910", "a.sock", &context, timeout, told)
+                .await
+                .expect("serves");
+        let waiting = tokio::time::timeout(Duration::from_millis(200), ended.notified()).await;
+        assert!(waiting.is_err(), "told while still serving");
+        server.stop().await;
+        let told = tokio::time::timeout(Duration::from_secs(5), ended.notified()).await;
+        assert!(told.is_ok(), "not told that the server stopped");
     }
 }

@@ -4,20 +4,21 @@
 //! the monitor itself never blocks on the driver. A call still running after `health_deadline` marks its chip
 //! Unhealthy and its worker is replaced; no second call for that chip is started until the hung one returns. Each poll re-lists the chips, so a chip that was absent or
 //! unreadable at start is advertised as soon as it answers, and health moves both ways as faults rise and clear.
-//! Fault events wake the monitor to re-check the chip at once instead of waiting for the next poll.
+//! Fault events wake the monitor to re-check the chip at once instead of waiting for the next poll: the monitor thread
+//! waits on its messages and the event stream at once, so an idle monitor wakes only for its poll (a short-lived
+//! thread subscribes, since subscribing calls the driver, and hands the stream over).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use ascend_dcmi::deadline::DriverCalls;
 use ascend_dcmi::{
-    ChipIds, DeviceManager, Error as DcmiError, HealthReport, LogicId, PhyId, VnpuId, VnpuInventory, VnpuTemplate,
-    DEFAULT_WORKER_CONCURRENCY,
+    ChipIds, DeviceManager, Error as DcmiError, FaultEventStream, HealthReport, LogicId, PhyId, VnpuId, VnpuInventory,
+    VnpuTemplate, DEFAULT_WORKER_CONCURRENCY,
 };
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Select, Sender};
 use tokio::sync::watch;
 
 use crate::error::{Error, Result};
@@ -47,6 +48,9 @@ impl Default for MonitorConfig {
         }
     }
 }
+
+/// How many waiting messages the monitor handles before it publishes a snapshot.
+const BURST: usize = 256;
 
 /// A running health monitor. Dropping it stops the monitor thread.
 pub struct HealthMonitor {
@@ -164,6 +168,8 @@ enum Message {
     Fault(LogicId),
     Separate(BTreeSet<PhyId>),
     Withdraw(BTreeSet<PhyId>),
+    /// The subscription thread's stream, or why subscribing failed.
+    Events(std::result::Result<FaultEventStream, String>),
     EventsEnded(String),
     Refresh,
     Stop,
@@ -204,8 +210,10 @@ struct MonitorState {
     /// The driver calls, at most one per task.
     calls: DriverCalls<Task>,
     reprobe: BTreeSet<PhyId>,
+    /// A subscription is being made or read (else the next poll subscribes again).
     events_running: bool,
-    events_stop: Arc<AtomicBool>,
+    /// The fault events, read by this thread beside its messages.
+    events: Option<FaultEventStream>,
 }
 
 impl MonitorState {
@@ -236,7 +244,7 @@ impl MonitorState {
             calls,
             reprobe: BTreeSet::new(),
             events_running: false,
-            events_stop: Arc::new(AtomicBool::new(false)),
+            events: None,
         }
     }
 
@@ -251,14 +259,50 @@ impl MonitorState {
             self.mark_overdue(now);
             self.publish();
             let wake_at = self.next_deadline().map_or(next_poll, |deadline| deadline.min(next_poll));
-            match receiver.recv_timeout(wake_at.saturating_duration_since(Instant::now())) {
-                Ok(Message::Stop) | Err(RecvTimeoutError::Disconnected) => break,
-                Ok(Message::Refresh) => next_poll = Instant::now(),
-                Ok(message) => self.handle(message),
-                Err(RecvTimeoutError::Timeout) => {}
+            let mut next = self.next_message(receiver, wake_at);
+            // What already waits is handled before the next snapshot (a poll's answers come in a burst, and one
+            // snapshot for the burst is enough), up to a bound so that a flood of events cannot hold it back.
+            for handled in 1.. {
+                match next {
+                    Ok(Message::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+                    Ok(Message::Refresh) => next_poll = Instant::now(),
+                    Ok(message) => self.handle(message),
+                    Err(RecvTimeoutError::Timeout) => break,
+                }
+                if handled == BURST {
+                    break;
+                }
+                next = self.next_message(receiver, Instant::now());
             }
         }
-        self.events_stop.store(true, Ordering::Relaxed);
+    }
+
+    /// The next message, or a fault event as [`Message::Fault`] (an ended stream as [`Message::EventsEnded`]),
+    /// whichever comes first; waits until `wake_at` at most.
+    fn next_message(
+        &self,
+        receiver: &Receiver<Message>,
+        wake_at: Instant,
+    ) -> std::result::Result<Message, RecvTimeoutError> {
+        let Some(events) = &self.events else { return receiver.recv_deadline(wake_at) };
+        let mut select = Select::new();
+        let messages = select.recv(receiver);
+        let faults = select.recv(events.receiver());
+        let ready = match select.select_deadline(wake_at) {
+            Ok(ready) => ready,
+            Err(_) => return Err(RecvTimeoutError::Timeout),
+        };
+        if ready.index() == messages {
+            return ready.recv(receiver).map_err(|_| RecvTimeoutError::Disconnected);
+        }
+        debug_assert_eq!(ready.index(), faults);
+        Ok(match ready.recv(events.receiver()) {
+            Ok(event) => {
+                tracing::debug!(logic = %event.logic, code = %event.code, assertion = ?event.assertion, "fault event");
+                Message::Fault(event.logic)
+            }
+            Err(_) => Message::EventsEnded("the fault-event source ended".to_owned()),
+        })
     }
 
     fn start_poll(&mut self) {
@@ -306,8 +350,10 @@ impl MonitorState {
                     self.withdrawn = chips;
                 }
             }
-            Message::EventsEnded(reason) => {
+            Message::Events(Ok(stream)) => self.events = Some(stream),
+            Message::Events(Err(reason)) | Message::EventsEnded(reason) => {
                 tracing::warn!(%reason, "fault events stopped; polling only until the next poll resubscribes");
+                self.events = None;
                 self.events_running = false;
             }
             Message::Refresh | Message::Stop => {}
@@ -520,48 +566,24 @@ impl MonitorState {
         });
     }
 
+    /// Subscribes to fault events on a thread of its own (subscribing calls the driver, which may hang), which hands
+    /// the stream to this thread and ends.
     fn start_event_reader(&mut self) {
         let manager = Arc::clone(&self.manager);
         let messages = self.messages.clone();
         let poll_interval = self.config.poll_interval;
-        let stop = Arc::clone(&self.events_stop);
         let spawned = std::thread::Builder::new().name("ascend-fault-events".to_owned()).spawn(move || {
-            let reason = read_fault_events(manager.as_ref(), poll_interval, &messages, &stop);
-            let _ = messages.send(Message::EventsEnded(reason));
+            let subscribed = manager
+                .fault_events(poll_interval)
+                .map_err(|error| format!("subscribing to fault events failed: {error}"));
+            // A monitor stopped meanwhile drops the stream with the message.
+            let _ = messages.send(Message::Events(subscribed));
         });
         match spawned {
             Ok(_) => self.events_running = true,
             Err(error) => tracing::error!(%error, "cannot start the fault-event thread; polling only"),
         }
     }
-}
-
-/// Forwards fault events as re-check requests until the stream ends or the monitor stops; returns why it ended.
-fn read_fault_events(
-    manager: &dyn DeviceManager,
-    poll_interval: Duration,
-    messages: &Sender<Message>,
-    stop: &AtomicBool,
-) -> String {
-    let stream = match manager.fault_events(poll_interval) {
-        Ok(stream) => stream,
-        Err(error) => return format!("subscribing to fault events failed: {error}"),
-    };
-    // The stop flag is read once a second: the thread is not joined, and waking it more often costs an idle daemon
-    // CPU for nothing.
-    while !stop.load(Ordering::Relaxed) {
-        match stream.recv_timeout(Duration::from_secs(1)) {
-            Ok(event) => {
-                tracing::debug!(logic = %event.logic, code = %event.code, assertion = ?event.assertion, "fault event");
-                if messages.send(Message::Fault(event.logic)).is_err() {
-                    return "monitor stopped".to_owned();
-                }
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return "the fault-event source ended".to_owned(),
-        }
-    }
-    "monitor stopped".to_owned()
 }
 
 fn unix_millis() -> i64 {
@@ -645,19 +667,8 @@ mod tests {
             if logic == LogicId(1) {
                 let _ = released.lock().expect("release channel").recv_timeout(Duration::from_secs(5));
             }
-            Ok(ChipIdentity {
-                ids: ids(logic.get()),
-                chip_type: Some(ChipType::Ascend910B),
-                info: ChipInfo { chip_name: "910B3".into(), aicore_count: 24, ..ChipInfo::default() },
-                product_type: None,
-                board: None,
-                mainboard_id: None,
-                pcie_address: None,
-                numa_node: Some(0),
-                affinity_cpus: None,
-                die_id: None,
-                elabel: None,
-            })
+            let info = ChipInfo { chip_name: "910B3".into(), aicore_count: 24, ..ChipInfo::default() };
+            Ok(ChipIdentity { numa_node: Some(0), ..a_910b(ids(logic.get()), info) })
         });
         manager.expect_hbm_memory().returning(|_| Err(DcmiError::FunctionMissing("dcmi_get_device_hbm_info")));
         manager.expect_driver_version().returning(|| Ok("24.1.rc2".to_owned()));
@@ -684,6 +695,90 @@ mod tests {
         let details = settled.details(PhyId(1)).expect("chip 1's details");
         assert_eq!((details.model.as_str(), details.aicore), ("910B3", 24));
         assert_eq!((details.memory_bytes, details.driver_version.as_deref()), (None, Some("24.1.rc2")));
+    }
+
+    /// An Ascend 910B with `info` and nothing else known.
+    fn a_910b(ids: ChipIds, info: ascend_dcmi::ChipInfo) -> ascend_dcmi::ChipIdentity {
+        ascend_dcmi::ChipIdentity {
+            ids,
+            chip_type: Some(ChipType::Ascend910B),
+            info,
+            product_type: None,
+            board: None,
+            mainboard_id: None,
+            pcie_address: None,
+            numa_node: None,
+            affinity_cpus: None,
+            die_id: None,
+            elabel: None,
+        }
+    }
+
+    /// The threads of this process named `name` (Linux: /proc/self/task, where a name is cut to 15 bytes).
+    fn threads_named(name: &str) -> usize {
+        let name = &name[..name.len().min(15)];
+        let tasks = std::fs::read_dir("/proc/self/task").expect("/proc/self/task");
+        tasks
+            .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+            .filter(|comm| comm.trim_end() == name)
+            .count()
+    }
+
+    #[test]
+    fn the_monitor_thread_reads_fault_events_itself_and_no_reader_thread_stays() {
+        use ascend_dcmi::{Assertion, ChipInfo, EventSource, FaultCode, FaultEvent, FaultLevel};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let ids = ChipIds { logic: LogicId(0), phy: PhyId(0), locator: None };
+        let mut manager = ascend_dcmi::MockDeviceManager::new();
+        manager.expect_chips().returning(move || Ok(vec![ids]));
+        manager.expect_identity().returning(move |_| Ok(a_910b(ids, ChipInfo::default())));
+        manager.expect_hbm_memory().returning(|_| Err(DcmiError::FunctionMissing("dcmi_get_device_hbm_info")));
+        manager.expect_driver_version().returning(|| Ok("24.1.rc2".to_owned()));
+        let faulty = Arc::new(AtomicBool::new(false));
+        let reported = Arc::clone(&faulty);
+        manager.expect_health().returning(move |_| {
+            let mut report = HealthReport::healthy();
+            if reported.load(Ordering::SeqCst) {
+                report.faults.push(FaultCode(0x80E0_1801));
+                report.level = FaultLevel::RestartRequest;
+            }
+            Ok(report)
+        });
+        let (events, stream) = crossbeam_channel::unbounded();
+        let stream = std::sync::Mutex::new(Some(stream));
+        manager.expect_fault_events().returning(move |_| {
+            let receiver = stream.lock().expect("stream").take().expect("one subscription");
+            Ok(FaultEventStream::new(receiver, ()))
+        });
+        // A poll far longer than the test: only the event can explain a fast change.
+        let config = MonitorConfig {
+            inventory: InventoryOptions { advertise_vnpus: false, ..InventoryOptions::default() },
+            poll_interval: Duration::from_secs(60),
+            ..MonitorConfig::default()
+        };
+        let monitor = HealthMonitor::start(Arc::new(manager), config, Arc::new(crate::NoopObserver)).expect("started");
+        wait_until(&monitor, "chip 0 healthy", |snapshot| snapshot.chips().any(|(_, health)| health.is_healthy()));
+        // The subscribing thread hands the stream over and ends: nothing but the monitor waits on it.
+        let started = Instant::now();
+        while threads_named("ascend-fault-events") > 0 {
+            assert!(started.elapsed() < Duration::from_secs(5), "a fault-event thread stays");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+
+        faulty.store(true, Ordering::SeqCst);
+        let event = FaultEvent {
+            logic: LogicId(0),
+            code: FaultCode(0x80E0_1801),
+            severity: None,
+            assertion: Assertion::Occur,
+            name: String::new(),
+            seen_at: std::time::SystemTime::now(),
+            source: EventSource::Polling,
+        };
+        events.send(event).expect("the monitor holds the stream");
+        wait_until(&monitor, "chip 0 unhealthy after the event", |snapshot| {
+            snapshot.chips().any(|(_, health)| !health.is_healthy())
+        });
     }
 
     #[test]

@@ -128,6 +128,12 @@ impl FaultEventStream {
         self.receiver.recv_timeout(timeout)
     }
 
+    /// The channel itself, for waiting on it beside other channels (`crossbeam_channel::Select`): a reader that
+    /// has other work waits on both at once instead of waking on a timer to look at each.
+    pub fn receiver(&self) -> &Receiver<FaultEvent> {
+        &self.receiver
+    }
+
     /// Takes an event if one is waiting.
     ///
     /// # Errors
