@@ -3,8 +3,8 @@
 # loopback (ports chosen free at run time), prints the figures and writes the report from the measured numbers.
 #
 #   benches/run.sh                      # everything: about 45 minutes on a 2-core machine once built; it brings
-#                                       # the test bed of scripts/cluster/up.sh up for sections 7, 9 and 10 after
-#                                       # the quiet sections, and down again at the end
+#                                       # the test bed of scripts/cluster/up.sh up for sections 7, 9, 10 and 11's
+#                                       # DRA drivers after the quiet sections, and down again at the end
 #   PERF_RESULTS_DIR=/tmp/perf benches/run.sh
 #   PERF_REPORT=/tmp/performance.md benches/run.sh    # the report elsewhere than docs/performance.md
 #   PERF_SECTIONS="1 2" benches/run.sh     # only these sections (built and run), to check a change to them; the
@@ -182,6 +182,8 @@ BUILD_PACKAGES=(-p ascend-programs -p dcmi-sim -p ascend-benches -p ascend-dcmi)
 selected 11 && BUILD_PACKAGES+=(-p ascend-peer-harness)
 selected 11 && BUILD_TARGETS+=(--bin npu-exporter --bin ascend-device-plugin --bin dcmi-sim --bin hccn_tool)
 selected 11 && BUILD_TARGETS+=(--bin peer-node)
+# Section 11's DRA drivers on the real cluster: ours beside Huawei's.
+selected 11 && BUILD_TARGETS+=(--bin perf-dra-beside-huawei)
 # Section 11's container start: our runtime and hook beside Huawei's (section 6's binaries).
 selected 11 && BUILD_TARGETS+=(--bin ascend-ctk --bin ascend-ctk-hook)
 BUILD_OK=1
@@ -386,11 +388,11 @@ if selected 11 && [ -n "$HUAWEI_BIN" ] && built beside_huawei; then
     fi
 fi
 
-# ---- the real-cluster test bed, for sections 7 (pod start), 9 and 10 ------------------------------------------
+# ---- the real-cluster test bed, for sections 7 (pod start), 9, 10 and 11 (DRA) ------------------------------
 # Brought up here, after every quiet section, unless it already runs (then only these sections were selected).
 # About 5 minutes with the Go programs cached, 30 more the first time on a machine (scripts/cluster/build.sh).
 NO_TEST_BED="the real-cluster test bed did not come up: $RESULTS/test_bed_up.log"
-if selected 7 9 10 && ! test_bed_running; then
+if selected 7 9 10 11 && ! test_bed_running; then
     TEST_BED_OURS=1
     run_section test_bed_up 3600 bash "$ROOT/scripts/cluster/up.sh" || true
 fi
@@ -403,6 +405,21 @@ if selected 7 && built pod_start; then
         not_measured pod_start "$NO_TEST_BED"
     else
         run_section pod_start 600 "$BIN/perf-pod-start" --pods 20 --out "$RESULTS/pod_start.json" || true
+    fi
+fi
+
+# ---- section 11, DRA on the real cluster: our DRA driver beside Huawei's --------------------------------------
+# About 15 minutes: Huawei's driver deployed once as its manifest does (the API server rejects its slices on the 910B
+# node), then 3 rounds of each driver, alternating (ours, Huawei's on a simulated Atlas 950 host of its own, ours ...),
+# each 2 x 6 pods (claims of one chip and of eight) and a chip fault, the switches between them.
+if selected 11 && built dra_beside_huawei; then
+    if [ -z "$HUAWEI_BIN" ]; then
+        not_measured dra_beside_huawei "no build of Huawei's programs (scripts/peers/build.sh: see beside_huawei)"
+    elif ! test_bed_running; then
+        not_measured dra_beside_huawei "$NO_TEST_BED"
+    else
+        run_section dra_beside_huawei 1800 "$BIN/perf-dra-beside-huawei" --rounds 3 --pods 5 \
+            --huawei-bin "$HUAWEI_BIN" --release-dir "$BIN" --out "$RESULTS/dra_beside_huawei.json" || true
     fi
 fi
 

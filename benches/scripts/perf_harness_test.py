@@ -701,8 +701,65 @@ class ReportTests(unittest.TestCase):
         with tempfile.TemporaryDirectory() as results:
             self.write(results, "beside_huawei.error", "no mind-cluster tree to build Huawei's programs from")
             section, rows, _ = self.section(report_sections.BesideHuawei, results)
-        self.assertEqual([name for name, _ in section.failures()], ["beside_huawei"])
+        # The DRA drivers' figures are measured on their own, on the real cluster: here neither.
+        self.assertEqual([name for name, _ in section.failures()], ["beside_huawei", "dra_beside_huawei"])
         self.assertIn("not measured: beside_huawei: no mind-cluster tree", rows[0])
+
+    @staticmethod
+    def dra_side(prepare_ms, rss_kib, taint):
+        """A driver's figures in dra_beside_huawei.json: prepare p50 `prepare_ms` (p99 twice that), pods running
+        after 900 ms, `taint` its fault-to-taint summary."""
+        def figure(p50):
+            return {"count": 5, "p50_ms": p50, "p90_ms": p50 * 1.5, "p99_ms": p50 * 2, "max_ms": p50 * 2}
+        return {"prepare_1": figure(prepare_ms), "prepare_8": figure(prepare_ms * 2), "running_1": figure(900.0),
+                "running_8": figure(1000.0), "prepare_retried": 0, "rss_kib": [rss_kib, rss_kib + 1024],
+                "peak_rss_kib": [rss_kib + 2048] * 2, "faults_untainted": 0 if taint["count"] else 2,
+                "fault_to_taint": taint}
+
+    def dra_report(self, files):
+        """Section 11 of beside_huawei.json and `files` ({name: content}), its summary rows and body text."""
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "beside_huawei.json", self.beside_huawei_figures(150.0, 25.0))
+            for name, content in files.items():
+                self.write(results, name, content)
+            return self.section(report_sections.BesideHuawei, results)
+
+    def test_dra_drivers_beside_huawei_rows_ratios_and_the_missing_taint_with_its_source(self):
+        taint = {"count": 2, "p50_ms": 5200.0, "p90_ms": 5400.0, "p99_ms": 5400.0, "max_ms": 5400.0}
+        figures = {"kubernetes": "v1.34.1", "rounds": 2, "pods": 5, "warmup": 1, "fault_limit_s": 30,
+                   "prepare_source": "the kubelet's histogram", "huawei_host": "atlas-950-8",
+                   "huawei_on_the_node": {"published": False, "api_server": "spec.devices[0].name: Invalid value: "
+                                                                              "\"Ascend910-4\""},
+                   "sides": {"ours": self.dra_side(2.0, 20 * 1024, taint),
+                             "huawei": self.dra_side(4.0, 40 * 1024, {"count": 0, "none_within_s": 30})}}
+        section, rows, body = self.dra_report({
+            "dra_beside_huawei.json": figures,
+            "dra_beside_huawei.cmd": "target/release/perf-dra-beside-huawei --rounds 2"})
+        self.assertIn("| 11 | DRA prepare as the kubelet times it, a claim of 8 chips, p50 / p99 of 5 and 5, ours / "
+                      "Huawei's | p50 4.00 / 8.00 ms (0.500x); p99 8.00 / 16.00 ms (0.500x) | prepare no slower than "
+                      "Huawei's (p50) | met |", rows)
+        self.assertIn("| 11 | DRA driver resident memory after the pods, median of the rounds, ours / Huawei's | "
+                      "20.5 MiB / 40.5 MiB (0.506x) | (no target) | info |", rows)
+        self.assertIn("| 11 | DRA chip fault → device taint in the ResourceSlice, ours / Huawei's | 5200 ms (max "
+                      "5400, 2 rounds) / no taint within 30 s in 2 rounds | (no target) | info |", rows)
+        self.assertIn("`AscendDraDriver.buildDriverResources`", body)
+        self.assertIn("| 11 | Huawei's DRA driver deployed as its manifest does on the test node's 910B host | "
+                      "no device published: the API server refuses its ResourceSlice (`spec.devices[0].name: Invalid value: "
+                      "\"Ascend910-4\"`); it names a 910 device `Ascend910-<physical id>`", rows[-1])
+        self.assertIn("simulated `atlas-950-8` host", rows[-1])
+        self.assertIn("target/release/perf-dra-beside-huawei --rounds 2", body)
+        self.assertFalse(any("DRA" in row and "not measured" in row for row in rows))
+        self.assertEqual([row for row in section.missed() if "DRA" in row], [])
+        # Slower than Huawei's at the median: the target is missed.
+        figures["sides"]["ours"] = self.dra_side(5.0, 20 * 1024, taint)
+        section, rows, _ = self.dra_report({"dra_beside_huawei.json": figures})
+        self.assertEqual(len([row for row in section.missed() if "DRA prepare" in row]), 2)
+        # Without the test bed: a row saying why.
+        section, rows, body = self.dra_report({"dra_beside_huawei.error": "the real-cluster test bed did not come up"})
+        self.assertIn("| 11 | DRA: prepare p50/p99 (1 and 8 chips), resident memory, pod creation to Running, fault "
+                      "to taint, ours / Huawei's DRA driver | not measured: the real-cluster test bed did not come up "
+                      "| prepare no slower than Huawei's (p50) | **not measured** |", rows)
+        self.assertIn("DRA drivers on the real cluster: not measured: the real-cluster test bed did not come up", body)
 
     def test_merging_a_section_replaces_only_its_rows_body_and_missed_targets(self):
         existing = "\n".join([

@@ -32,6 +32,7 @@ pub use ascend_dcmi::fake;
 pub mod audit_log;
 pub mod daemon;
 pub mod figures_file;
+pub mod pod_start;
 pub mod poll_timing;
 pub mod replicated_topology;
 pub mod serial;

@@ -3,6 +3,7 @@
 //! pods that ask for chips.
 
 pub mod huawei;
+pub mod huawei_dra;
 pub mod huawei_exporter;
 
 use std::time::Duration;
@@ -194,7 +195,14 @@ pub async fn deploy_dra(cluster: &Cluster, timer: &mut Timer) {
         .wait_pods_running(DRA_NAMESPACE, "app.kubernetes.io/name=ascend-dra-driver", 1, Duration::from_secs(120))
         .await;
     timer.mark("DRA driver pod running");
-    wait_until("8 devices published", Duration::from_secs(60), || async {
+    wait_published(cluster, "8 devices published", Duration::from_secs(60)).await;
+    timer.mark("ResourceSlices accepted by the API server");
+    wait_dra_registered(cluster).await;
+}
+
+/// Waits until the API server holds the node's 8 DRA devices (`what` names the moment).
+pub async fn wait_published(cluster: &Cluster, what: &str, limit: Duration) {
+    wait_until(what, limit, || async {
         let devices = published_devices(cluster).await?;
         if devices.len() == 8 {
             Ok(devices)
@@ -203,8 +211,6 @@ pub async fn deploy_dra(cluster: &Cluster, timer: &mut Timer) {
         }
     })
     .await;
-    timer.mark("ResourceSlices accepted by the API server");
-    wait_dra_registered(cluster).await;
 }
 
 /// Waits until the running driver pod has registered with the kubelet: a claim whose prepare comes earlier fails

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds Huawei's programs that the comparison tier runs beside ours, from a mind-cluster tree at the pinned commit
-# (scripts/peers/versions.env): npu-exporter, the device plugin (and the fault-policy files its image holds), and the
-# docker runtime with its hook and the C tool the hook runs (ascend-docker-cli). The set goes to
-# $PEERS_CACHE/mind-cluster-<commit>-<go version>/bin and is skipped when complete there, so only a machine's first run
-# pays for the build (about 6 minutes on 2 cores).
+# (scripts/peers/versions.env): npu-exporter, the device plugin (and the fault-policy files its image holds), the
+# docker runtime with its hook and the C tool the hook runs (ascend-docker-cli), and the DRA driver (ascend-dra, which
+# benches/run.sh compares with ours). The set goes to $PEERS_CACHE/mind-cluster-<commit>-<go version>/bin and is
+# skipped when complete there, so only a machine's first run pays for the build (about 7 minutes on 2 cores); a program
+# added to the set later is built alone.
 #
 #   scripts/peers/build.sh [--tree DIR]   (default: $MIND_CLUSTER_TREE, else ../shared/peers/mind-cluster beside the
 #                                          checkout)
@@ -46,7 +47,7 @@ stage_plugin_files() {
     mv "$files.partial" "$files"
 }
 
-programs=(npu-exporter ascend-device-plugin ascend-docker-runtime ascend-docker-hook)
+programs=(npu-exporter ascend-device-plugin ascend-docker-runtime ascend-docker-hook ascend-dra)
 # Huawei's hook execs ascend-docker-cli (C, component/ascend-docker-runtime/cli) from its own directory to mount the
 # driver's files into a starting container. It is built with the bounds-checking library of versions.env, which the
 # mind-cluster tree does not hold, when a tree of it is found ($LIBBOUNDSCHECK_TREE, else beside the checkout); without
@@ -79,18 +80,24 @@ fi
 # cluster build does (scripts/cluster/build.sh says why: the disk the Rust builds need).
 scratch=$PEERS_CACHE/build
 rm -rf "$scratch"
+rm -rf "$out.partial"
 mkdir -p "$scratch/src" "$out.partial"
+# The programs already cached are kept: only the missing ones are built.
+[[ -d $out ]] && cp -a "$out/." "$out.partial/"
 trap 'go clean -modcache >/dev/null 2>&1 || true; rm -rf "$scratch"' EXIT
-for component in ascend-common npu-exporter ascend-device-plugin ascend-docker-runtime; do
+for component in ascend-common npu-exporter ascend-device-plugin ascend-docker-runtime \
+    ascend-dynamic-resource-allocation; do
     cp -r "$tree/component/$component" "$scratch/src/"
 done
 chmod -R u+w "$scratch/src"
 export GOTOOLCHAIN=local GOFLAGS="-buildvcs=false -mod=mod" GOCACHE=$scratch/go/cache GOMODCACHE=$scratch/go/mod
 
-# build NAME DIR [GO BUILD FLAG...]: the main package in DIR (below the scratch copy) as the program NAME.
+# build NAME DIR [GO BUILD FLAG...]: the main package in DIR (below the scratch copy) as the program NAME, unless it
+# is cached already.
 build() {
     local name=$1 dir=$2 started=$SECONDS
     shift 2
+    [[ -x $out.partial/$name ]] && return 0
     (cd "$scratch/src/$dir" && go build -trimpath "$@" -o "$out.partial/$name" .)
     echo "peers: $name built in $((SECONDS - started)) s"
 }
@@ -100,6 +107,8 @@ build npu-exporter npu-exporter/cmd/npu-exporter -ldflags "-s -w"
 build ascend-device-plugin ascend-device-plugin -ldflags "-s -w -X main.BuildScene=center"
 build ascend-docker-runtime ascend-docker-runtime/runtime -ldflags "-s -w"
 build ascend-docker-hook ascend-docker-runtime/hook -ldflags "-s -w"
+# The program name of Huawei's image (component/ascend-dynamic-resource-allocation/build/Dockerfile).
+build ascend-dra ascend-dynamic-resource-allocation -ldflags "-s -w"
 
 # ascend-docker-cli with the compiler flags of its CMakeLists.txt (component/ascend-docker-runtime/cli/src, and
 # build/libboundscheck for the library, linked in statically as there).

@@ -22,20 +22,20 @@
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use ascend_benches::figures_file::{measure_into, summary};
+use ascend_benches::pod_start::{claim_pod, claim_template, replace_template, time_to_running};
 use ascend_cluster_tests::stack::{
-    delete_pod, deploy_910b_pool, deploy_dra, npu_pod, remove_dra, sleeping_pod_spec, test_namespace, wait_claims_gone,
-    DRA_CLASS_910B, NAMESPACE,
+    delete_pod, deploy_910b_pool, deploy_dra, npu_pod, remove_dra, test_namespace, wait_claims_gone, DRA_CLASS_910B,
+    NAMESPACE,
 };
 use ascend_cluster_tests::{Cluster, Timer};
 use clap::Parser;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::resource::v1::ResourceClaimTemplate;
-use kube::api::{Api, PostParams};
-use kube::runtime::wait::{await_condition, conditions::is_pod_running};
+use kube::api::Api;
 use serde_json::json;
 
 /// The name of the ResourceClaimTemplate the DRA pods use.
@@ -82,22 +82,11 @@ async fn measure(args: Args) -> Result<serde_json::Value> {
 
     deploy_dra(&cluster, &mut timer).await;
     test_namespace(&cluster).await;
-    let templates: Api<ResourceClaimTemplate> = Api::namespaced(cluster.client(), NAMESPACE);
-    let _ = templates.delete(TEMPLATE, &Default::default()).await;
-    let template = json!({
-        "metadata": {"name": TEMPLATE},
-        "spec": {"spec": {"devices": {"requests": [{"name": "npu", "exactly": {"deviceClassName": DRA_CLASS_910B}}]}}},
-    });
-    templates.create(&PostParams::default(), &serde_json::from_value(template)?).await.context("claim template")?;
-    let claim_pod = |name: &str| -> Pod {
-        let pod = json!({
-            "metadata": {"name": name, "namespace": NAMESPACE},
-            "spec": sleeping_pod_spec(json!({"name": "npu", "resourceClaimTemplateName": TEMPLATE})),
-        });
-        serde_json::from_value(pod).expect("a pod")
-    };
+    replace_template(&cluster, &claim_template(TEMPLATE, DRA_CLASS_910B, 1)?).await?;
+    let claim_pod = |name: &str| claim_pod(name, TEMPLATE);
     let dra = starts(&cluster, &args, &[("start-dra", &claim_pod)]).await?.pop().unwrap_or_default();
     timer.mark("DRA pods");
+    let templates: Api<ResourceClaimTemplate> = Api::namespaced(cluster.client(), NAMESPACE);
     templates.delete(TEMPLATE, &Default::default()).await.context("delete the claim template")?;
     wait_claims_gone(&cluster).await;
     remove_dra(&cluster).await;
@@ -126,14 +115,7 @@ async fn starts(cluster: &Cluster, args: &Args, kinds: &[(&str, PodBuilder<'_>)]
         for ((prefix, pod), times) in kinds.iter().zip(&mut times) {
             let name = format!("{prefix}-{index}");
             delete_pod(cluster, &name).await;
-            let started = Instant::now();
-            pods.create(&PostParams::default(), &pod(&name)).await.with_context(|| format!("create pod {name}"))?;
-            tokio::time::timeout(Duration::from_secs(120), await_condition(pods.clone(), &name, is_pod_running()))
-                .await
-                .with_context(|| format!("pod {name} not Running within 120 s"))?
-                .with_context(|| format!("watching pod {name}"))?;
-            let elapsed = started.elapsed();
-            println!("{name}: Running after {:.1} ms", elapsed.as_secs_f64() * 1e3);
+            let elapsed = time_to_running(&pods, &name, &pod(&name)).await?;
             if index >= args.warmup {
                 times.push(elapsed);
             }
