@@ -98,8 +98,31 @@ impl Checkpoint {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok((checkpoint, Vec::new())),
             Err(source) => return Err(Error::io("reading checkpoint", path, source)),
         };
-        let file: CheckpointFile = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::Corrupt { path: path.to_owned(), reason: format!("not a checkpoint: {e}") })?;
+        let file: CheckpointFile = match serde_json::from_slice(&bytes) {
+            Ok(file) => file,
+            Err(error) => match huaweis_prepared_claims(&bytes) {
+                Some(0) => {
+                    tracing::info!(path = %path.display(), "the checkpoint is Huawei's DRA driver's, with no claim \
+                        prepared: replacing it with this driver's");
+                    checkpoint.save()?;
+                    return Ok((checkpoint, Vec::new()));
+                }
+                Some(claims) => {
+                    return Err(Error::Corrupt {
+                        path: path.to_owned(),
+                        reason: format!(
+                            "it is the checkpoint of Huawei's DRA driver (the same driver name keeps its claims at \
+                             the same path), with {claims} claim(s) prepared by it; this driver cannot unprepare \
+                             them: once no pod on the node uses a claim Huawei's driver prepared, remove the file \
+                             and start this driver again"
+                        ),
+                    })
+                }
+                None => {
+                    return Err(Error::Corrupt { path: path.to_owned(), reason: format!("not a checkpoint: {error}") })
+                }
+            },
+        };
         if file.version != VERSION {
             return Err(Error::Corrupt {
                 path: path.to_owned(),
@@ -167,6 +190,25 @@ pub fn boot_id(path: &Path) -> Result<String> {
     Ok(text.trim().to_owned())
 }
 
+/// The number of claims prepared in a checkpoint of Huawei's DRA driver, which registers the same driver name and so
+/// keeps its checkpoint at this path: a JSON object with its `checksum` and, once it prepared a claim, `v1`'s
+/// `preparedClaims` by claim UID (mind-cluster `component/ascend-dynamic-resource-allocation/internal/plugin/
+/// checkpoint.go`, `Checkpoint`). `None` for anything else.
+fn huaweis_prepared_claims(bytes: &[u8]) -> Option<usize> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let object = value.as_object()?;
+    if !object.contains_key("checksum") || object.contains_key("version") {
+        return None;
+    }
+    match object.get("v1") {
+        None | Some(serde_json::Value::Null) => Some(0),
+        Some(v1) => match v1.get("preparedClaims") {
+            None | Some(serde_json::Value::Null) => Some(0),
+            Some(claims) => claims.as_object().map(serde_json::Map::len),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,6 +241,28 @@ mod tests {
         assert_eq!(stale, [claim()]);
         let (checkpoint, _) = Checkpoint::open(&path, "boot-2").unwrap();
         assert!(checkpoint.claims().is_empty(), "the reboot was recorded");
+    }
+
+    #[test]
+    fn huaweis_checkpoint_is_replaced_when_it_holds_no_claim_and_refused_when_it_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("checkpoint.json");
+        let held = r#"{"checksum": 2857, "v1": {"preparedClaims": {"uid-1": {"status": {}}}}}"#;
+        std::fs::write(&path, held).unwrap();
+        let error = Checkpoint::open(&path, "b").unwrap_err().to_string();
+        assert!(error.contains("Huawei's DRA driver") && error.contains("1 claim(s)"), "{error}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), held, "the file is left as it was");
+
+        for empty in
+            [r#"{"checksum": 1, "v1": {}}"#, r#"{"checksum": 1}"#, r#"{"checksum": 1, "v1": {"preparedClaims": {}}}"#]
+        {
+            std::fs::write(&path, empty).unwrap();
+            let (checkpoint, stale) = Checkpoint::open(&path, "b").unwrap();
+            assert!(checkpoint.claims().is_empty() && stale.is_empty(), "{empty}");
+            let (_, stale) = Checkpoint::open(&path, "b").unwrap();
+            assert!(stale.is_empty(), "{empty}: the file is this driver's now");
+            assert!(std::fs::read_to_string(&path).unwrap().contains("bootId"), "{empty}");
+        }
     }
 
     #[test]
