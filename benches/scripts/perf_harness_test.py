@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from pathlib import Path
 
 import beside_huawei
 import cargo_artifacts
@@ -704,6 +705,23 @@ class ReportTests(unittest.TestCase):
         start_beside_huawei.judge_check("runtime", "chip:/dev/davinci0\n", ["/"])
         with self.assertRaisesRegex(perf_common.MeasurementError, "plain runc: /dev/davinci0 is in a container"):
             start_beside_huawei.judge_check("plain", "chip:/dev/davinci0\n", [])
+
+    def test_container_start_that_fails_is_a_row_not_measured_not_the_sections_end(self):
+        def refused(*_):
+            raise perf_common.MeasurementError("huawei: the check container did not start")
+        saved = start_beside_huawei.measure_sides
+        start_beside_huawei.measure_sides = refused
+        try:
+            with tempfile.TemporaryDirectory() as bin_dir:
+                for name in start_beside_huawei.HUAWEI_PROGRAMS:
+                    path = os.path.join(bin_dir, name)
+                    with open(path, "w", encoding="utf-8") as program:
+                        program.write("#!/bin/sh\n")
+                    os.chmod(path, 0o755)
+                figures = start_beside_huawei.measure(Path(bin_dir), Path(bin_dir), Path(bin_dir) / "work", 1, 1)
+        finally:
+            start_beside_huawei.measure_sides = saved
+        self.assertEqual(figures, {"not_measured": "huawei: the check container did not start"})
 
     def test_container_start_mount_list_is_what_our_runtime_added(self):
         proc = {"destination": "/proc", "type": "proc", "source": "proc"}
