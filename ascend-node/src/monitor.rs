@@ -660,16 +660,20 @@ mod tests {
         let ids = |n: u32| ChipIds { logic: LogicId(n), phy: PhyId(n), locator: None };
         let mut manager = ascend_dcmi::MockDeviceManager::new();
         manager.expect_chips().returning(move || Ok(vec![ids(0), ids(1)]));
-        // Chip 1's identity waits until the test releases it.
+        // Chip 1's identity waits until the test releases it. Its own expectation: mockall holds an expectation's
+        // lock while its closure runs, so with one expectation for both chips a blocked call for chip 1 that came
+        // first held chip 0's back as well (seen once under load).
         let (release, released) = std::sync::mpsc::channel::<()>();
         let released = std::sync::Mutex::new(released);
-        manager.expect_identity().returning(move |logic| {
-            if logic == LogicId(1) {
-                let _ = released.lock().expect("release channel").recv_timeout(Duration::from_secs(5));
-            }
+        let identity = move |logic: LogicId| {
             let info = ChipInfo { chip_name: "910B3".into(), aicore_count: 24, ..ChipInfo::default() };
             Ok(ChipIdentity { numa_node: Some(0), ..a_910b(ids(logic.get()), info) })
+        };
+        manager.expect_identity().withf(|logic| *logic == LogicId(1)).returning(move |logic| {
+            let _ = released.lock().expect("release channel").recv_timeout(Duration::from_secs(5));
+            identity(logic)
         });
+        manager.expect_identity().withf(|logic| *logic != LogicId(1)).returning(identity);
         manager.expect_hbm_memory().returning(|_| Err(DcmiError::FunctionMissing("dcmi_get_device_hbm_info")));
         manager.expect_driver_version().returning(|| Ok("24.1.rc2".to_owned()));
         manager.expect_health().returning(|_| Ok(HealthReport::healthy()));
