@@ -175,6 +175,12 @@ class ReportTests(unittest.TestCase):
         section = kind(write_report.Results(results))
         return section, section.summary_rows(), "\n".join(section.body())
 
+    def beside_huawei_section(self, figures):
+        """Section 11 rendered from `figures` as beside_huawei.json: the section, its summary rows and its body."""
+        with tempfile.TemporaryDirectory() as results:
+            self.write(results, "beside_huawei.json", figures)
+            return self.section(report_sections.BesideHuawei, results)
+
     def test_stolen_cpu_is_the_steal_share_of_all_cpu_time_between_the_two_readings(self):
         start = "cpu  100 0 50 800 10 0 0 40 0 0"
         self.assertAlmostEqual(write_report.stolen_percent(start, "cpu  400 0 150 1600 10 0 0 140 0 0"), 100 / 13)
@@ -620,9 +626,7 @@ class ReportTests(unittest.TestCase):
         self.assertTrue(any("container start through Huawei's docker runtime" in row for row in rows))
         self.assertEqual([row for row in section.missed() if "DRA" in row or "container" in row], [])
         self.assertEqual(len(section.missed()), 2)  # the whole CPU at both cadences
-        with tempfile.TemporaryDirectory() as results:
-            self.write(results, "beside_huawei.json", self.beside_huawei_figures(100.0, 200.0))
-            section, rows, _ = self.section(report_sections.BesideHuawei, results)
+        section, rows, _ = self.beside_huawei_section(self.beside_huawei_figures(100.0, 200.0))
         self.assertIn("| ≤ 0.2x | met |", rows[0])
         self.assertIn("(0.073x; rounds 0.073 to 0.073) | ≤ 0.05x (1/20) | **missed** |", rows[-3])
 
@@ -633,9 +637,7 @@ class ReportTests(unittest.TestCase):
             for side, threads in (("huawei", 40.0), ("ours", 14.0), ("ours_polling", 16.0)):
                 figures_of_round[side]["idle_threads_ms_per_min"] = threads
         plugin["summary"] = beside_huawei.summarise_plugin(plugin["rounds"])
-        with tempfile.TemporaryDirectory() as results:
-            self.write(results, "beside_huawei.json", figures)
-            _, rows, body = self.section(report_sections.BesideHuawei, results)
+        _, rows, body = self.beside_huawei_section(figures)
         # 14 - 10 against 40 - 10: met, where the clock ticks' 18 / 90 would say the same here by chance only.
         self.assertIn("| 11 | `atlas-800t-a2` device plugin idle CPU of its threads (schedstat) less the simulated "
                       "driver's thread, ours / Huawei's | 4.0 / 30.0 ms per minute (0.133x; rounds 0.133 to 0.133) | "
@@ -660,9 +662,7 @@ class ReportTests(unittest.TestCase):
                 "exporter": {}, "device_plugin": {}, "container_start": start}
 
     def test_beside_huawei_container_start_ratios_and_target_from_the_run(self):
-        with tempfile.TemporaryDirectory() as results:
-            self.write(results, "beside_huawei.json", self.start_figures(45.0))
-            section, rows, body = self.section(report_sections.BesideHuawei, results)
+        section, rows, body = self.beside_huawei_section(self.start_figures(45.0))
         self.assertIn("| 11 | `atlas-800t-a2` container start (create + start), ours in runtime mode / Huawei's "
                       "runtime and hook | 44.0 / 55.0 ms (0.800x; rounds 0.800 to 0.800) | ≤ 1.0x (no slower than "
                       "Huawei's) | met |", rows)
@@ -673,16 +673,12 @@ class ReportTests(unittest.TestCase):
                       "(0.900 to 0.900) |", body)
         # Measured, it is no longer among the figures not measured here.
         self.assertFalse(any("container start through Huawei's" in row and "not measured" in row for row in rows))
-        with tempfile.TemporaryDirectory() as results:
-            self.write(results, "beside_huawei.json", self.start_figures(55.0))
-            section, rows, _ = self.section(report_sections.BesideHuawei, results)
+        section, rows, _ = self.beside_huawei_section(self.start_figures(55.0))
         self.assertEqual(len(section.missed()), 1)
         self.assertIn("ours in hook mode / Huawei's runtime and hook: 60.5 / 55.0 ms (1.100x", section.missed()[0])
         figures = self.start_figures(45.0)
         figures["container_start"] = {"not_measured": "ascend-docker-cli not in /cache/bin"}
-        with tempfile.TemporaryDirectory() as results:
-            self.write(results, "beside_huawei.json", figures)
-            section, rows, _ = self.section(report_sections.BesideHuawei, results)
+        section, rows, _ = self.beside_huawei_section(figures)
         self.assertIn("| 11 | container start through Huawei's docker runtime and hook / ours / plain runc | not "
                       "measured in this run: ascend-docker-cli not in /cache/bin | ≤ 1.0x (no slower than Huawei's) "
                       "| not measured |", rows)
