@@ -85,12 +85,38 @@ fn choose_daemon(pods: &[Pod]) -> Option<DaemonPod> {
     })
 }
 
-/// Runs `ascend-doctor ARGS...` in `node`'s daemon pod and collects its output and exit code.
+/// How often the doctor is run when its exec is interrupted ([`exec_interrupted`]), and the wait in between.
+const DOCTOR_ATTEMPTS: usize = 3;
+const DOCTOR_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Runs `ascend-doctor ARGS...` in `node`'s daemon pod and collects its output and exit code. An exec that ended with
+/// neither an exit status nor any output is run again, up to 3 times 2 s apart (the doctor only reads), the daemon
+/// pod chosen anew each time; the last run is returned as it ended.
 ///
 /// # Errors
 /// The errors of [`daemon_pod`]; [`Error::Exec`] when the exec request or its streams fail (a container without
 /// `ascend-doctor` fails here, with the runtime's message).
 pub async fn doctor_report(client: &kube::Client, node: &str, args: &[String]) -> Result<DoctorRun> {
+    let mut run = doctor_run(client, node, args).await?;
+    for _ in 1..DOCTOR_ATTEMPTS {
+        if !exec_interrupted(&run) {
+            break;
+        }
+        tokio::time::sleep(DOCTOR_RETRY_AFTER).await;
+        run = doctor_run(client, node, args).await?;
+    }
+    Ok(run)
+}
+
+/// An exec that ended with neither an exit status nor a line of output: the doctor (whose report always begins with a
+/// header) did not run to its end. Seen right after the node's container engine restarted (the migration guide's
+/// runtime step): the kubelet's connection to the engine was not back yet.
+fn exec_interrupted(run: &DoctorRun) -> bool {
+    run.exit_code.is_none() && run.stdout.is_empty()
+}
+
+/// One run of the doctor in `node`'s daemon pod ([`doctor_report`]).
+async fn doctor_run(client: &kube::Client, node: &str, args: &[String]) -> Result<DoctorRun> {
     let daemon = daemon_pod(client, node).await?;
     let mut command = vec![DOCTOR_COMMAND.to_owned()];
     command.extend(args.iter().cloned());
@@ -176,6 +202,18 @@ mod tests {
         assert_eq!((chosen.pod.as_str(), chosen.container.as_str()), ("plugin-new", "device-plugin"));
         assert_eq!(choose_daemon(&[old.clone(), dra]).expect("a daemon").pod, "dra");
         assert_eq!(choose_daemon(&[old]), None, "only a pod being deleted: none");
+    }
+
+    #[test]
+    fn an_exec_with_neither_status_nor_output_was_interrupted() {
+        let daemon = DaemonPod { namespace: "ns".into(), pod: "plugin-x".into(), container: "c".into() };
+        let mut run =
+            DoctorRun { node: "n".into(), daemon, stdout: String::new(), stderr: String::new(), exit_code: Some(1) };
+        assert!(!exec_interrupted(&run), "the doctor ended with a status");
+        run.exit_code = None;
+        assert!(exec_interrupted(&run), "no status and no report: interrupted");
+        run.stdout = "ascend-doctor 0.1.0: host root /\n".into();
+        assert!(!exec_interrupted(&run), "a report came: not run again");
     }
 
     #[test]

@@ -78,14 +78,7 @@ pub async fn run(client: &kube::Client, args: &Args, default_namespace: &str, st
         }
         Command::Doctor { node, args: doctor_args } => {
             let doctor_args = with_lang(doctor_args, args.lang);
-            let mut run = doctor_report(client, node, &doctor_args).await?;
-            for _ in 1..DOCTOR_ATTEMPTS {
-                if !exec_interrupted(&run) {
-                    break;
-                }
-                tokio::time::sleep(DOCTOR_RETRY_AFTER).await;
-                run = doctor_report(client, node, &doctor_args).await?;
-            }
+            let run = doctor_report(client, node, &doctor_args).await?;
             let code = run.exit_code.and_then(|code| u8::try_from(code).ok()).unwrap_or(exit::DOCTOR_UNAVAILABLE);
             let stderr = doctor_stderr(&run);
             let stdout = render::doctor(&run, output)?;
@@ -93,17 +86,6 @@ pub async fn run(client: &kube::Client, args: &Args, default_namespace: &str, st
         }
     };
     Ok(Outcome { stdout, stderr: String::new(), exit_code })
-}
-
-/// How often `doctor` runs the doctor when its exec is interrupted, and how long it waits in between.
-const DOCTOR_ATTEMPTS: usize = 3;
-const DOCTOR_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// An exec that ended with neither an exit status nor a line of output: the doctor (whose report always begins with a
-/// header) did not run to its end. Seen right after the node's container engine restarted (the migration guide's
-/// runtime step): the kubelet's connection to the engine was not back yet. The doctor only reads, so it runs again.
-fn exec_interrupted(run: &crate::DoctorRun) -> bool {
-    run.exit_code.is_none() && run.stdout.is_empty()
 }
 
 /// The doctor's standard error, and a line of ours when its exec ended without an exit status (the command then
@@ -231,13 +213,9 @@ mod tests {
             exit_code: Some(1),
         };
         assert_eq!(doctor_stderr(&run), "its own\n");
-        assert!(!exec_interrupted(&run), "the doctor ended with a status");
         run.exit_code = None;
-        assert!(exec_interrupted(&run), "no status and no report: interrupted");
         let stderr = doctor_stderr(&run);
         assert!(stderr.starts_with("its own\n") && stderr.contains("ns/plugin-x ended without an exit status"));
-        run.stdout = "# ascend-doctor on node n\n".into();
-        assert!(!exec_interrupted(&run), "a report came: not run again");
     }
 
     fn errors() -> Vec<Error> {
