@@ -137,7 +137,10 @@ fn pod_devices(cluster: &Cluster, pod: &str) -> PodDevices {
 /// The device-info ConfigMap of the node (`mindx-dl-deviceinfo-<node>` in kube-system), if one is there.
 async fn device_info(cluster: &Cluster) -> Option<ConfigMap> {
     let config_maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "kube-system");
-    config_maps.get_opt(&format!("mindx-dl-deviceinfo-{NODE_NAME}")).await.expect("get the device-info ConfigMap")
+    config_maps
+        .get_opt(&ascend_kube::device_info::config_map_name(NODE_NAME))
+        .await
+        .expect("get the device-info ConfigMap")
 }
 
 /// Removes Huawei's plugin and its node label (also when the test fails half-way, so that the next test finds the
@@ -291,7 +294,13 @@ async fn huaweis_run(
     drop(guard);
     wait_no_chips(cluster).await;
     if device_info.is_some() {
-        cluster.kubectl(&["delete", "configmap", "-n", "kube-system", &format!("mindx-dl-deviceinfo-{NODE_NAME}")]);
+        cluster.kubectl(&[
+            "delete",
+            "configmap",
+            "-n",
+            "kube-system",
+            &ascend_kube::device_info::config_map_name(NODE_NAME),
+        ]);
     }
     strip_node(cluster).await;
     timer.mark("Huawei's plugin removed, the Node stripped");
@@ -400,7 +409,7 @@ async fn in_volcano_mode_huaweis_device_plugin_and_ours_give_the_same_node_and_d
         "configmap",
         "-n",
         "kube-system",
-        &format!("mindx-dl-deviceinfo-{NODE_NAME}"),
+        &ascend_kube::device_info::config_map_name(NODE_NAME),
         "--ignore-not-found",
     ]);
     let volcano_annotations: serde_json::Map<String, serde_json::Value> =

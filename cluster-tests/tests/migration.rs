@@ -334,7 +334,7 @@ struct VolcanoView {
 
 async fn volcano_view(cluster: &Cluster) -> Result<VolcanoView, String> {
     let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::namespaced(cluster.client(), "kube-system");
-    let name = format!("mindx-dl-deviceinfo-{NODE_NAME}");
+    let name = ascend_kube::device_info::config_map_name(NODE_NAME);
     let map = config_maps.get_opt(&name).await.map_err(|e| e.to_string())?.ok_or(format!("no ConfigMap {name}"))?;
     let text = map.data.unwrap_or_default().remove("DeviceInfoCfg").ok_or("no DeviceInfoCfg")?;
     let info: serde_json::Value = serde_json::from_str(&text).map_err(|error| format!("DeviceInfoCfg: {error}"))?;
@@ -867,11 +867,6 @@ async fn a_renamed_resource_does_not_offer_the_chips_a_running_pod_holds_under_h
 /// nodes only (mind-cluster `component/ascend-device-plugin/pkg/common/proto.go`, `SwitchFaultInfo`).
 const SWITCH_INFO: &str = "SwitchInfoCfg";
 
-/// The device-info ConfigMap of the node, as the guide's commands name it.
-fn device_info_config_map() -> String {
-    format!("mindx-dl-deviceinfo-{NODE_NAME}")
-}
-
 /// The guide's runtime step, on a node whose jobs have ended as the step asks: after step 1 our plugin hands chips to
 /// CDI once the chart's node setup registered the runtime and containerd restarted (the CDI spec is removed first,
 /// so a pod's chip proves the spec the node setup wrote), and its undo hands them to Huawei's runtime again. Before
@@ -888,7 +883,7 @@ async fn the_guides_runtime_step_moves_an_idle_node_to_cdi_and_back() {
     cluster.wait_allocatable(RESOURCE, &CHIPS.to_string(), Duration::from_secs(60)).await;
     timer.mark("guide: step 1, the node moved to our plugin");
 
-    let config_map = device_info_config_map();
+    let config_map = ascend_kube::device_info::config_map_name(NODE_NAME);
     let stale = serde_json::json!({
         "FaultCode": [], "FaultLevel": "", "UpdateTime": epoch_seconds() as i64 - 3600,
         "NodeStatus": "Healthy", "FaultTimeAndLevelMap": {},

@@ -21,7 +21,7 @@ async fn the_volcano_device_info_and_node_events_follow_a_fault() {
     timer.mark("device plugin in Volcano mode running");
 
     let config_maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "kube-system");
-    let name = format!("mindx-dl-deviceinfo-{NODE_NAME}");
+    let name = ascend_kube::device_info::config_map_name(NODE_NAME);
     let healthy = wait_until("the device-info ConfigMap with 8 free chips", Duration::from_secs(60), || async {
         let config_map = config_maps.get_opt(&name).await.map_err(|e| e.to_string())?.ok_or("absent")?;
         let chips = device_list(&config_map, RESOURCE)?;

@@ -288,7 +288,7 @@ async fn serve_node(cluster: &Cluster, plugin: Plugin, timer: &mut Timer) {
         }
     }
     let config_maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "kube-system");
-    let name = format!("mindx-dl-deviceinfo-{NODE_NAME}");
+    let name = ascend_kube::device_info::config_map_name(NODE_NAME);
     wait_until("the device-info ConfigMap with 8 free chips", Duration::from_secs(60), || async {
         let config_map = config_maps.get_opt(&name).await.map_err(|e| e.to_string())?.ok_or("absent")?;
         let chips = device_list(&config_map, RESOURCE)?;
@@ -407,7 +407,7 @@ async fn scenario(cluster: &Cluster, plugin: Plugin, timer: &mut Timer) -> Outco
 async fn chip_faults(cluster: &Cluster, plugin: Plugin, outcome: &mut Outcome, first_choice: u32, timer: &mut Timer) {
     let pods: Api<Pod> = Api::namespaced(cluster.client(), NAMESPACE);
     let config_maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "kube-system");
-    let name = format!("mindx-dl-deviceinfo-{NODE_NAME}");
+    let name = ascend_kube::device_info::config_map_name(NODE_NAME);
     let logic_id = |chip: u32| (chip + 4) % 8;
     cluster.set_overlay(vec![chip_fault(logic_id(first_choice), true)]);
     wait_device_info(&config_maps, &name, Some(first_choice)).await;

@@ -63,7 +63,7 @@ pub fn remove(cluster: &Cluster) {
 /// ConfigMap and the Node annotations [`VOLCANO_ANNOTATIONS`] (the other tests expect neither; `kubectl ascend` takes a
 /// node with the ConfigMap for a Volcano node).
 pub fn remove_volcano_writes(cluster: &Cluster) {
-    let device_info = format!("mindx-dl-deviceinfo-{NODE_NAME}");
+    let device_info = ascend_kube::device_info::config_map_name(NODE_NAME);
     let _ = cluster.try_kubectl(&["-n", "kube-system", "delete", "configmap", &device_info, "--ignore-not-found"]);
     let annotations: serde_json::Map<String, serde_json::Value> =
         VOLCANO_ANNOTATIONS.iter().map(|key| ((*key).to_owned(), serde_json::Value::Null)).collect();
