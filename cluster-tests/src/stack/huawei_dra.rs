@@ -183,8 +183,8 @@ pub fn remove_claim_specs() {
 }
 
 /// Deletes the DRA drivers' shared checkpoint (`/var/lib/kubelet/plugins/npu.huawei.com/checkpoint.json`), once the
-/// driver that wrote it is gone with every claim it prepared: each driver refuses the other's file (ours stops on a
-/// checkpoint it cannot read; Huawei's reuses any file of that name and then fails every prepare, mind-cluster
+/// driver that wrote it is gone with every claim it prepared: Huawei's reuses any file of that name and then fails
+/// every prepare (ours replaces Huawei's when it holds no claim and refuses to start while it does), mind-cluster
 /// `component/ascend-dynamic-resource-allocation/internal/plugin/state.go`, `NewDeviceState` and
 /// `DeviceState.Prepare`).
 pub fn remove_checkpoint() {
