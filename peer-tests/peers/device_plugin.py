@@ -68,14 +68,22 @@ def start_node(node_dir: Path, our_bin: Path, log: Path, node_args: list[str]) -
                 node.wait()
             raise AssertionError(f"{log.stem}: the stand-in node did not start: {log.read_text()[-800:]}")
         time.sleep(0.1)
-    return node, (node_dir / "ready").read_text().strip()
+    port = (node_dir / "ready").read_text().strip()
+    if not port.isdigit():
+        node.kill()
+        node.wait()
+        raise AssertionError(f"{log.stem}: the stand-in node's ready file holds no port: {port!r}")
+    return node, port
 
 
-def start_plugin(host: Host, node_dir: Path, port: str, argv: list[str], log: Path, env: dict[str, str]) -> Program:
+def start_plugin(host: Host, node_dir: Path, port: str, argv: list[str], log: Path, env: dict[str, str],
+                 pod_resources: bool = False) -> Program:
     """A plugin program in the host wired to the stand-in node of `node_dir` serving its API server on `port`: the
-    node's kubelet directory and in-cluster files at the paths a pod has them."""
+    node's kubelet directory and in-cluster files at the paths a pod has them, and with `pod_resources` the node's
+    PodResources socket directory (peer-node --pod-resources)."""
     binds = [f"{node_dir / 'device-plugins'}:/var/lib/kubelet/device-plugins",
-             f"{node_dir / 'serviceaccount'}:/var/run/secrets/kubernetes.io/serviceaccount"]
+             f"{node_dir / 'serviceaccount'}:/var/run/secrets/kubernetes.io/serviceaccount",
+             *([f"{node_dir / 'pod-resources'}:/var/lib/kubelet/pod-resources"] if pod_resources else [])]
     environment = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": port, "NODE_NAME": NODE_NAME,
                    **env}
     return Program(host, argv, log, binds=binds, extra_env=environment)

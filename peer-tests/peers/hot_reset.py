@@ -18,14 +18,12 @@ import itertools
 import json
 import os
 import shutil
-import subprocess
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .device_plugin import NODE_DIRS, NODE_NAME, SETTLE_SECONDS
+from .device_plugin import NODE_DIRS, SETTLE_SECONDS, start_node, start_plugin
 from .differences import Collector, Key, compare_mappings
-from .host import Host, Program, free_port, wait_for
+from .host import Host, free_port, wait_for
 
 PROGRAM = "hot-reset"
 # Huawei's flags and ours, per mode (mind-cluster component/ascend-device-plugin/main.go, -hotReset: -1 off,
@@ -63,25 +61,14 @@ def _write_overlay(host: Host, text: str) -> None:
 def _run(host: Host, name: str, node_dir: Path, our_bin: Path, argv: list[str], logs: Path) -> dict:
     """A stand-in node serving PodResources, the plugin in the host wired to it; the node's record with its
     timeline."""
-    node_dir.mkdir(parents=True)
-    record, ready, node_log = node_dir / "record.json", node_dir / "ready", logs / f"{name}.peer-node.log"
-    node = subprocess.Popen([str(our_bin / "peer-node"), "--dir", str(node_dir), "--node-name", NODE_NAME, "--out",
-                             str(record), "--settle-seconds", str(SETTLE_SECONDS), "--follow-seconds",
-                             str(FOLLOW_SECONDS), "--pod-resources"], stdout=node_log.open("wb"),
-                            stderr=subprocess.STDOUT)
+    record, node_log = node_dir / "record.json", logs / f"{name}.peer-node.log"
+    node, port = start_node(node_dir, our_bin, node_log, ["--out", str(record), "--settle-seconds",
+                                                          str(SETTLE_SECONDS), "--follow-seconds", str(FOLLOW_SECONDS),
+                                                          "--pod-resources"])
     program = None
     try:
-        started = time.monotonic()
-        while not ready.exists():
-            if node.poll() is not None or time.monotonic() - started > 30:
-                raise AssertionError(f"{name}: the stand-in node did not start: {node_log.read_text()[-800:]}")
-            time.sleep(0.1)
-        binds = [f"{node_dir / 'device-plugins'}:/var/lib/kubelet/device-plugins",
-                 f"{node_dir / 'pod-resources'}:/var/lib/kubelet/pod-resources",
-                 f"{node_dir / 'serviceaccount'}:/var/run/secrets/kubernetes.io/serviceaccount"]
-        environment = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": ready.read_text().strip(),
-                       "NODE_NAME": NODE_NAME}
-        program = Program(host, argv, logs / f"{name}.{Path(argv[0]).name}.out", binds=binds, extra_env=environment)
+        program = start_plugin(host, node_dir, port, argv, logs / f"{name}.{Path(argv[0]).name}.out", {},
+                               pod_resources=True)
         wait_for(f"{name}: the stand-in node's record", lambda: node.poll() is not None, program,
                  FOLLOW_SECONDS + 120)
         if node.returncode != 0:

@@ -92,7 +92,11 @@ async fn main() -> Result<()> {
     let kubelet = FakeKubelet::start(&plugins).await.context("starting the fake kubelet")?;
     let _pod_resources =
         if args.pod_resources { Some(follow::serve_pod_resources(&args.dir.join("pod-resources"))?) } else { None };
-    std::fs::write(args.dir.join("ready"), tls_port.to_string()).context("writing ready")?;
+    // Written whole, then renamed into place: the runner polls for `ready` and reads the port from it at once, and
+    // a file written in place can be seen empty (which handed Huawei's plugin an empty KUBERNETES_SERVICE_PORT once).
+    let pending = args.dir.join("ready.pending");
+    std::fs::write(&pending, tls_port.to_string()).context("writing ready")?;
+    std::fs::rename(&pending, args.dir.join("ready")).context("renaming ready into place")?;
     let ready = Instant::now();
     if args.perf {
         return perf::serve(&args.dir, kubelet, Duration::from_secs(args.timeout_seconds)).await;
