@@ -1,26 +1,26 @@
 #!/usr/bin/env python3
 """Section 6 of benches/run.sh: container start with our injection against plain runc, same bundle.
 
-Method: a fake Atlas 800T A2 host (`dcmi-sim fake-host`, device nodes as character devices when run as root) and
-one busybox bundle (`runc spec`, process `/bin/true`, ASCEND_VISIBLE_DEVICES=0) on a tmpfs, as engines keep bundles
-and runc's state under /run. hyperfine (no shell) times `runc run` of the bundle three ways: plain runc; through
-the `ascend-runtime` link to ascend-ctk as an engine starts it, every argument runc's and the settings in
-ASCEND_CTK_* variables (spec edited before runc: runtime mode); and the same with ASCEND_CTK_MOUNT_DELIVERY=hook
-(devices in the spec, mounts by the createRuntime hook: hook mode; the hook is ascend-ctk-hook beside ascend-ctk,
-given the mounts the runtime resolved). The runtime's chip cache is warm (the checking
-run of each mode fills it), as on a node after its first container. config.json is restored before every run (not
-timed), so each run starts from the same bundle. The commands alternate over --rounds rounds (hyperfine runs the
-commands that share an environment in one invocation, so a round is a few invocations); the figures are medians over
-every run of every round. To show where added time goes, the same rounds also time plain runc on the specs runtime
-and hook mode write (and on the latter with /bin/true as the hook, also with the driver mounts in the spec), runc
-started through /usr/bin/env (an exec in
-front of runc that does nothing else: runtime mode's floor; on the spec with /bin/true as the hook, hook mode's
-floor), the runtime's own phase (runtime mode exec'ing /bin/true instead of runc) with the chip cache warm and off
-(the cold path), `/usr/bin/env /bin/true` (that phase's floor) and `ascend-ctk --version`; each mode's distance to
-its floor comes with a 95 % bootstrap interval of the difference of medians. The runtime's phase runs once under
-`strace -f -T` to sum the time spent in each system call, and 20 times under `perf record` to split its CPU time by
-the object (binary, libc, kernel) it falls in. Last, podman starts the same rootfs with chip 0 injected from our CDI
-spec and without it (podman_cdi.py)."""
+Method: a fake Atlas 800T A2 host (`dcmi-sim fake-host`, device nodes as character devices when run as root) and one
+busybox bundle (`runc spec`, process `/bin/true`, ASCEND_VISIBLE_DEVICES=0) on a tmpfs, as engines keep bundles and
+runc's state under /run. hyperfine (no shell) times `runc run` of the bundle three ways: plain runc; through the
+`ascend-runtime` link to ascend-ctk as an engine starts it, every argument runc's and the settings in ASCEND_CTK_*
+variables (spec edited before runc: runtime mode); and the same with ASCEND_CTK_MOUNT_DELIVERY=hook (devices in the
+spec, mounts by the createRuntime hook: hook mode; the hook is ascend-ctk-hook beside ascend-ctk, given the mounts
+the runtime resolved). The runtime's chip cache is warm (the checking run of each mode fills it), as on a node after
+its first container. config.json is restored before every run (not timed), so each run starts from the same bundle.
+The commands alternate over --rounds rounds (hyperfine runs the commands that share an environment in one
+invocation, so a round is a few invocations); the figures are medians over every run of every round. Each mode runs
+in the same invocation as its floor, next to it, the two in the opposite order every other round, and its distance
+to the floor is taken round by round (see distance_to_floor). To show where added time goes, the same rounds also
+time plain runc on the specs runtime and hook mode write (and on the latter with /bin/true as the hook, also with
+the driver mounts in the spec), runc started through /usr/bin/env (an exec in front of runc that does nothing else:
+runtime mode's floor; on the spec with /bin/true as the hook, hook mode's floor), the runtime's own phase (runtime
+mode exec'ing /bin/true instead of runc) with the chip cache warm and off (the cold path), `/usr/bin/env /bin/true`
+(that phase's floor) and `ascend-ctk --version`; each mode's distance to its floor comes with a 95 % bootstrap
+interval over the rounds. The runtime's phase runs once under `strace -f -T` to sum the time spent in each system
+call, and 20 times under `perf record` to split its CPU time by the object (binary, libc, kernel) it falls in. Last,
+podman starts the same rootfs with chip 0 injected from our CDI spec and without it (podman_cdi.py)."""
 
 import argparse
 import json
@@ -123,8 +123,13 @@ def mode_environments(host_root, chip_cache):
     }
 
 
+# Floors that run in their mode's environment, so that hyperfine times them in the mode's invocation, next to it: the
+# variables the runtime reads are ignored by env, runc and /bin/true.
+FLOOR_ENVIRONMENTS = {ENV_TRUE_HOOK: "hook", ENV_PHASE: SHIM_ONLY}
+
+
 def environment_of(mode, environments):
-    return environments.get(mode, environments["base"])
+    return environments.get(FLOOR_ENVIRONMENTS.get(mode, mode), environments["base"])
 
 
 def check_injection(argvs, environments, bundle, pristine, copies):
@@ -216,30 +221,39 @@ def hyperfine_groups(timed, runs, export, prefix=()):
     return found
 
 
-def hyperfine_round(argvs, environments, pristine, copies, bundle, runs, export, ctk):
+def hyperfine_round(argvs, environments, pristine, copies, bundle, runs, export, ctk, round_index=0):
     """One timed run of every command; each command's --prepare restores its spec. Consecutive commands with the
-    same environment share one hyperfine invocation."""
+    same environment share one hyperfine invocation. Each mode and its floor are neighbours in one invocation, in
+    the opposite order every other round (`round_index`): hyperfine runs all of one command's runs before the next
+    command's, and whatever drifts within an invocation (the page cache, runc's state directory, the neighbours'
+    load) then falls on both sides alike over the rounds."""
     config = os.path.join(bundle, "config.json")
-    commands_in_order = [(mode, argvs[mode], pristine) for mode in MODES]
+
+    def pair(*commands):
+        return list(commands) if round_index % 2 == 0 else list(reversed(commands))
+
+    # Runtime mode against plain runc and against its floor: plain runc on the spec runtime mode writes, started
+    # through /usr/bin/env (what any program that execs runc adds, whatever it does itself).
+    commands_in_order = pair((MODES[0], argvs["plain"], pristine), ("runtime", argvs["runtime"], pristine),
+                             (ENV_RUNC, ["/usr/bin/env", *argvs["plain"]], copies["runtime"]))
+    # Hook mode against its floor: the same on the spec hook mode writes, /bin/true as the hook.
+    commands_in_order += pair(("hook", argvs["hook"], pristine),
+                              (ENV_TRUE_HOOK, ["/usr/bin/env", *argvs["plain"]], copies["true_hook"]))
     # To attribute the added time: plain runc on the spec runtime mode writes (the cost of the devices and mounts
-    # themselves), and the start-up of the ascend-ctk binary alone.
+    # themselves); on the spec hook mode writes, with our hook and with /bin/true as the hook (the hook's own share),
+    # the latter also with the driver mounts in the spec; and the start-up of the ascend-ctk binary alone.
     commands_in_order.append((INJECTED_SPEC, argvs["plain"], copies["runtime"]))
-    # The same, started through /usr/bin/env: what any program that execs runc adds, whatever it does itself.
-    commands_in_order.append((ENV_RUNC, ["/usr/bin/env", *argvs["plain"]], copies["runtime"]))
-    # And on the spec hook mode writes, with our hook and with /bin/true as the hook: the hook's own share; the
-    # latter through env too, the floor of hook mode (an exec in front of runc and a hook that does nothing).
     commands_in_order.append((HOOK_SPEC, argvs["plain"], copies["hook"]))
     commands_in_order.append((TRUE_HOOK_SPEC, argvs["plain"], copies["true_hook"]))
     commands_in_order.append((TRUE_HOOK_MOUNTS_SPEC, argvs["plain"], copies["true_hook_mounts"]))
-    commands_in_order.append((ENV_TRUE_HOOK, ["/usr/bin/env", *argvs["plain"]], copies["true_hook"]))
     commands_in_order.append((STARTUP, [ctk, "--version"], pristine))
-    # The runtime's own phase: everything runtime mode does, then exec /bin/true instead of runc.
-    commands_in_order.append((SHIM_ONLY, argvs["runtime"], pristine))
+    # The runtime's own phase (everything runtime mode does, then exec /bin/true instead of runc) and its floor,
+    # env exec'ing /bin/true. Both phases vary by a tenth of a millisecond where a whole start varies by several, so
+    # their difference is the precise figure of what the runtime adds over an exec.
+    commands_in_order += pair((SHIM_ONLY, argvs["runtime"], pristine), (ENV_PHASE, ["/usr/bin/env", "/bin/true"],
+                                                                       pristine))
     # The same phase asking DCMI (the chip cache off): what the first container after a boot or a driver reload pays.
     commands_in_order.append((SHIM_ONLY_COLD, argvs["runtime"], pristine))
-    # The floor of that phase: env exec'ing /bin/true. Both phases vary by a tenth of a millisecond where a whole
-    # start varies by several, so their difference is the precise figure of what the runtime adds over an exec.
-    commands_in_order.append((ENV_PHASE, ["/usr/bin/env", "/bin/true"], pristine))
     return hyperfine_groups([(name, command, f"cp {spec} {config}", environment_of(name, environments))
                              for name, command, spec in commands_in_order], runs, export)
 
@@ -308,17 +322,19 @@ def cpu_profile_by_object(argv, bundle, pristine, data_path, repeats=20, top=6, 
     return [{"object": name, "percent": round(100.0 * share / total, 1)} for name, share in ranked]
 
 
-def distance_to_floor(mode_times, floor_times):
-    """The difference of the medians (mode minus floor) in milliseconds, with its 95 % bootstrap interval: a whole
-    start varies by several milliseconds from run to run, so the interval says how far the median difference can be
-    trusted."""
+def distance_to_floor(mode_rounds, floor_rounds):
+    """A mode's distance to its floor in milliseconds: each round's difference of medians (mode minus floor, timed
+    next to each other in that round), and the median of those differences over the rounds, with its 95 % bootstrap
+    interval over the rounds. Pairing by round keeps what changes between rounds (the machine's load, a neighbour's
+    build) out of the difference; a whole start varies by several milliseconds from run to run, so the interval
+    says how far the median difference can be trusted."""
+    if len(mode_rounds) != len(floor_rounds) or not mode_rounds:
+        raise common.MeasurementError(f"{len(mode_rounds)} rounds of a mode against {len(floor_rounds)} of its floor")
+    differences = [common.median(mode) - common.median(floor) for mode, floor in zip(mode_rounds, floor_rounds)]
     generator = random.Random(BOOTSTRAP_SEED)
-    resampled = []
-    for _ in range(BOOTSTRAP_RESAMPLES):
-        mode = common.median(generator.choices(mode_times, k=len(mode_times)))
-        floor = common.median(generator.choices(floor_times, k=len(floor_times)))
-        resampled.append(mode - floor)
-    return {"median": round((common.median(mode_times) - common.median(floor_times)) * 1000.0, 3),
+    resampled = [common.median(generator.choices(differences, k=len(differences)))
+                 for _ in range(BOOTSTRAP_RESAMPLES)]
+    return {"median": round(common.median(differences) * 1000.0, 3),
             "ci95": [round(common.nearest_rank(resampled, 0.025) * 1000.0, 3),
                      round(common.nearest_rank(resampled, 0.975) * 1000.0, 3)]}
 
@@ -369,11 +385,13 @@ def main():
         times = {mode: [] for mode in (*MODES, STARTUP, INJECTED_SPEC, ENV_RUNC, HOOK_SPEC, TRUE_HOOK_SPEC,
                                        TRUE_HOOK_MOUNTS_SPEC, ENV_TRUE_HOOK, SHIM_ONLY, SHIM_ONLY_COLD, ENV_PHASE)}
         cpu_seconds = {mode: [] for mode in times}
+        rounds = {mode: [] for mode in times}
         for round_index in range(args.rounds):
             export = os.path.join(directory, f"hyperfine-{round_index}.json")
-            for mode, (samples, cpu_s) in hyperfine_round(
-                    argvs, environments, pristine, copies, bundle, args.runs, export, args.ctk).items():
+            for mode, (samples, cpu_s) in hyperfine_round(argvs, environments, pristine, copies, bundle, args.runs,
+                                                          export, args.ctk, round_index).items():
                 times[mode].extend(samples)
+                rounds[mode].append(samples)
                 cpu_seconds[mode].append(cpu_s)
         # CDI: the same rootfs started by podman with a chip from our CDI spec, against plain podman.
         cdi = podman_cdi.measure(args.ctk, host_root, os.path.join(bundle, "rootfs"), directory, args.cdi_runs,
@@ -410,8 +428,10 @@ def main():
         "ctk_shim_phase_ms": round(common.median(shim_phase) * 1000.0, 3),
         "ctk_shim_phase_no_cache_ms": round(common.median(shim_phase_cold) * 1000.0, 3),
         "env_phase_ms": round(common.median(env_phase) * 1000.0, 3),
-        "above_floor_ms": {"runtime": distance_to_floor(times["runtime"], env_runc),
-                           "hook": distance_to_floor(times["hook"], env_true_hook)},
+        "above_floor_ms": {"runtime": distance_to_floor(rounds["runtime"], rounds[ENV_RUNC]),
+                           "hook": distance_to_floor(rounds["hook"], rounds[ENV_TRUE_HOOK]),
+                           "runtime_phase": distance_to_floor(rounds[SHIM_ONLY], rounds[ENV_PHASE])},
+        "rounds": args.rounds,
         "ctk_shim_syscalls": shim_syscalls,
         "ctk_shim_cpu_by_object": shim_objects,
         "ctk_hook_syscalls": hook_syscalls,
