@@ -129,9 +129,22 @@ _HANDED_OUT: set[int] = set()
 _PORT_LOCK = threading.Lock()
 
 
+def _ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range, which it hands to outgoing connections."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
 def free_port(low: int = 20000, high: int = 40000) -> int:
-    """A loopback port free now, in [low, high): Huawei's exporter takes only 1025 to 40000 (its main.go,
-    `checkIPAndPortInPrometheus`), below the kernel's ephemeral range."""
+    """A loopback port free now, in [low, high) and below the kernel's ephemeral range: a port free now but in that
+    range can be taken by any outgoing connection (the stand-in nodes' and the programs' own) before the program it
+    is for binds it, which failed a run with "Address already in use". Huawei's exporter takes only 1025 to 40000 (its
+    main.go, `checkIPAndPortInPrometheus`)."""
+    high = min(high, _ephemeral_low())
+    if high <= low:
+        raise AssertionError(f"no loopback port below the ephemeral range ({high}) from {low}")
     with _PORT_LOCK:
         return _free_port(low, high)
 
