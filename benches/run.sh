@@ -5,7 +5,8 @@
 #   benches/run.sh                      # everything: about 45 minutes on a 2-core machine once built; it brings
 #                                       # the test bed of scripts/cluster/up.sh up for sections 7, 9, 10 and 11's
 #                                       # DRA drivers after the quiet sections, and down again at the end
-#   PERF_RESULTS_DIR=/tmp/perf benches/run.sh
+#   PERF_RESULTS_DIR=/var/lib/ascend-perf benches/run.sh   # a root-owned path (not under /tmp: section 6 needs
+#                                          # every directory above its fake host's driver library root's alone)
 #   PERF_REPORT=/tmp/performance.md benches/run.sh    # the report elsewhere than docs/performance.md
 #   PERF_SECTIONS="1 2" benches/run.sh     # only these sections (built and run), to check a change to them; the
 #                                          # report then holds only them and goes to the results directory

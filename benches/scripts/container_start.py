@@ -171,6 +171,16 @@ def check_injection(argvs, environments, bundle, pristine, copies):
     return used_dcmi
 
 
+def require_dcmi(used_dcmi, host_root):
+    """Refuses to time a runtime that did not find the chips through DCMI: without it the runtime scans /dev on every
+    start and keeps no chip cache, which is not the path of a server (a results directory under /tmp, which others
+    can write, does this: the runtime loads no library from under such a directory)."""
+    if not used_dcmi:
+        raise common.MeasurementError(
+            f"ascend-ctk did not use the driver library under {host_root}: a directory above it is writable by "
+            "others than root; give PERF_RESULTS_DIR a root-owned path (e.g. /var/lib/ascend-perf)")
+
+
 def statically_linked(path):
     """Whether the ELF file at `path` has no program interpreter (no PT_INTERP program header): a static
     executable, which the kernel starts without the dynamic loader."""
@@ -371,6 +381,7 @@ def main():
         copies = {name: os.path.join(directory, f"config.{name}.json")
                   for name in ("runtime", "hook", "true_hook", "true_hook_mounts")}
         used_dcmi = check_injection(argvs, environments, bundle, pristine, copies)
+        require_dcmi(used_dcmi, host_root)
         hook_binary = copies["hook_binary"]
         hook_static = statically_linked(hook_binary)
         shim_syscalls = syscall_profile(argvs["runtime"], bundle, pristine, os.path.join(directory, "shim.strace"),

@@ -133,6 +133,11 @@ class ParserTests(unittest.TestCase):
         with self.assertRaises(container_start.common.MeasurementError):
             container_start.distance_to_floor(mode, floor[:-1])
 
+    def test_a_runtime_that_did_not_use_dcmi_is_not_timed(self):
+        container_start.require_dcmi(True, "/r/host")
+        with self.assertRaisesRegex(container_start.common.MeasurementError, "under /tmp/p/host: .*PERF_RESULTS_DIR"):
+            container_start.require_dcmi(False, "/tmp/p/host")
+
     def test_a_distance_is_taken_round_by_round_so_a_slow_round_does_not_move_it(self):
         # The mode is 1 ms above its floor in every round, but most of the mode's runs fell in slow rounds (a
         # neighbour's build) and most of the floor's in quiet ones: pooled, the difference of medians would be 10 ms.
