@@ -1481,6 +1481,28 @@ class BesideHuawei(Section):
         "read the network groups every 60 s, whatever the exporter itself spends (a lower cadence would make "
         "ours older than Huawei's samples).")
 
+    @staticmethod
+    def per_render_reading():
+        """Why CPU per fresh render misses 0.1x on atlas-800t-a2 at one scrape a second: checked on 2026-12-05 (the
+        figures are that check's, not this run's)."""
+        return (
+            "Why CPU per scrape rendered anew misses 0.1x on `atlas-800t-a2` at one scrape a second and not at one "
+            "every 15 s (checked 2026-12-05 on the same host, `beside_huawei.py --part exporter --hosts atlas-800t-a2 "
+            "--rounds 2`): every second ours 0.55 ms (rounds 0.546 and 0.554) to Huawei's 4.35 and 5.14 ms (0.108x "
+            "to 0.125x), every 15 s ours 0.58 and 0.70 ms to Huawei's 6.23 and 6.49 ms (0.090x to 0.113x): Huawei's "
+            "exporter spends less per scrape when scraped every second, ours does not. Ours renders the same body back "
+            "to back in 0.36 ms (ascend-exporter's CHANGELOG); the rest is the request's own handling and a render "
+            "that starts from cold caches after a second of the simulated driver's and hccn_tool's work. Not the "
+            "allocator: the same run with glibc's mmap and trim thresholds pinned (`GLIBC_TUNABLES=glibc.malloc."
+            "mmap_threshold=33554432:glibc.malloc.trim_threshold=134217728`) gave 0.56 and 0.57 ms. The render itself "
+            "(`perf record` of the `exporter_render` bench, 8 chips, both namings, classic text): prometheus-client's "
+            "text encoder about half, moving each sample (200 bytes) into its metric's list of rows about a sixth, "
+            "the extractors and the series' labels the rest. Leaving the samples where the extractors wrote them "
+            "saved 5 to 7 % of a render on most bodies but made the 64-chip OpenMetrics render 55 % slower (1.14 "
+            "against 0.74 ms, three times over), so it was not kept. What would meet the target is an encoder of our "
+            "own in place of prometheus-client's; not done: the crate gives both text formats and their escaping from "
+            "one maintained source, and the miss is at one cadence on one host.")
+
     @classmethod
     def hccn_tool_share(cls, figures):
         """The prose above, and each host's child processes of the whole CPU at both cadences where measured."""
@@ -1575,6 +1597,8 @@ class BesideHuawei(Section):
                 lines += ["", f"Where our exporter's CPU goes on `{host}` (`perf record -F 999` of it and the "
                               f"processes it starts, {profile['seconds']:g} s at one scrape a second; self time): "
                               f"by command and object: {objects}. Top symbols: {symbols}."]
+        if "atlas-800t-a2" in figures["exporter"]:
+            lines += ["", self.per_render_reading()]
         if figures["device_plugin"]:
             lines += [
                 "",
