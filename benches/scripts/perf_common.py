@@ -6,10 +6,13 @@ import json
 import math
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "peer-tests"))
+import peers.host as _PEER_HOST  # noqa: E402  (one port picker for the benches and the comparison tier)
 
 # How long a component may take to come up before the section fails.
 STARTUP_TIMEOUT_S = 30.0
@@ -20,10 +23,10 @@ class MeasurementError(RuntimeError):
 
 
 def free_port():
-    """A loopback TCP port that was free a moment ago (the component binds it right after)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A loopback TCP port that was free a moment ago (the component binds it right after): the comparison tier's
+    picker (peer-tests/peers/host.py), which stays below the kernel's ephemeral range, where an outgoing connection
+    could take the port before the component binds it."""
+    return _PEER_HOST.free_port()
 
 
 def nearest_rank(values, fraction):

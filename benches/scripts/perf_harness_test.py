@@ -199,6 +199,13 @@ class ParserTests(unittest.TestCase):
         found = container_start.SYSCALL_LINE.match("4242  fsync(4)            = 0 <0.004400>")
         self.assertEqual((found.group(1), found.group(2)), ("fsync", "0.004400"))
 
+    def test_ports_are_handed_out_once_and_below_the_ephemeral_range(self):
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="utf-8") as ports:
+            ephemeral_low = int(ports.read().split()[0])
+        picked = [perf_common.free_port() for _ in range(20)]
+        self.assertEqual(len(set(picked)), len(picked))
+        self.assertTrue(all(port < ephemeral_low for port in picked), (picked, ephemeral_low))
+
     def test_percentiles(self):
         values = list(range(100, 0, -1))
         self.assertEqual(perf_common.nearest_rank(values, 0.99), 99)
