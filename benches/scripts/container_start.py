@@ -393,15 +393,14 @@ def main():
                                         hook_only=True)
         hook_objects = cpu_profile_by_object(argvs["plain"], bundle, copies["hook"],
                                              os.path.join(directory, "hook.perf"))
-        times = {mode: [] for mode in (*MODES, STARTUP, INJECTED_SPEC, ENV_RUNC, HOOK_SPEC, TRUE_HOOK_SPEC,
-                                       TRUE_HOOK_MOUNTS_SPEC, ENV_TRUE_HOOK, SHIM_ONLY, SHIM_ONLY_COLD, ENV_PHASE)}
-        cpu_seconds = {mode: [] for mode in times}
-        rounds = {mode: [] for mode in times}
+        # Each command's runs, round by round, and its CPU time per round.
+        rounds = {mode: [] for mode in (*MODES, STARTUP, INJECTED_SPEC, ENV_RUNC, HOOK_SPEC, TRUE_HOOK_SPEC,
+                                        TRUE_HOOK_MOUNTS_SPEC, ENV_TRUE_HOOK, SHIM_ONLY, SHIM_ONLY_COLD, ENV_PHASE)}
+        cpu_seconds = {mode: [] for mode in rounds}
         for round_index in range(args.rounds):
             export = os.path.join(directory, f"hyperfine-{round_index}.json")
             for mode, (samples, cpu_s) in hyperfine_round(argvs, environments, pristine, copies, bundle, args.runs,
                                                           export, args.ctk, round_index).items():
-                times[mode].extend(samples)
                 rounds[mode].append(samples)
                 cpu_seconds[mode].append(cpu_s)
         # CDI: the same rootfs started by podman with a chip from our CDI spec, against plain podman.
@@ -413,6 +412,8 @@ def main():
         if mounted:
             subprocess.run(["umount", mounted], capture_output=True, check=False)
         shutil.rmtree(directory, ignore_errors=True)
+    # Every run of every round, for the medians and percentiles over all runs.
+    times = {mode: [run for samples in per_round for run in samples] for mode, per_round in rounds.items()}
     startup = times.pop(STARTUP)
     injected_spec = times.pop(INJECTED_SPEC)
     env_runc = times.pop(ENV_RUNC)

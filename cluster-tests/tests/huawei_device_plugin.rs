@@ -413,10 +413,7 @@ async fn in_volcano_mode_huaweis_device_plugin_and_ours_give_the_same_node_and_d
         "--ignore-not-found",
     ]);
     let volcano_annotations: serde_json::Map<String, serde_json::Value> =
-        ["baseDeviceInfos", "superPodID", "serverIndex", "serverType", "rackID"]
-            .iter()
-            .map(|key| ((*key).to_owned(), serde_json::Value::Null))
-            .collect();
+        huawei::VOLCANO_ANNOTATIONS.iter().map(|key| ((*key).to_owned(), serde_json::Value::Null)).collect();
     Api::<Node>::all(cluster.client())
         .patch(
             NODE_NAME,
