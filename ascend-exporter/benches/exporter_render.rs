@@ -1,6 +1,6 @@
 //! Render time of one npu-exporter scrape for 8, 64 and 256 fully populated chips (every value the sampler reads,
 //! half of the chips held by pods), per naming mode and exposition format. The snapshot is synthetic: this measures
-//! the exporter's own work per scrape (labels, catalogue walk, prometheus-client encoding), not the driver.
+//! the exporter's own work per scrape (labels, catalogue walk, the text encoder), not the driver.
 //!
 //! The "cached" cases measure a scrape served by [`ScrapeCache`] while the data does not change (every scrape but the
 //! first after a sampler round): a reference-count clone of the rendered bytes.
@@ -137,7 +137,7 @@ fn render(c: &mut Criterion) {
             for (format, format_label) in
                 [(ExpositionFormat::OpenMetrics, "openmetrics"), (ExpositionFormat::ClassicText, "classic")]
             {
-                let body = exposition.render(format).unwrap_or_default();
+                let body = exposition.render(format);
                 eprintln!(
                     "{chips} chips, {label}, {format_label}: {} bytes, {} lines",
                     body.len(),
@@ -160,8 +160,7 @@ fn render(c: &mut Criterion) {
 fn gzip_level(c: &mut Criterion) {
     let mut group = c.benchmark_group("gzip_level");
     for chips in [8u32, 64, 256] {
-        let body =
-            inputs(chips, NamingMode::Native).exposition().render(ExpositionFormat::OpenMetrics).unwrap_or_default();
+        let body = inputs(chips, NamingMode::Native).exposition().render(ExpositionFormat::OpenMetrics);
         group.throughput(Throughput::Bytes(body.len() as u64));
         for level in 1..=9 {
             let compressed = gzip_at_level(body.as_bytes(), level).len();

@@ -64,7 +64,7 @@ fn serve_one_scrape() -> Result<(), Box<dyn Error>> {
 
     // One scrape, as an HTTP handler would answer it from the request's `Accept` and `Accept-Encoding` headers.
     let format = ExpositionFormat::negotiate(Some(PROMETHEUS_ACCEPT));
-    let body = cache.body(format, ContentCoding::negotiate(None))?;
+    let body = cache.body(format, ContentCoding::negotiate(None));
     let body = std::str::from_utf8(&body)?;
     println!("Content-Type: {} ({} bytes)", format.content_type(), body.len());
 

@@ -5,7 +5,7 @@ use ascend_cli::OPENMETRICS_CONTENT_TYPE;
 use crate::quality_values::weighted_elements;
 
 /// `Content-Type` of the classic Prometheus text format 0.0.4.
-const CLASSIC_TEXT_CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+const CLASSIC_TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// The two text formats a scrape can get.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -110,26 +110,19 @@ pub async fn respond<B>(state: Arc<ServerState>, request: Request<B>) -> HttpRes
 fn metrics(state: &ServerState, headers: &HeaderMap) -> HttpResponse {
     let Negotiated { format, coding } =
         Negotiated::from_headers(headers.get(header::ACCEPT), headers.get(header::ACCEPT_ENCODING));
-    match state.scrape_cache.body(format, coding) {
-        Ok(body) => {
-            if let Some(files) = &state.body_files {
-                files.offer(&body);
-            }
-            let mut response = Response::new(Full::new(body));
-            let headers = response.headers_mut();
-            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(format.content_type()));
-            // Both request headers choose the bytes, so a cache between scraper and exporter must key on both.
-            headers.insert(header::VARY, HeaderValue::from_static("Accept, Accept-Encoding"));
-            if let Some(encoding) = coding.header_value() {
-                headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding));
-            }
-            response
-        }
-        Err(error) => {
-            tracing::error!(%error, "rendering metrics failed");
-            text(StatusCode::INTERNAL_SERVER_ERROR, "rendering metrics failed\n")
-        }
+    let body = state.scrape_cache.body(format, coding);
+    if let Some(files) = &state.body_files {
+        files.offer(&body);
     }
+    let mut response = Response::new(Full::new(body));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(format.content_type()));
+    // Both request headers choose the bytes, so a cache between scraper and exporter must key on both.
+    headers.insert(header::VARY, HeaderValue::from_static("Accept, Accept-Encoding"));
+    if let Some(encoding) = coding.header_value() {
+        headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding));
+    }
+    response
 }
 
 fn healthz(state: &ServerState) -> HttpResponse {

@@ -9,7 +9,7 @@
 //! | its state at one moment, which scrapes read without waiting on the driver | [`Snapshot`], [`ChipSnapshot`], [`SnapshotSource`], [`SharedSnapshot`] |
 //! | the metric catalogue: native `ascend_npu_*` names and Huawei's npu-exporter names | [`catalogue`] ([`catalogue::CATALOGUE`]), [`NamingMode`] |
 //! | the metric-selection file: groups, intervals, skipped reads, served metrics | [`Selection`] |
-//! | rendering through prometheus-client, OpenMetrics or text 0.0.4 | [`RenderPlan`], [`SnapshotCollector`], [`Exposition`], [`ExpositionFormat`] |
+//! | rendering, OpenMetrics or text 0.0.4 | [`RenderPlan`], [`SnapshotCollector`], [`Exposition`], [`ExpositionFormat`] |
 //! | one rendered body per sampler round, plain and (when asked for) gzip, served as shared bytes | [`ScrapeCache`], [`ContentCoding`] |
 //! | which containers hold which chip, from the kubelet's PodResources API | [`PodResourcesWatch`], [`SharedAttribution`], [`PodAttribution`] |
 //! | network readings through the driver's `hccn_tool` | [`network`] |
@@ -44,10 +44,9 @@
 //!
 //! let plan = RenderPlan::new(NamingMode::Native, &Selection::default());
 //! let collector = SnapshotCollector::new(snapshot, Arc::new(SharedAttribution::new()), plan, "0.1.0");
-//! let body = Exposition::new(collector).render(ExpositionFormat::OpenMetrics)?;
+//! let body = Exposition::new(collector).render(ExpositionFormat::OpenMetrics);
 //! assert!(body.lines().any(|line| line.starts_with("ascend_npu_temperature_celsius{") && line.ends_with(" 47")));
 //! assert!(body.ends_with("# EOF\n"));
-//! # Ok::<(), std::fmt::Error>(())
 //! ```
 //!
 //! The whole exporter, as the program runs it (feature `cli`; needs `libdcmi.so`, or `dcmi-sim` pointed at by
@@ -106,6 +105,7 @@ mod sendfile_stream;
 mod series_labels;
 mod snapshot;
 #[cfg(feature = "cli")]
+mod text_encoder;
 mod tls;
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]

@@ -1,30 +1,21 @@
-//! Rendering a snapshot through prometheus-client: a [`Collector`] that walks the catalogue at scrape time.
-//!
-//! Both text formats come from prometheus-client 0.26: OpenMetrics (`encoding::text`) and the classic 0.0.4 format
-//! (`encoding::prometheus_text`), so no exposition code is hand-written here.
+//! Rendering a snapshot: the catalogue walked at scrape time, each metric's samples written by the
+//! [`TextEncoder`] in the format the scraper asked for.
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use ascend_dcmi::ChipType;
-use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
-use prometheus_client::metrics::exemplar::Exemplar;
-use prometheus_client::metrics::MetricType;
-use prometheus_client::registry::Registry;
-
-use crate::catalogue::{
-    ChipView, ContainerView, Extract, MachineView, MetricDef, MetricKind, Naming, VnpuView, CATALOGUE,
-};
+use crate::catalogue::{ChipView, ContainerView, Extract, MachineView, MetricDef, Naming, VnpuView, CATALOGUE};
 use crate::exposition_format::ExpositionFormat;
 use crate::pod_attribution::{PodAttribution, SharedAttribution};
-use crate::sample::{LabelText, Sample, SampleSink};
+use crate::sample::SampleSink;
 use crate::selection::Selection;
 use crate::series_labels::{
     container_labels, huawei_chip_labels, huawei_npu_name_labels, huawei_vnpu_labels, native_chip_labels,
-    native_vnpu_labels, LabelsWith, SeriesLabels, SeriesText, HUAWEI_NPU_NAME,
+    native_vnpu_labels, SeriesLabels, SeriesText, HUAWEI_NPU_NAME,
 };
 use crate::snapshot::{ChipSnapshot, Snapshot, SnapshotSource};
+use crate::text_encoder::{Family, TextEncoder};
+use ascend_dcmi::ChipType;
 
 /// Which naming schemes to serve (`--metrics.naming`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +60,7 @@ impl RenderPlan {
     }
 }
 
-/// The prometheus-client collector over the latest snapshot and pod attribution.
+/// What a render reads: the latest snapshot and pod attribution, and the plan.
 pub struct SnapshotCollector {
     source: Arc<dyn SnapshotSource>,
     attribution: Arc<SharedAttribution>,
@@ -107,16 +98,14 @@ impl SnapshotCollector {
         Self { source, attribution, plan, exporter_version }
     }
 
-    fn encode_metric(
+    /// Writes `metric`'s family: nothing if it has no sample.
+    fn write_metric(
         &self,
-        encoder: &mut DescriptorEncoder<'_>,
+        encoder: &mut TextEncoder,
         metric: &MetricDef,
         context: &RenderContext<'_>,
         sink: &mut SampleSink,
-    ) -> Result<(), std::fmt::Error> {
-        // Samples are gathered first so that a metric without any value gets no HELP/TYPE lines either.
-        let mut rows: Vec<(&SeriesText, Sample)> = Vec::new();
-        let mut info_rows: Vec<(&SeriesText, Vec<(&'static str, LabelText)>)> = Vec::new();
+    ) {
         let renamed: Vec<SeriesText>;
         let chip_labels = match metric.naming {
             Naming::Native => &context.native_labels,
@@ -132,16 +121,14 @@ impl SnapshotCollector {
         };
         let chips = context.snapshot.map_or(&[][..], |s| s.chips.as_slice());
         let driver_version = context.snapshot.and_then(|s| s.driver_version.as_deref());
-        let no_labels = SeriesText::default();
-        let container_series: Vec<SeriesText>;
-        let vnpu_series: Vec<SeriesText>;
+        let mut family = encoder.family(metric.name, help_of(metric, chips), metric.kind);
         match metric.extract {
             Extract::Chip(extract) => {
                 for (chip, labels) in chips.iter().zip(chip_labels) {
                     let holders = context.attribution.holders_of(chip.ids.phy);
                     let view = ChipView { chip, holders, now: context.now, unix_now: context.unix_now, driver_version };
                     extract(&view, sink);
-                    rows.extend(sink.drain().map(|sample| (labels, sample)));
+                    write_samples(&mut family, labels, sink);
                 }
             }
             Extract::ChipInfo(extract) => {
@@ -149,12 +136,11 @@ impl SnapshotCollector {
                     let holders = context.attribution.holders_of(chip.ids.phy);
                     let view = ChipView { chip, holders, now: context.now, unix_now: context.unix_now, driver_version };
                     if let Some(own) = extract(&view) {
-                        info_rows.push((labels, own));
+                        family.sample(labels, &own, 1.0);
                     }
                 }
             }
             Extract::Vnpu(extract) => {
-                let mut views = Vec::new();
                 for chip in chips {
                     for vnpu in chip.vnpus.iter().flat_map(|inventory| inventory.vnpus.iter()) {
                         let holders = context.attribution.holders_of_vnpu(chip.ids.phy, vnpu.id);
@@ -163,23 +149,16 @@ impl SnapshotCollector {
                             (Naming::Huawei, [holder]) => huawei_vnpu_labels(chip, vnpu, holder),
                             (Naming::Huawei, _) => continue,
                         };
-                        views.push((VnpuView { chip, vnpu }, SeriesText::new(&labels)));
+                        extract(&VnpuView { chip, vnpu }, sink);
+                        write_samples(&mut family, &SeriesText::new(&labels), sink);
                     }
-                }
-                let (views, labels): (Vec<VnpuView<'_>>, Vec<SeriesText>) = views.into_iter().unzip();
-                vnpu_series = labels;
-                for (view, labels) in views.iter().zip(&vnpu_series) {
-                    extract(view, sink);
-                    rows.extend(sink.drain().map(|sample| (labels, sample)));
                 }
             }
             Extract::Container(extract) => {
-                let containers = context.attribution.containers();
-                container_series = containers.keys().map(|c| SeriesText::new(&container_labels(c))).collect();
-                for ((container, phys), labels) in containers.iter().zip(&container_series) {
+                for (container, phys) in context.attribution.containers() {
                     let held = chips.iter().filter(|chip| phys.contains(&chip.ids.phy)).collect();
                     extract(&ContainerView { container, chips: held }, sink);
-                    rows.extend(sink.drain().map(|sample| (labels, sample)));
+                    write_samples(&mut family, &SeriesText::new(&container_labels(container)), sink);
                 }
             }
             Extract::Machine(extract) => {
@@ -189,64 +168,13 @@ impl SnapshotCollector {
                     pod_resources_reachable: self.attribution.is_reachable(),
                 };
                 extract(&view, sink);
-                rows.extend(sink.drain().map(|sample| (&no_labels, sample)));
+                write_samples(&mut family, &SeriesText::default(), sink);
             }
         }
-        if rows.is_empty() && info_rows.is_empty() {
-            return Ok(());
-        }
-        let (name, metric_type) = match metric.kind {
-            MetricKind::Gauge => (metric.name, MetricType::Gauge),
-            MetricKind::Counter => (metric.name, MetricType::Counter),
-            MetricKind::Info => (metric.name, MetricType::Info),
-        };
-        let mut metric_encoder = encoder.encode_descriptor(name, help_of(metric, chips), None, metric_type)?;
-        for (series, own) in &info_rows {
-            metric_encoder.encode_info(&LabelsWith { series, own })?;
-        }
-        for (series, sample) in &rows {
-            let labels = LabelsWith { series, own: sample.labels() };
-            match metric.kind {
-                MetricKind::Gauge => match whole_number(sample.value) {
-                    Some(whole) => metric_encoder.encode_family(&labels)?.encode_gauge(&whole)?,
-                    None => metric_encoder.encode_family(&labels)?.encode_gauge(&sample.value)?,
-                },
-                MetricKind::Counter => {
-                    let mut family = metric_encoder.encode_family(&labels)?;
-                    let no_exemplar = None::<&Exemplar<NoLabelSet, f64>>;
-                    match whole_number(sample.value).and_then(|whole| u64::try_from(whole).ok()) {
-                        Some(count) => family.encode_counter::<NoLabelSet, u64, f64>(&count, no_exemplar)?,
-                        None => family.encode_counter::<NoLabelSet, f64, f64>(&sample.value, no_exemplar)?,
-                    }
-                }
-                MetricKind::Info => metric_encoder.encode_info(&labels)?,
-            }
-        }
-        Ok(())
     }
-}
 
-/// A metric's HELP: its own, except Huawei's `network` names on an Ascend950 host, which Huawei's exporter describes
-/// per UB port ([`crate::network::catalogue::UB_PORT_HELP`]).
-fn help_of(metric: &MetricDef, chips: &[ChipSnapshot]) -> &'static str {
-    let ascend950 =
-        chips.iter().find_map(|chip| chip.identity.as_ref().and_then(|id| id.chip_type)) == Some(ChipType::Ascend950);
-    let ub_port = crate::network::catalogue::UB_PORT_HELP.iter().find(|(name, _)| *name == metric.name);
-    match ub_port {
-        Some((_, help)) if metric.naming == Naming::Huawei && ascend950 => help,
-        _ => metric.help,
-    }
-}
-
-/// Whole numbers are written without a fraction (`52`, not `52.0`): shorter output, and what Huawei's dashboards
-/// and most exporters show. Only values that an `f64` holds exactly qualify.
-fn whole_number(value: f64) -> Option<i64> {
-    const EXACT_LIMIT: f64 = 9_007_199_254_740_992.0; // 2^53
-    (value.fract() == 0.0 && value.abs() <= EXACT_LIMIT).then_some(value as i64)
-}
-
-impl Collector for SnapshotCollector {
-    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+    /// The latest snapshot in `format`, written into a body of `capacity` bytes.
+    fn render(&self, format: ExpositionFormat, capacity: usize) -> String {
         let snapshot = self.source.latest();
         let attribution = self.attribution.latest();
         let chips = snapshot.as_deref().map_or(&[][..], |s| s.chips.as_slice());
@@ -269,50 +197,56 @@ impl Collector for SnapshotCollector {
             now: Instant::now(),
             unix_now: SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64(),
         };
+        let mut encoder = TextEncoder::new(format, capacity);
         let mut sink = SampleSink::new();
         for metric in &self.plan.metrics {
-            self.encode_metric(&mut encoder, metric, &context, &mut sink)?;
+            self.write_metric(&mut encoder, metric, &context, &mut sink);
         }
-        Ok(())
+        encoder.finish()
     }
 }
 
-/// A registry holding the snapshot collector, rendering either text format.
+/// The samples an extractor left in `sink`, each a line of `family` on `series`; the sink is emptied.
+fn write_samples(family: &mut Family<'_>, series: &SeriesText, sink: &mut SampleSink) {
+    for sample in sink.samples() {
+        family.sample(series, sample.labels(), sample.value);
+    }
+    sink.clear();
+}
+
+/// A metric's HELP: its own, except Huawei's `network` names on an Ascend950 host, which Huawei's exporter describes
+/// per UB port ([`crate::network::catalogue::UB_PORT_HELP`]).
+fn help_of(metric: &MetricDef, chips: &[ChipSnapshot]) -> &'static str {
+    let ascend950 =
+        chips.iter().find_map(|chip| chip.identity.as_ref().and_then(|id| id.chip_type)) == Some(ChipType::Ascend950);
+    let ub_port = crate::network::catalogue::UB_PORT_HELP.iter().find(|(name, _)| *name == metric.name);
+    match ub_port {
+        Some((_, help)) if metric.naming == Naming::Huawei && ascend950 => help,
+        _ => metric.help,
+    }
+}
+
+/// The renderer of both text formats over one collector.
 #[derive(Debug)]
 pub struct Exposition {
-    registry: Registry,
+    collector: SnapshotCollector,
 }
 
 impl Exposition {
-    /// A registry with `collector` as its only source.
+    /// Renders what `collector` reads.
     pub fn new(collector: SnapshotCollector) -> Self {
-        let mut registry = Registry::default();
-        registry.register_collector(Box::new(collector));
-        Self { registry }
+        Self { collector }
     }
 
     /// Renders the latest snapshot.
-    ///
-    /// # Errors
-    /// Only a formatting error from the encoder, which writing into a `String` does not produce in practice.
-    pub fn render(&self, format: ExpositionFormat) -> Result<String, std::fmt::Error> {
+    pub fn render(&self, format: ExpositionFormat) -> String {
         self.render_with_capacity(format, 64 * 1024)
     }
 
     /// Renders the latest snapshot into a buffer of `capacity` bytes, so that a body of the expected size is written
     /// without the buffer growing (and copying) along the way.
-    ///
-    /// # Errors
-    /// Only a formatting error from the encoder, which writing into a `String` does not produce in practice.
-    pub fn render_with_capacity(&self, format: ExpositionFormat, capacity: usize) -> Result<String, std::fmt::Error> {
-        let mut body = String::with_capacity(capacity);
-        match format {
-            ExpositionFormat::OpenMetrics => prometheus_client::encoding::text::encode(&mut body, &self.registry)?,
-            ExpositionFormat::ClassicText => {
-                prometheus_client::encoding::prometheus_text::encode(&mut body, &self.registry)?
-            }
-        }
-        Ok(body)
+    pub fn render_with_capacity(&self, format: ExpositionFormat, capacity: usize) -> String {
+        self.collector.render(format, capacity)
     }
 }
 
@@ -377,7 +311,7 @@ mod tests {
     }
 
     fn render(naming: NamingMode, format: ExpositionFormat) -> String {
-        exposition(naming, true).render(format).expect("renders")
+        exposition(naming, true).render(format)
     }
 
     #[test]
@@ -446,7 +380,7 @@ mod tests {
             plan,
             "0.1.0",
         ));
-        let text = exposition.render(ExpositionFormat::OpenMetrics).expect("renders");
+        let text = exposition.render(ExpositionFormat::OpenMetrics);
         assert!(text.contains("ascend_npu_chips 0"));
         assert!(text.contains("ascend_npu_pod_resources_up 0"));
         assert!(!text.contains("ascend_npu_temperature_celsius"));

@@ -1,9 +1,5 @@
 //! Samples that metric extractors produce: a value plus up to four labels of their own.
 
-use std::fmt::Write;
-
-use prometheus_client::encoding::{EncodeLabelValue, LabelValueEncoder};
-
 /// A label value: static text, a number (formatted while encoding), or owned text.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LabelText {
@@ -30,22 +26,6 @@ impl From<&'static str> for LabelText {
 impl From<String> for LabelText {
     fn from(text: String) -> Self {
         LabelText::Owned(text)
-    }
-}
-
-impl EncodeLabelValue for LabelText {
-    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> Result<(), std::fmt::Error> {
-        match self {
-            LabelText::Static(text) => encoder.write_str(text),
-            LabelText::Int(number) => write!(encoder, "{number}"),
-            LabelText::Owned(text) => encoder.write_str(text),
-        }
-    }
-}
-
-impl EncodeLabelValue for &LabelText {
-    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> Result<(), std::fmt::Error> {
-        (*self).encode(encoder)
     }
 }
 
@@ -114,9 +94,14 @@ impl SampleSink {
         self.push(if value { 1.0 } else { 0.0 });
     }
 
-    /// Takes the samples out, leaving the sink empty.
-    pub fn drain(&mut self) -> std::vec::Drain<'_, Sample> {
-        self.samples.drain(..)
+    /// The samples pushed since the last [`clear`](Self::clear).
+    pub fn samples(&self) -> &[Sample] {
+        &self.samples
+    }
+
+    /// Forgets the samples, keeping the room they took.
+    pub fn clear(&mut self) {
+        self.samples.clear();
     }
 
     /// Whether nothing was pushed.
@@ -134,7 +119,8 @@ mod tests {
         let mut sink = SampleSink::new();
         sink.push_labeled([("kind", "aicore".into()), ("pid", LabelText::Int(42))], 0.5);
         sink.push_bool(true);
-        let samples: Vec<Sample> = sink.drain().collect();
+        let samples: Vec<Sample> = sink.samples().to_vec();
+        sink.clear();
         assert_eq!(samples[0].labels(), &[("kind", LabelText::Static("aicore")), ("pid", LabelText::Int(42))]);
         assert_eq!(samples[0].value, 0.5);
         assert!(samples[1].labels().is_empty());

@@ -123,10 +123,7 @@ impl ScrapeCache {
 
     /// The body for `format` in `coding`: the cached one if its inputs are unchanged and it is young enough, else a
     /// new render (compressed at once if this format was ever asked for gzip); for gzip, the body's compressed copy.
-    ///
-    /// # Errors
-    /// Only a formatting error from the encoder, which writing into a `String` does not produce in practice.
-    pub fn body(&self, format: ExpositionFormat, coding: ContentCoding) -> Result<Bytes, std::fmt::Error> {
+    pub fn body(&self, format: ExpositionFormat, coding: ContentCoding) -> Bytes {
         let index = slot_index(format);
         if coding == ContentCoding::Gzip {
             self.gzip_wanted[index].store(true, Ordering::Relaxed);
@@ -139,20 +136,20 @@ impl ScrapeCache {
             previous => {
                 let capacity = previous.map_or(FIRST_BODY_CAPACITY, |cached| cached.body.len() + cached.body.len() / 8);
                 let rendered_at = Instant::now();
-                let body = Bytes::from(self.exposition.render_with_capacity(format, capacity)?);
+                let body = Bytes::from(self.exposition.render_with_capacity(format, capacity));
                 self.renders.fetch_add(1, Ordering::Relaxed);
                 let gzip = self.gzip_wanted[index].load(Ordering::Relaxed).then(|| self.compress(&body));
                 slot.insert(CachedBody { inputs, rendered_at, body, gzip })
             }
         };
-        Ok(match coding {
+        match coding {
             ContentCoding::Identity => cached.body.clone(),
             ContentCoding::Gzip => match &cached.gzip {
                 Some(compressed) => compressed.clone(),
                 // The body was rendered before this format was first asked for gzip.
                 None => cached.gzip.insert(self.compress(&cached.body)).clone(),
             },
-        })
+        }
     }
 
     fn compress(&self, body: &Bytes) -> Bytes {
@@ -230,9 +227,9 @@ mod tests {
     #[test]
     fn scrapes_without_a_new_round_get_the_identical_body() {
         let (cache, _, _) = cache(LONG_ENOUGH);
-        let first = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+        let first = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity);
         std::thread::sleep(Duration::from_millis(20));
-        let second = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+        let second = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity);
         assert_eq!(first, second);
         assert_eq!(first.as_ptr(), second.as_ptr(), "the same shared bytes, not a copy");
         assert_eq!(cache.render_count(), 1);
@@ -243,9 +240,9 @@ mod tests {
     #[test]
     fn a_new_round_changes_the_body() {
         let (cache, shared, _) = cache(LONG_ENOUGH);
-        let before = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+        let before = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity);
         shared.publish(snapshot(77));
-        let after = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+        let after = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity);
         assert_ne!(before, after);
         assert!(text(&after)
             .contains("ascend_npu_temperature_celsius{chip=\"0\",namespace=\"\",pod=\"\",container=\"\"} 77"));
@@ -255,7 +252,7 @@ mod tests {
     #[test]
     fn new_pod_attribution_or_lost_kubelet_changes_the_body() {
         let (cache, _, attribution) = cache(LONG_ENOUGH);
-        let before = cache.body(ExpositionFormat::ClassicText, ContentCoding::Identity).expect("renders");
+        let before = cache.body(ExpositionFormat::ClassicText, ContentCoding::Identity);
         attribution.publish(PodAttribution::from_assignments(
             &[ContainerAssignment {
                 container: ContainerRef { namespace: "ml".into(), pod: "train-0".into(), container: "worker".into() },
@@ -266,23 +263,23 @@ mod tests {
             }],
             &ResourceNaming::default(),
         ));
-        let attributed = cache.body(ExpositionFormat::ClassicText, ContentCoding::Identity).expect("renders");
+        let attributed = cache.body(ExpositionFormat::ClassicText, ContentCoding::Identity);
         assert_ne!(before, attributed);
         assert!(text(&attributed).contains("pod=\"train-0\""));
         assert!(text(&attributed).contains("ascend_npu_pod_resources_up 1"));
         attribution.mark_unreachable();
-        let unreachable = cache.body(ExpositionFormat::ClassicText, ContentCoding::Identity).expect("renders");
+        let unreachable = cache.body(ExpositionFormat::ClassicText, ContentCoding::Identity);
         assert!(text(&unreachable).contains("ascend_npu_pod_resources_up 0"));
     }
 
     #[test]
     fn each_format_has_its_own_body() {
         let (cache, _, _) = cache(LONG_ENOUGH);
-        let openmetrics = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
-        let classic = cache.body(ExpositionFormat::ClassicText, ContentCoding::Identity).expect("renders");
+        let openmetrics = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity);
+        let classic = cache.body(ExpositionFormat::ClassicText, ContentCoding::Identity);
         assert!(text(&openmetrics).ends_with("# EOF\n"));
         assert!(!text(&classic).contains("# EOF"));
-        assert_eq!(cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders"), openmetrics);
+        assert_eq!(cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity), openmetrics);
         assert_eq!(cache.render_count(), 2);
     }
 
@@ -297,9 +294,9 @@ mod tests {
                 .to_owned();
             line.rsplit(' ').next().and_then(|v| v.parse().ok()).expect("numeric age")
         };
-        let first = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+        let first = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity);
         std::thread::sleep(Duration::from_millis(120));
-        let later = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+        let later = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity);
         assert_eq!(cache.render_count(), 2);
         assert!(age(&later) >= age(&first) + 0.1, "{} then {}", age(&first), age(&later));
     }
@@ -314,19 +311,19 @@ mod tests {
     fn gzip_is_made_once_per_body_and_decodes_to_it() {
         let (cache, shared, _) = cache(LONG_ENOUGH);
         for format in [ExpositionFormat::OpenMetrics, ExpositionFormat::ClassicText] {
-            cache.body(format, ContentCoding::Identity).expect("renders");
+            cache.body(format, ContentCoding::Identity);
         }
         assert_eq!(cache.compression_count(), 0, "plain scrapes never compress");
-        let plain = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
-        let compressed = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Gzip).expect("renders");
+        let plain = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity);
+        let compressed = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Gzip);
         assert_eq!(gunzip(&compressed), plain, "the gzip body of the same round decodes to the plain one");
-        let again = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Gzip).expect("renders");
+        let again = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Gzip);
         assert_eq!(again.as_ptr(), compressed.as_ptr(), "a warm cache serves the same compressed bytes");
         assert_eq!((cache.render_count(), cache.compression_count()), (2, 1));
 
         shared.publish(snapshot(77));
-        let next_round = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Gzip).expect("renders");
-        let next_plain = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+        let next_round = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Gzip);
+        let next_plain = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity);
         assert_eq!(gunzip(&next_round), next_plain);
         assert_ne!(next_plain, plain);
         assert_eq!((cache.render_count(), cache.compression_count()), (3, 2));
@@ -335,17 +332,17 @@ mod tests {
     #[test]
     fn once_gzip_was_asked_for_each_render_is_compressed_beside_it() {
         let (cache, shared, _) = cache(LONG_ENOUGH);
-        cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Gzip).expect("renders");
+        cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Gzip);
         assert_eq!((cache.render_count(), cache.compression_count()), (1, 1));
         shared.publish(snapshot(77));
         // A plain scrape renders the new round: the gzip copy is made with it, not by the next gzip scrape.
-        let plain = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+        let plain = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity);
         assert_eq!((cache.render_count(), cache.compression_count()), (2, 2));
-        let compressed = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Gzip).expect("renders");
+        let compressed = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Gzip);
         assert_eq!(cache.compression_count(), 2, "the gzip scrape of a warm round never compresses");
         assert_eq!(gunzip(&compressed), plain);
         // The other format was never asked for gzip: its renders stay uncompressed.
-        cache.body(ExpositionFormat::ClassicText, ContentCoding::Identity).expect("renders");
+        cache.body(ExpositionFormat::ClassicText, ContentCoding::Identity);
         assert_eq!((cache.render_count(), cache.compression_count()), (3, 2));
     }
 
@@ -353,7 +350,7 @@ mod tests {
     fn a_zero_max_age_compresses_every_gzip_scrape() {
         let (cache, _, _) = cache(Duration::ZERO);
         for _ in 0..3 {
-            let compressed = cache.body(ExpositionFormat::ClassicText, ContentCoding::Gzip).expect("renders");
+            let compressed = cache.body(ExpositionFormat::ClassicText, ContentCoding::Gzip);
             assert!(std::str::from_utf8(&gunzip(&compressed)).expect("UTF-8").contains("ascend_npu_chips 1"));
         }
         assert_eq!((cache.render_count(), cache.compression_count()), (3, 3));
@@ -362,8 +359,8 @@ mod tests {
     #[test]
     fn a_zero_max_age_renders_every_scrape() {
         let (cache, _, _) = cache(Duration::ZERO);
-        cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
-        cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+        cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity);
+        cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity);
         assert_eq!(cache.render_count(), 2);
     }
 
@@ -372,9 +369,7 @@ mod tests {
         let (cache, _, _) = cache(LONG_ENOUGH);
         let bodies: Vec<Bytes> = std::thread::scope(|scope| {
             let scrapes: Vec<_> = (0..8)
-                .map(|_| {
-                    scope.spawn(|| cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders"))
-                })
+                .map(|_| scope.spawn(|| cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity)))
                 .collect();
             scrapes.into_iter().map(|scrape| scrape.join().expect("scrape thread")).collect()
         });

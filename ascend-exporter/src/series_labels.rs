@@ -1,11 +1,10 @@
 //! The labels that identify a chip's (or a container's) series, in both naming schemes.
 
 use ascend_dcmi::{PcieAddress, PhyId, Vnpu, VnpuId};
-use prometheus_client::encoding::{EncodeLabel, EncodeLabelKey, EncodeLabelSet, LabelKeyEncoder, LabelSetEncoder};
 
 use crate::pod_attribution::ContainerRef;
-use crate::sample::LabelText;
 use crate::snapshot::ChipSnapshot;
+use crate::text_encoder::push_label_value;
 
 /// Pod label value of a chip that several containers hold (vNPUs, time sharing), in native naming.
 pub const MULTIPLE_HOLDERS: &str = "multiple";
@@ -103,77 +102,35 @@ pub fn container_labels(container: &ContainerRef) -> SeriesLabels {
 }
 
 /// A series' labels in exposition text, made once per render: every sample of the series then writes them as one
-/// string instead of label by label.
+/// string instead of label by label (`k1="v1",…,kN="vN"`, the values escaped as both text formats escape them; empty
+/// for a series without labels).
 ///
-/// Encoding each label of each sample through prometheus-client (key, `="`, the value scanned for escapes, `"`) was
-/// over a third of a scrape's CPU (`perf record` of a scrape rendered anew on `atlas-800t-a2` in Huawei naming, 955
-/// series of seven chip labels: docs/performance.md section 11). The text is `k1="v1",…,kN` with the values
-/// escaped as the text formats escape them (`\\`, `\"`, `\n`); the last value is left to the encoder, so the label set
-/// goes out as one label whose key is the text: what the encoder writes is byte for byte what it wrote label by
-/// label (both text formats write a key as given; `tests::one_text_writes_what_the_labels_wrote` compares them).
+/// Writing each label of each sample anew was over a third of a scrape's CPU (`perf record` of a scrape rendered anew
+/// on `atlas-800t-a2` in Huawei naming, 955 series of seven chip labels: docs/performance.md section 11).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SeriesText {
-    /// Every label but the last value, ending with the last key; empty for a series without labels.
-    head: String,
-    /// The last label's value, unescaped.
-    last: String,
+    text: String,
 }
 
 impl SeriesText {
     /// The text of `labels`.
     pub fn new(labels: &[(&'static str, String)]) -> Self {
-        let Some(((last_key, last), rest)) = labels.split_last() else { return Self::default() };
-        let mut head = String::with_capacity(rest.iter().map(|(key, value)| key.len() + value.len() + 4).sum());
-        for (key, value) in rest {
-            head.push_str(key);
-            head.push_str("=\"");
-            escape_into(&mut head, value);
-            head.push_str("\",");
+        let mut text = String::with_capacity(labels.iter().map(|(key, value)| key.len() + value.len() + 4).sum());
+        for (index, (key, value)) in labels.iter().enumerate() {
+            if index > 0 {
+                text.push(',');
+            }
+            text.push_str(key);
+            text.push_str("=\"");
+            push_label_value(&mut text, value);
+            text.push('"');
         }
-        head.push_str(last_key);
-        Self { head, last: last.clone() }
+        Self { text }
     }
-}
 
-/// `value` escaped as a label value of the text formats.
-fn escape_into(out: &mut String, value: &str) {
-    for c in value.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-}
-
-/// Text written where a label key goes: a [`SeriesText`]'s head.
-struct KeyText<'a>(&'a str);
-
-impl EncodeLabelKey for KeyText<'_> {
-    fn encode(&self, encoder: &mut LabelKeyEncoder<'_>) -> Result<(), std::fmt::Error> {
-        std::fmt::Write::write_str(encoder, self.0)
-    }
-}
-
-/// Series labels followed by a sample's own labels, encoded as one label set.
-#[derive(Debug)]
-pub struct LabelsWith<'a> {
-    /// The series' labels.
-    pub series: &'a SeriesText,
-    /// The sample's labels.
-    pub own: &'a [(&'static str, LabelText)],
-}
-
-impl EncodeLabelSet for LabelsWith<'_> {
-    fn encode(&self, encoder: &mut LabelSetEncoder<'_>) -> Result<(), std::fmt::Error> {
-        if !self.series.head.is_empty() {
-            (KeyText(&self.series.head), self.series.last.as_str()).encode(encoder.encode_label())?;
-        }
-        for (key, value) in self.own {
-            (*key, value).encode(encoder.encode_label())?;
-        }
-        Ok(())
+    /// The labels as written in a sample line, without the braces.
+    pub fn as_str(&self) -> &str {
+        &self.text
     }
 }
 
@@ -203,66 +160,11 @@ mod tests {
         assert_eq!(address.to_string(), "0000:3b:1f.1", "the native spelling stays Linux's");
     }
 
-    use prometheus_client::collector::Collector;
-    use prometheus_client::encoding::DescriptorEncoder;
-    use prometheus_client::metrics::MetricType;
-
-    /// One gauge sample labelled through [`LabelsWith`].
-    #[derive(Debug)]
-    struct AsText(SeriesText, Vec<(&'static str, LabelText)>);
-
-    /// The same labelled one label at a time.
-    #[derive(Debug)]
-    struct ByLabel(Vec<(&'static str, String)>, Vec<(&'static str, LabelText)>);
-
-    impl Collector for AsText {
-        fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
-            let mut metric = encoder.encode_descriptor("m", "h", None, MetricType::Gauge)?;
-            metric.encode_family(&LabelsWith { series: &self.0, own: &self.1 })?.encode_gauge(&1i64)
-        }
-    }
-
-    impl Collector for ByLabel {
-        fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
-            let mut metric = encoder.encode_descriptor("m", "h", None, MetricType::Gauge)?;
-            let labels: Vec<(&str, LabelText)> = self
-                .0
-                .iter()
-                .map(|(key, value)| (*key, LabelText::Owned(value.clone())))
-                .chain(self.1.iter().cloned())
-                .collect();
-            metric.encode_family(&labels)?.encode_gauge(&1i64)
-        }
-    }
-
-    fn rendered(collector: Box<dyn Collector>, openmetrics: bool) -> String {
-        let mut registry = prometheus_client::registry::Registry::default();
-        registry.register_collector(collector);
-        let mut text = String::new();
-        if openmetrics {
-            prometheus_client::encoding::text::encode(&mut text, &registry).expect("renders");
-        } else {
-            prometheus_client::encoding::prometheus_text::encode(&mut text, &registry).expect("renders");
-        }
-        text
-    }
-
     #[test]
-    fn one_text_writes_what_the_labels_wrote() {
-        let odd = "a \"quoted\" back\\slash\nnew line, ünïcode";
-        let series: SeriesLabels = vec![("id", "3".into()), ("model_name", odd.into()), ("pod_name", String::new())];
-        let own = vec![("udie", LabelText::Int(1)), ("direction", "receive".into())];
-        let last_odd: SeriesLabels = vec![("id", "3".into()), ("name", odd.into())];
-        for openmetrics in [true, false] {
-            for series in [&series, &last_odd, &Vec::new()] {
-                for own in [&own, &Vec::new()] {
-                    let as_text = rendered(Box::new(AsText(SeriesText::new(series), own.clone())), openmetrics);
-                    let by_label = rendered(Box::new(ByLabel(series.clone(), own.clone())), openmetrics);
-                    assert_eq!(as_text, by_label);
-                    assert!(series.is_empty() || as_text.contains("id=\"3\""), "{as_text}");
-                }
-            }
-        }
+    fn series_text_escapes_values_and_joins_labels() {
+        let labels: SeriesLabels = vec![("id", "3".into()), ("name", "a \"q\" b\\s\nn".into()), ("pod", String::new())];
+        assert_eq!(SeriesText::new(&labels).as_str(), r#"id="3",name="a \"q\" b\\s\nn",pod="""#);
+        assert_eq!(SeriesText::new(&[]).as_str(), "");
     }
 
     #[test]

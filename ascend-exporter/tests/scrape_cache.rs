@@ -33,9 +33,9 @@ fn one_render_per_sampler_round() {
     let collector = SnapshotCollector::new(Arc::clone(&dyn_source), Arc::clone(&attribution), plan, "test");
     let cache = ScrapeCache::new(Exposition::new(collector), dyn_source, attribution, MAX_BODY_AGE);
 
-    let first = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+    let first = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity);
     std::thread::sleep(Duration::from_millis(50));
-    let second = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+    let second = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity);
     assert_eq!(first, second, "no round in between: the same body");
     assert_eq!(cache.render_count(), 1);
     let text = std::str::from_utf8(&first).expect("UTF-8");
@@ -44,7 +44,7 @@ fn one_render_per_sampler_round() {
     let revision = source.revision();
     source.sampler().poll(MetricGroup::ChipState).expect("second round");
     assert_ne!(source.revision(), revision, "a round ends with a new revision");
-    let third = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity).expect("renders");
+    let third = cache.body(ExpositionFormat::OpenMetrics, ContentCoding::Identity);
     assert_eq!(cache.render_count(), 2);
     assert_ne!(first, third, "the new round's sample ages differ");
 }

@@ -1483,25 +1483,27 @@ class BesideHuawei(Section):
 
     @staticmethod
     def per_render_reading():
-        """Why CPU per fresh render misses 0.1x on atlas-800t-a2 at one scrape a second: checked on 2026-12-05 (the
-        figures are that check's, not this run's)."""
+        """Why CPU per fresh render missed 0.1x on atlas-800t-a2 at one scrape a second, and what changed: checked on
+        2026-12-05 (the figures are that check's, not this run's)."""
         return (
-            "Why CPU per scrape rendered anew misses 0.1x on `atlas-800t-a2` at one scrape a second and not at one "
-            "every 15 s (checked 2026-12-05 on the same host, `beside_huawei.py --part exporter --hosts atlas-800t-a2 "
-            "--rounds 2`): every second ours 0.55 ms (rounds 0.546 and 0.554) to Huawei's 4.35 and 5.14 ms (0.108x "
-            "to 0.125x), every 15 s ours 0.58 and 0.70 ms to Huawei's 6.23 and 6.49 ms (0.090x to 0.113x): Huawei's "
-            "exporter spends less per scrape when scraped every second, ours does not. Ours renders the same body back "
-            "to back in 0.36 ms (ascend-exporter's CHANGELOG); the rest is the request's own handling and a render "
-            "that starts from cold caches after a second of the simulated driver's and hccn_tool's work. Not the "
-            "allocator: the same run with glibc's mmap and trim thresholds pinned (`GLIBC_TUNABLES=glibc.malloc."
-            "mmap_threshold=33554432:glibc.malloc.trim_threshold=134217728`) gave 0.56 and 0.57 ms. The render itself "
-            "(`perf record` of the `exporter_render` bench, 8 chips, both namings, classic text): prometheus-client's "
-            "text encoder about half, moving each sample (200 bytes) into its metric's list of rows about a sixth, "
-            "the extractors and the series' labels the rest. Leaving the samples where the extractors wrote them "
-            "saved 5 to 7 % of a render on most bodies but made the 64-chip OpenMetrics render 55 % slower (1.14 "
-            "against 0.74 ms, three times over), so it was not kept. What would meet the target is an encoder of our "
-            "own in place of prometheus-client's; not done: the crate gives both text formats and their escaping from "
-            "one maintained source, and the miss is at one cadence on one host.")
+            'Why CPU per scrape rendered anew missed 0.1x on `atlas-800t-a2` at one scrape a second in the run '
+            'of tree d92e662 (2026-12-05 13:49), and what changed (checked the same day on the same host after the '
+            'change, '
+            "`beside_huawei.py --part exporter --hosts atlas-800t-a2 --rounds 2`; the figures are that check's, "
+            "not this run's): the exporter rendered through prometheus-client, whose text encoder was half of a "
+            'render (`perf record` of the `exporter_render` bench); it now writes both formats with a text '
+            "encoder of its own (ascend-exporter's `text_encoder.rs`, byte for byte prometheus-client's output "
+            "but for HELP escaping in OpenMetrics), which renders the bench's 8-chip body of both namings in 61 "
+            'µs where prometheus-client took 143 µs (docs/npu-exporter.md). In the check, every second ours 0.525 '
+            "and 0.498 ms to Huawei's 5.46 and 5.42 ms (0.096x and 0.092x), every 15 s ours 0.54 and 0.52 ms to "
+            "Huawei's 6.05 and 6.46 ms (0.089x and 0.081x); before the change ours took 0.55 ms at one a second "
+            '(0.108x to 0.125x). On this host a render is now a small part of a scrape rendered anew (`perf '
+            "record -F 49999` of the exporter's HTTP threads over 60 such scrapes): gzip 15 %, the render 8 % and "
+            "some of the 9 % in memmove and memset, the rest the request itself, the kernel's TCP work for the "
+            'new connection this script opens for every scrape, tokio and hyper; a scrape answered from the cache '
+            "right after costs 0.17 ms. The margin is smaller than the spread of Huawei's own figure between runs "
+            "(4.35 to 5.46 ms at one scrape a second on this host, 2026-12-05), so a run where Huawei's exporter "
+            'is at its cheapest may still read just above 0.1x.')
 
     @classmethod
     def hccn_tool_share(cls, figures):
