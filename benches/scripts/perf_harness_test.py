@@ -206,6 +206,60 @@ class ParserTests(unittest.TestCase):
         self.assertEqual(len(set(picked)), len(picked))
         self.assertTrue(all(port < ephemeral_low for port in picked), (picked, ephemeral_low))
 
+    def test_scrapes_share_one_connection_and_reopen_a_closed_one(self):
+        import http.server
+        import threading
+        import time
+
+        accepted = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            # The third request is answered with `Connection: close`; after the fifth the server closes the
+            # connection unannounced, as a server closing idle connections does.
+            requests = 0
+
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                Handler.requests += 1
+                body = b"m 1\n"
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                if Handler.requests == 3:
+                    self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(body)
+                # The fifth connection's end is not announced: the server closes it while the client keeps it.
+                if Handler.requests == 5:
+                    self.close_connection = True
+
+            def log_message(self, *_):
+                pass
+
+        class Server(http.server.ThreadingHTTPServer):
+            def get_request(self):
+                pair = super().get_request()
+                accepted.append(pair[1])
+                return pair
+
+        server = Server(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        port = server.server_address[1]
+        try:
+            for _ in range(2):
+                self.assertEqual(beside_huawei.scrape(port, with_gzip=False), (200, b"m 1\n"))
+            self.assertEqual(len(accepted), 1, "two scrapes, one connection")
+            beside_huawei.scrape(port, with_gzip=False)  # answered with Connection: close
+            beside_huawei.scrape(port, with_gzip=False)
+            self.assertEqual(len(accepted), 2, "a closed connection is opened again")
+            beside_huawei.scrape(port, with_gzip=False)  # the fifth: the server closes the connection after it
+            time.sleep(0.1)
+            self.assertEqual(beside_huawei.scrape(port, with_gzip=False)[0], 200, "reopened once")
+            self.assertEqual(len(accepted), 3)
+        finally:
+            server.shutdown()
+            server.server_close()
+            beside_huawei.CONNECTIONS.pop(port, None)
+
     def test_percentiles(self):
         values = list(range(100, 0, -1))
         self.assertEqual(perf_common.nearest_rank(values, 0.99), 99)

@@ -1540,7 +1540,11 @@ class BesideHuawei(Section):
             "(`--metrics.naming=huawei`). The two exporters run at once, so each window measures both under the "
             f"same load. A round is {settings['idle_s']:g} s without scrapes, then {settings['window_s']:g} s with "
             f"one gzip scrape every 15 s and {settings['window_s']:g} s with one every second per exporter, the "
-            "two exporters' scrapes half an interval apart; "
+            "two exporters' scrapes half an interval apart"
+            + ("; each exporter's scrapes over one connection kept open between them, as Prometheus keeps its "
+               "connection to a target (HTTP keep-alive); "
+               if settings.get("scrape_connection") == "kept open" else
+               ", each scrape over a new connection; ") +
             f"{settings['rounds']} rounds, the order of the two sides swapped every round. Whole CPU: utime + stime "
             "of the process and its waited-for children (hccn_tool) over the window, background sampling "
             "included. Every process that loads the simulated libdcmi.so also runs its thread `dcmi-sim`, which "
