@@ -753,7 +753,7 @@ class ReportTests(unittest.TestCase):
         self.assertIn("25.0 ms (max 25.0), 2 of 4 not seen in 30 s", body)
         self.assertIn("`atlas-800t-a2`: Huawei's 100 of 300 ms/min, ours 50 of 50 ms/min.", body)
         # The dated reading of the per-render miss goes with the host it is about.
-        self.assertIn("Why CPU per scrape rendered anew missed 0.1x on `atlas-800t-a2`", body)
+        self.assertIn("CPU per scrape rendered anew missed 0.1x on `atlas-800t-a2`", body)
         # The cases not measured are rows saying why, not targets missed and not left out.
         self.assertTrue(any("DRA: prepare" in row and "not measured" in row for row in rows))
         self.assertTrue(any("container start through Huawei's docker runtime" in row for row in rows))

@@ -1483,27 +1483,25 @@ class BesideHuawei(Section):
 
     @staticmethod
     def per_render_reading():
-        """Why CPU per fresh render missed 0.1x on atlas-800t-a2 at one scrape a second, and what changed: checked on
-        2026-12-05 (the figures are that check's, not this run's)."""
+        """What changed since CPU per fresh render missed 0.1x on atlas-800t-a2 at one scrape a second: checked on
+        2026-12-05 (the figures are those checks', not this run's)."""
         return (
-            'Why CPU per scrape rendered anew missed 0.1x on `atlas-800t-a2` at one scrape a second in the run '
-            'of tree d92e662 (2026-12-05 13:49), and what changed (checked the same day on the same host after the '
-            'change, '
-            "`beside_huawei.py --part exporter --hosts atlas-800t-a2 --rounds 2`; the figures are that check's, "
-            "not this run's): the exporter rendered through prometheus-client, whose text encoder was half of a "
-            'render (`perf record` of the `exporter_render` bench); it now writes both formats with a text '
-            "encoder of its own (ascend-exporter's `text_encoder.rs`, byte for byte prometheus-client's output "
-            "but for HELP escaping in OpenMetrics), which renders the bench's 8-chip body of both namings in 61 "
-            'µs where prometheus-client took 143 µs (docs/npu-exporter.md). In the check, every second ours 0.525 '
-            "and 0.498 ms to Huawei's 5.46 and 5.42 ms (0.096x and 0.092x), every 15 s ours 0.54 and 0.52 ms to "
-            "Huawei's 6.05 and 6.46 ms (0.089x and 0.081x); before the change ours took 0.55 ms at one a second "
-            '(0.108x to 0.125x). On this host a render is now a small part of a scrape rendered anew (`perf '
-            "record -F 49999` of the exporter's HTTP threads over 60 such scrapes): gzip 15 %, the render 8 % and "
-            "some of the 9 % in memmove and memset, the rest the request itself, the kernel's TCP work for the "
-            'new connection this script opens for every scrape, tokio and hyper; a scrape answered from the cache '
-            "right after costs 0.17 ms. The margin is smaller than the spread of Huawei's own figure between runs "
-            "(4.35 to 5.46 ms at one scrape a second on this host, 2026-12-05), so a run where Huawei's exporter "
-            'is at its cheapest may still read just above 0.1x.')
+            'CPU per scrape rendered anew missed 0.1x on `atlas-800t-a2` at one scrape a second in the run of '
+            "tree d92e662 (2026-12-05 13:49: ours 0.57 ms to Huawei's 4.71, 0.122x). Two changes since, each "
+            'checked on that host (`beside_huawei.py --part exporter --hosts atlas-800t-a2`): the exporter '
+            'rendered through prometheus-client, whose text encoder was half of a render (`perf record` of the '
+            '`exporter_render` bench); it now writes both formats with a text encoder of its own '
+            "(ascend-exporter's `text_encoder.rs`, byte for byte prometheus-client's output but for HELP escaping "
+            "in OpenMetrics), which renders the bench's 8-chip body of both namings in 61 µs where "
+            'prometheus-client took 143 µs (docs/npu-exporter.md); with it alone, 2 rounds, 0.498 and 0.525 ms to '
+            "Huawei's 5.42 and 5.46 (0.092x and 0.096x). And this script opened a new connection for every "
+            'scrape, where Prometheus keeps its connection to a target: the connect and close were part of both '
+            "sides' figures (scrapes 2 s apart, 25 each way: ours 0.37 ms over a kept connection and 0.47 ms over "
+            "a new one, Huawei's 4.13 and 5.78 ms); it now keeps one connection per exporter. Where a fresh "
+            "scrape of ours goes now (`perf record -F 49999` of the exporter's HTTP threads, 40 scrapes 5 s apart "
+            'over a kept connection): gzip 21 %, the render 12 % and most of the 9 % in memmove, the kernel 18 %, '
+            'tokio and hyper 12 %, malloc 4 %. A scrape 15 s after the last costs either side more than one a '
+            'second after it (the table above).')
 
     @classmethod
     def hccn_tool_share(cls, figures):
