@@ -97,6 +97,23 @@ pub fn device_list(config_map: &ConfigMap, key: &str) -> Result<Vec<String>, Str
     Ok(list.split(',').filter(|name| !name.is_empty()).map(str::to_owned).collect())
 }
 
+/// Waits (a minute at most) until the node's Volcano device-info ConfigMap lists `count` free chips of [`RESOURCE`],
+/// whichever device plugin writes it, and returns it.
+pub async fn wait_free_chips(cluster: &Cluster, count: usize) -> ConfigMap {
+    let config_maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "kube-system");
+    let name = ascend_kube::device_info::config_map_name(NODE_NAME);
+    wait_until(&format!("the device-info ConfigMap with {count} free chips"), Duration::from_secs(60), || async {
+        let config_map = config_maps.get_opt(&name).await.map_err(|e| e.to_string())?.ok_or("absent")?;
+        let chips = device_list(&config_map, RESOURCE)?;
+        if chips.len() == count {
+            Ok(config_map)
+        } else {
+            Err(format!("{chips:?}"))
+        }
+    })
+    .await
+}
+
 /// Creates the tests' namespace [`NAMESPACE`] if absent and waits for its default ServiceAccount (pods need it).
 pub async fn test_namespace(cluster: &Cluster) {
     let namespaces: Api<Namespace> = Api::all(cluster.client());

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use ascend_cluster_tests::stack::{chip_fault, device_list, RESOURCE, SYSTEM};
+use ascend_cluster_tests::stack::{chip_fault, device_list, wait_free_chips, RESOURCE, SYSTEM};
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::Api;
@@ -22,16 +22,7 @@ async fn the_volcano_device_info_and_node_events_follow_a_fault() {
 
     let config_maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "kube-system");
     let name = ascend_kube::device_info::config_map_name(NODE_NAME);
-    let healthy = wait_until("the device-info ConfigMap with 8 free chips", Duration::from_secs(60), || async {
-        let config_map = config_maps.get_opt(&name).await.map_err(|e| e.to_string())?.ok_or("absent")?;
-        let chips = device_list(&config_map, RESOURCE)?;
-        if chips.len() == 8 {
-            Ok(config_map)
-        } else {
-            Err(format!("{chips:?}"))
-        }
-    })
-    .await;
+    let healthy = wait_free_chips(&cluster, 8).await;
     let labels = healthy.metadata.labels.clone().unwrap_or_default();
     assert_eq!(labels.get("mx-consumer-cim").map(String::as_str), Some("true"), "Volcano's informer label");
     timer.mark("device-info ConfigMap accepted with 8 chips");

@@ -45,7 +45,7 @@ use std::time::Duration;
 
 use ascend_cluster_tests::stack::{
     chip_fault, davinci_nodes, delete_pod, device_list, huawei, npu_pod, remove_plain_stack, sleeping_container,
-    test_namespace, NAMESPACE, RESOURCE, SYSTEM,
+    test_namespace, wait_free_chips, NAMESPACE, RESOURCE, SYSTEM,
 };
 use ascend_cluster_tests::{wait_until, Cluster, Timer, NODE_NAME};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
@@ -287,18 +287,7 @@ async fn serve_node(cluster: &Cluster, plugin: Plugin, timer: &mut Timer) {
             huawei::deploy(cluster, true).await;
         }
     }
-    let config_maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "kube-system");
-    let name = ascend_kube::device_info::config_map_name(NODE_NAME);
-    wait_until("the device-info ConfigMap with 8 free chips", Duration::from_secs(60), || async {
-        let config_map = config_maps.get_opt(&name).await.map_err(|e| e.to_string())?.ok_or("absent")?;
-        let chips = device_list(&config_map, RESOURCE)?;
-        if chips.len() == 8 {
-            Ok(())
-        } else {
-            Err(format!("{chips:?}"))
-        }
-    })
-    .await;
+    wait_free_chips(cluster, 8).await;
     timer.mark(&format!("{plugin} in Volcano mode serving the node"));
 }
 
