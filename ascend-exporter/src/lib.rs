@@ -104,8 +104,8 @@ mod selection;
 mod sendfile_stream;
 mod series_labels;
 mod snapshot;
-#[cfg(feature = "cli")]
 mod text_encoder;
+#[cfg(feature = "cli")]
 mod tls;
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
