@@ -11,10 +11,10 @@ use crate::sample::SampleSink;
 use crate::selection::Selection;
 use crate::series_labels::{
     container_labels, huawei_chip_labels, huawei_npu_name_labels, huawei_vnpu_labels, native_chip_labels,
-    native_vnpu_labels, SeriesLabels, SeriesText, HUAWEI_NPU_NAME,
+    native_vnpu_labels, SeriesLabels, HUAWEI_NPU_NAME,
 };
 use crate::snapshot::{ChipSnapshot, Snapshot, SnapshotSource};
-use crate::text_encoder::{Family, TextEncoder};
+use crate::text_encoder::{Family, SeriesText, TextEncoder};
 use ascend_dcmi::ChipType;
 
 /// Which naming schemes to serve (`--metrics.naming`).

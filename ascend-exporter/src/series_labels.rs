@@ -4,7 +4,6 @@ use ascend_dcmi::{PcieAddress, PhyId, Vnpu, VnpuId};
 
 use crate::pod_attribution::ContainerRef;
 use crate::snapshot::ChipSnapshot;
-use crate::text_encoder::push_label_value;
 
 /// Pod label value of a chip that several containers hold (vNPUs, time sharing), in native naming.
 pub const MULTIPLE_HOLDERS: &str = "multiple";
@@ -101,39 +100,6 @@ pub fn container_labels(container: &ContainerRef) -> SeriesLabels {
     ]
 }
 
-/// A series' labels in exposition text, made once per render: every sample of the series then writes them as one
-/// string instead of label by label (`k1="v1",…,kN="vN"`, the values escaped as both text formats escape them; empty
-/// for a series without labels).
-///
-/// Writing each label of each sample anew was over a third of a scrape's CPU (`perf record` of a scrape rendered anew
-/// on `atlas-800t-a2` in Huawei naming, 955 series of seven chip labels: docs/performance.md section 11).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SeriesText {
-    text: String,
-}
-
-impl SeriesText {
-    /// The text of `labels`.
-    pub fn new(labels: &[(&'static str, String)]) -> Self {
-        let mut text = String::with_capacity(labels.iter().map(|(key, value)| key.len() + value.len() + 4).sum());
-        for (index, (key, value)) in labels.iter().enumerate() {
-            if index > 0 {
-                text.push(',');
-            }
-            text.push_str(key);
-            text.push_str("=\"");
-            push_label_value(&mut text, value);
-            text.push('"');
-        }
-        Self { text }
-    }
-
-    /// The labels as written in a sample line, without the braces.
-    pub fn as_str(&self) -> &str {
-        &self.text
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,13 +124,6 @@ mod tests {
         let address = PcieAddress { domain: 0, bus: 0x3b, device: 0x1f, function: 1 };
         assert_eq!(huawei_pcie_bus_info(address), "0000:3B:1F.1");
         assert_eq!(address.to_string(), "0000:3b:1f.1", "the native spelling stays Linux's");
-    }
-
-    #[test]
-    fn series_text_escapes_values_and_joins_labels() {
-        let labels: SeriesLabels = vec![("id", "3".into()), ("name", "a \"q\" b\\s\nn".into()), ("pod", String::new())];
-        assert_eq!(SeriesText::new(&labels).as_str(), r#"id="3",name="a \"q\" b\\s\nn",pod="""#);
-        assert_eq!(SeriesText::new(&[]).as_str(), "");
     }
 
     #[test]
