@@ -22,6 +22,17 @@ pub enum MetricKind {
     Info,
 }
 
+impl MetricKind {
+    /// What a sample's name adds to its metric's: `_total` for a counter, `_info` for an info metric.
+    pub const fn sample_suffix(self) -> &'static str {
+        match self {
+            MetricKind::Gauge => "",
+            MetricKind::Counter => "_total",
+            MetricKind::Info => "_info",
+        }
+    }
+}
+
 /// Which naming scheme a metric belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Naming {
@@ -116,10 +127,6 @@ pub struct MetricDef {
 impl MetricDef {
     /// The name as it appears in the exposition (with `_total` or `_info`).
     pub fn exposed_name(&self) -> String {
-        match self.kind {
-            MetricKind::Gauge => self.name.to_owned(),
-            MetricKind::Counter => format!("{}_total", self.name),
-            MetricKind::Info => format!("{}_info", self.name),
-        }
+        format!("{}{}", self.name, self.kind.sample_suffix())
     }
 }

@@ -13,7 +13,7 @@ use crate::series_labels::{
     container_labels, huawei_chip_labels, huawei_npu_name_labels, huawei_vnpu_labels, native_chip_labels,
     native_vnpu_labels, SeriesLabels, HUAWEI_NPU_NAME,
 };
-use crate::snapshot::{ChipSnapshot, Snapshot, SnapshotSource};
+use crate::snapshot::{Snapshot, SnapshotSource};
 use crate::text_encoder::{Family, SeriesText, TextEncoder};
 use ascend_dcmi::ChipType;
 
@@ -83,6 +83,8 @@ struct RenderContext<'a> {
     /// Huawei's labels, from which `npu_chip_info_name`'s are made.
     huawei_labels: Vec<SeriesLabels>,
     huawei_text: Vec<SeriesText>,
+    /// Whether the host's chips are Ascend950s, whose Huawei `network` metrics have HELP texts of their own.
+    ascend950: bool,
     now: Instant,
     unix_now: f64,
 }
@@ -121,7 +123,7 @@ impl SnapshotCollector {
         };
         let chips = context.snapshot.map_or(&[][..], |s| s.chips.as_slice());
         let driver_version = context.snapshot.and_then(|s| s.driver_version.as_deref());
-        let mut family = encoder.family(metric.name, help_of(metric, chips), metric.kind);
+        let mut family = encoder.family(metric.name, help_of(metric, context.ascend950), metric.kind);
         match metric.extract {
             Extract::Chip(extract) => {
                 for (chip, labels) in chips.iter().zip(chip_labels) {
@@ -194,6 +196,8 @@ impl SnapshotCollector {
             native_labels,
             huawei_labels,
             huawei_text,
+            ascend950: chips.iter().find_map(|chip| chip.identity.as_ref().and_then(|id| id.chip_type))
+                == Some(ChipType::Ascend950),
             now: Instant::now(),
             unix_now: SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64(),
         };
@@ -216,9 +220,7 @@ fn write_samples(family: &mut Family<'_>, series: &SeriesText, sink: &mut Sample
 
 /// A metric's HELP: its own, except Huawei's `network` names on an Ascend950 host, which Huawei's exporter describes
 /// per UB port ([`crate::network::catalogue::UB_PORT_HELP`]).
-fn help_of(metric: &MetricDef, chips: &[ChipSnapshot]) -> &'static str {
-    let ascend950 =
-        chips.iter().find_map(|chip| chip.identity.as_ref().and_then(|id| id.chip_type)) == Some(ChipType::Ascend950);
+fn help_of(metric: &MetricDef, ascend950: bool) -> &'static str {
     let ub_port = crate::network::catalogue::UB_PORT_HELP.iter().find(|(name, _)| *name == metric.name);
     match ub_port {
         Some((_, help)) if metric.naming == Naming::Huawei && ascend950 => help,

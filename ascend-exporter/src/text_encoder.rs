@@ -72,7 +72,7 @@ impl TextEncoder {
     /// Starts a metric family: its HELP and TYPE lines, which go away again if no sample follows.
     pub fn family<'e>(&'e mut self, name: &'e str, help: &str, kind: MetricKind) -> Family<'e> {
         let start = self.body.len();
-        let suffix = sample_suffix(kind);
+        let suffix = kind.sample_suffix();
         // The classic format names a family by its samples' name; OpenMetrics by the name without the suffix.
         let family_suffix = match self.format {
             ExpositionFormat::OpenMetrics => "",
@@ -173,15 +173,6 @@ impl Drop for Family<'_> {
         if self.samples == 0 {
             self.encoder.body.truncate(self.start);
         }
-    }
-}
-
-/// What a sample's name adds to its family's: `_total` for a counter, `_info` for an info metric.
-const fn sample_suffix(kind: MetricKind) -> &'static str {
-    match kind {
-        MetricKind::Gauge => "",
-        MetricKind::Counter => "_total",
-        MetricKind::Info => "_info",
     }
 }
 
